@@ -1,0 +1,1 @@
+"""Collectors: profilers that attach to a launch. See `base` for the contract."""

@@ -1,0 +1,151 @@
+"""The collector contract: how a profiler attaches to a launch and what it publishes.
+
+A collector is a small object that
+
+- validates its options once, at recipe load (`validate`), into a frozen pydantic model;
+- names the exclusive resources it claims (`claims`), so impossible pairs are refused at load;
+- rewrites a launch (`wrap`): argv plus an environment overlay, never running anything;
+- reads what the profiler wrote (`summarize`): never raises, never invents a number;
+- says whether it can work on this machine (`probe`).
+
+Metric names follow one scheme for every collector: `<name>_gpu_time_ms`, `<name>_kernel_count`,
+`<name>_top_kernel_ms`, `<name>_top_kernels`, `<name>_artifact_dir`, `<name>_capture` (one of
+`CAPTURE_STATES`) and `<name>_capture_reason` when the capture is not `ok`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = [
+    "CAPTURE_STATES", "Capability", "Collector", "CollectorOptions", "Launch", "Metrics",
+    "TrialContext", "TrialOutcome", "capture_status",
+]
+
+Metrics = dict[str, Any]
+
+CAPTURE_STATES = ("ok", "empty", "missing", "unparsed")
+
+
+class CollectorOptions(BaseModel):
+    """Base of every collector's options: strict, frozen, unknown keys refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What a trial starts: argv (run directly, no shell) plus changes to the child's env.
+
+    `env` values are set, `unset` names are removed; both apply to the child only.
+    """
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)
+    unset: frozenset[str] = frozenset()
+
+    def with_prefix(self, prefix: list[str] | tuple[str, ...]) -> Launch:
+        return Launch(tuple(prefix) + self.argv, self.env, self.unset)
+
+    def with_env(self, extra: Mapping[str, str], unset: frozenset[str] = frozenset()) -> Launch:
+        env = {k: v for k, v in self.env.items() if k not in unset}
+        env.update(extra)
+        return Launch(self.argv, env, (self.unset | unset) - set(extra))
+
+
+@dataclass(frozen=True)
+class TrialContext:
+    """What a collector may know about the trial it wraps.
+
+    `base_env` is the environment the child would see before any collector touched it
+    (the caller's or the clean set, plus the recipe's and the cell's variables).
+    """
+
+    cell: str
+    index: int
+    trial_dir: Path
+    base_env: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class TrialOutcome:
+    """How the payload ended, for collectors whose capture depends on it."""
+
+    exit_code: int | None
+    signal: int | None
+    timed_out: bool
+    launched: bool
+    stderr_path: Path | None = None
+
+
+@dataclass(frozen=True)
+class Capability:
+    """Whether a collector (or one of its backends) can measure on this machine, and why not."""
+
+    name: str
+    usable: bool
+    version: str | None = None
+    reason: str = ""
+    fix: str = ""
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+def capture_status(name: str, state: str, reason: str = "") -> Metrics:
+    """The `<name>_capture` metric (and its reason when the capture is not `ok`)."""
+    if state not in CAPTURE_STATES:
+        raise ValueError(f"capture state {state!r} is not one of {CAPTURE_STATES}")
+    metrics: Metrics = {f"{name}_capture": state}
+    if reason:
+        metrics[f"{name}_capture_reason"] = reason
+    return metrics
+
+
+class Collector(ABC):
+    """One profiler. Subclasses set the class attributes and implement the four methods."""
+
+    name: ClassVar[str]
+    #: Lower ranks wrap outermost: whole-process profilers first, script takers last.
+    wrap_rank: ClassVar[int]
+    options_model: ClassVar[type[CollectorOptions]]
+    summary: ClassVar[str] = ""
+
+    def validate(self, raw: Mapping[str, Any] | None) -> CollectorOptions:
+        """Typed, normalised options; raises `OptionError` naming the key and allowed values."""
+        from aorta.collectors.options import validate_options
+
+        return validate_options(self.name, self.options_model, raw)
+
+    def describe(self, options: CollectorOptions) -> str:
+        """How conflict messages name this collector with these options."""
+        return self.name
+
+    def claims(self, options: CollectorOptions) -> frozenset[str]:
+        """Exclusive resources this collector takes in a trial (see `conflicts.RESOURCES`)."""
+        return frozenset()
+
+    @abstractmethod
+    def wrap(self, launch: Launch, out_dir: Path, options: CollectorOptions,
+             ctx: TrialContext) -> Launch:
+        """Attach to `launch`, writing into `out_dir`. Pure apart from resolving binaries.
+
+        Raises `SetupError` (naming the escape hatch) when it cannot attach.
+        """
+
+    @abstractmethod
+    def summarize(self, out_dir: Path, options: CollectorOptions,
+                  outcome: TrialOutcome) -> Metrics:
+        """Metrics from the artifacts in `out_dir`. Never raises; always sets `<name>_capture`."""
+
+    @abstractmethod
+    def probe(self) -> Capability:
+        """Can this collector measure here? Cheap: no profiling run."""
+
+    def resolved(self, options: CollectorOptions, ctx: TrialContext) -> Metrics:
+        """What the collector resolved for this trial (e.g. the backend `auto` picked)."""
+        return {}

@@ -1,0 +1,48 @@
+"""The one family of user-facing errors, and the exit codes of every `aorta` command.
+
+Only the CLI prints these or exits; the library raises them. A `UserError` message is one
+line that says what is wrong, where, and what to do instead.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EXIT_OK", "EXIT_BROKEN", "EXIT_USAGE", "EXIT_STRICT", "EXIT_REGRESSION", "EXIT_INTERRUPTED",
+    "UserError", "RecipeError", "OptionError", "ConflictError", "SetupError", "RunDirError",
+]
+
+EXIT_OK = 0
+EXIT_BROKEN = 1          # the run itself broke (an aorta bug or an unwritable disk)
+EXIT_USAGE = 2           # bad usage, bad recipe, a profiler that cannot measure: nothing ran
+EXIT_STRICT = 3          # --strict and some trial did not pass
+EXIT_REGRESSION = 4      # compare found a regression beyond the threshold
+EXIT_INTERRUPTED = 130   # Ctrl-C: what finished is kept, the run resumes next time
+
+
+class UserError(Exception):
+    """An error the user can fix; the CLI prints it on one line and exits with `exit_code`."""
+
+    exit_code = EXIT_USAGE
+
+
+class RecipeError(UserError):
+    """The recipe file is unreadable or breaks the schema."""
+
+
+class OptionError(UserError):
+    """A collector's options are invalid."""
+
+
+class ConflictError(UserError):
+    """Two requested collectors cannot run in one trial."""
+
+
+class SetupError(UserError):
+    """A collector cannot attach to this command or this machine.
+
+    Inside a sweep it turns the trial into an `error`; the payload is never run unprofiled.
+    """
+
+
+class RunDirError(UserError):
+    """The run directory is locked, or holds a different run."""

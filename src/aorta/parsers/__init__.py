@@ -1,0 +1,1 @@
+"""Pure artifact readers: bytes in, records out. No knowledge of sweeps or collectors."""

@@ -1,0 +1,77 @@
+"""Per-kernel totals accumulated from any profiler, and the common metrics they give.
+
+Memory grows with the number of distinct kernel names, never with the number of launches.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["KernelTable", "KernelRow"]
+
+TOP_N = 5
+
+
+@dataclass
+class KernelRow:
+    name: str
+    total_ns: float = 0.0
+    calls: int | None = 0      # None: some source gave an untrusted count for this kernel
+    max_ns: float = 0.0         # the longest single entry seen (a launch, or a stats row's max)
+
+
+@dataclass
+class KernelTable:
+    """Accumulates kernel durations; `metrics(prefix)` publishes the common scheme."""
+
+    rows: dict[str, KernelRow] = field(default_factory=dict)
+
+    def add(self, name: str, duration_ns: float, calls: int | None = 1,
+            max_ns: float | None = None) -> bool:
+        """Add one launch (or one aggregated row). Returns False (and adds nothing) for a value
+        that cannot be a duration: empty name, NaN, infinite or negative."""
+        if not name or not math.isfinite(duration_ns) or duration_ns < 0:
+            return False
+        row = self.rows.get(name)
+        if row is None:
+            row = self.rows[name] = KernelRow(name)
+        row.total_ns += duration_ns
+        row.max_ns = max(row.max_ns, duration_ns if max_ns is None else max_ns)
+        if row.calls is not None:
+            row.calls = None if calls is None else row.calls + calls
+        return True
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def ranked(self) -> list[KernelRow]:
+        """Rows by total time, longest first; ties keep first-seen order."""
+        return sorted(self.rows.values(), key=lambda r: -r.total_ns)
+
+    def total_ns(self) -> float:
+        return sum(r.total_ns for r in self.rows.values())
+
+    def metrics(self, prefix: str) -> dict[str, Any]:
+        """`<prefix>_gpu_time_ms`, `_kernel_count` (only when every count is trusted),
+        `_top_kernel_ms`, `_top_kernels` (up to 5 names) and `_kernels` (the whole table).
+
+        A total that overflows to infinity publishes nothing: no number beats a wrong one."""
+        if not self.rows:
+            return {}
+        total = self.total_ns()
+        if not math.isfinite(total):
+            return {}
+        ranked = self.ranked()
+        out: dict[str, Any] = {
+            f"{prefix}_gpu_time_ms": total / 1e6,
+            f"{prefix}_top_kernel_ms": ranked[0].total_ns / 1e6,
+            f"{prefix}_top_kernels": [r.name for r in ranked[:TOP_N]],
+        }
+        if all(r.calls is not None for r in ranked):
+            out[f"{prefix}_kernel_count"] = sum(r.calls or 0 for r in ranked)
+        out[f"{prefix}_kernels"] = [
+            {"name": r.name, "calls": r.calls, "total_ms": r.total_ns / 1e6} for r in ranked
+        ]
+        return out
