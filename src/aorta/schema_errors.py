@@ -6,6 +6,7 @@ Shared by the recipe loader and the collectors' option models so every message r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["dotted", "describe_value", "format_validation_error"]
@@ -28,19 +29,24 @@ def describe_value(value: Any, path: str = "") -> str:
     """A short repr of a bad value; never echoes what looks like a secret."""
     if any(h in path.upper() for h in _SECRET_HINTS):
         return "<redacted>"
+    if path == "env" or path.endswith(".env"):
+        return "<environment values not shown>"
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
 def format_validation_error(exc: Any, prefix: tuple[Any, ...] = (),
-                            allowed_keys: dict[tuple[Any, ...], list[str]] | None = None) -> str:
-    """The first error of a pydantic `ValidationError`, as one line."""
+                            allowed_keys: Callable[[tuple[Any, ...]], list[str] | None]
+                            | None = None) -> str:
+    """The first error of a pydantic `ValidationError`, as one line.
+
+    `allowed_keys(parent_location)` lists the keys allowed where an unknown key was found."""
     err = exc.errors(include_url=False)[0]
     loc = tuple(p for p in err["loc"] if not _is_union_tag(p))
     path = dotted(prefix + loc)
     kind = err["type"]
     if kind == "extra_forbidden":
-        allowed = (allowed_keys or {}).get(loc[:-1])
+        allowed = allowed_keys(loc[:-1]) if allowed_keys else None
         hint = f"; allowed: {', '.join(sorted(allowed))}" if allowed else ""
         return f"{path}: unknown key{hint}"
     if kind == "missing":

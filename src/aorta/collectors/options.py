@@ -25,7 +25,9 @@ def validate_options(name: str, model: type[M], raw: Mapping[str, Any] | None) -
     try:
         return model.model_validate(dict(raw))
     except ValidationError as exc:
-        allowed = {(): list(model.model_fields)}
+        def allowed(parent: tuple[Any, ...]) -> list[str] | None:
+            return list(model.model_fields) if not parent else None
+
         raise OptionError(format_validation_error(exc, ("collect", name), allowed)) from None
 
 

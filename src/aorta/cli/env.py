@@ -1,0 +1,46 @@
+"""`aorta env`: the environment snapshot every run records as env.json."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+__all__ = ["env"]
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON even on a terminal.")
+def env(as_json: bool) -> int:
+    """Print the host, GPU and software snapshot (JSON, or a table on a terminal)."""
+    from aorta.envsnap import snapshot
+
+    snap = snapshot()
+    if as_json or not sys.stdout.isatty():
+        click.echo(json.dumps(snap, indent=2))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(show_header=True, header_style="bold")
+    table.add_column("key")
+    table.add_column("value", overflow="fold")
+    for key, value in _flatten(snap):
+        table.add_row(key, value)
+    Console().print(table)
+    return 0
+
+
+def _flatten(doc: object, prefix: str = "") -> list[tuple[str, str]]:
+    if isinstance(doc, dict):
+        rows: list[tuple[str, str]] = []
+        for key, value in doc.items():
+            rows += _flatten(value, f"{prefix}.{key}" if prefix else str(key))
+        return rows
+    if isinstance(doc, list) and doc and all(isinstance(v, dict) for v in doc):
+        rows = []
+        for i, value in enumerate(doc):
+            rows += _flatten(value, f"{prefix}[{i}]")
+        return rows
+    return [(prefix, "null" if doc is None else str(doc))]

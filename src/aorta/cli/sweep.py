@@ -1,0 +1,135 @@
+"""`aorta sweep run|plan`: run a command over a matrix of variants under collectors."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from aorta.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_STRICT, UserError
+
+__all__ = ["sweep", "SweepRunOptions", "run"]
+
+
+@dataclass(frozen=True)
+class SweepRunOptions:
+    command: tuple[str, ...]
+    recipe: Path | None = None
+    output: Path = Path("aorta_results")
+    collect: str | None = None
+    trials: int | None = None
+    timeout: float | None = None
+    dry_run: bool = False
+    fresh: bool = False
+    strict: bool = False
+    verbose: int = 0
+
+
+class _NeedsSeparator(click.Command):
+    """Refuses a command given without `--`, so aorta's flags and the payload's never mix."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["aorta_separator"] = "--" in args
+        return super().parse_args(ctx, args)
+
+
+def _options(fn):  # type: ignore[no-untyped-def]
+    decorators = [
+        click.option("--recipe", type=click.Path(path_type=Path, dir_okay=False),
+                     help="Recipe YAML: trials, axes, collectors and their options."),
+        click.option("--output", type=click.Path(path_type=Path, file_okay=False),
+                     default=Path("aorta_results"), show_default=True,
+                     help="Where run directories go (<output>/<ticket or recipe name>/)."),
+        click.option("--collect", metavar="A,B",
+                     help="Replace the recipe's collector list (options of the survivors are "
+                          "kept); 'none' runs with no collector."),
+        click.option("--trials", type=click.IntRange(min=1), help="Trials per cell."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
+                     help="Seconds per trial before its process group is killed."),
+        click.option("--dry-run", is_flag=True,
+                     help="Validate everything and print the plan; run and write nothing."),
+        click.option("--fresh", is_flag=True,
+                     help="Discard the run directory's earlier results instead of resuming."),
+        click.option("--strict", is_flag=True, help="Exit 3 when any trial did not pass."),
+        click.option("-v", "--verbose", count=True, help="Print each trial's wrapped launch."),
+        click.argument("command", nargs=-1, type=click.UNPROCESSED),
+    ]
+    for decorator in reversed(decorators):
+        fn = decorator(fn)
+    return fn
+
+
+@click.group()
+def sweep() -> None:
+    """Run a command many times over a matrix of variants, under profilers."""
+
+
+@sweep.command("run", cls=_NeedsSeparator)
+@_options
+@click.pass_context
+def run_command(ctx: click.Context, **kwargs: object) -> int:
+    """Run COMMAND (after --) for every cell and trial of the recipe.
+
+    \b
+    aorta sweep run --recipe recipe.yaml --output ./results -- python bench.py --size 512
+
+    Results land in <output>/<run>/; rerunning the same command resumes what is missing.
+    """
+    return run(_collect_options(ctx, kwargs))
+
+
+@sweep.command("plan", cls=_NeedsSeparator)
+@_options
+@click.pass_context
+def plan_command(ctx: click.Context, **kwargs: object) -> int:
+    """Same as `sweep run --dry-run`: validate and print the plan."""
+    return run(_collect_options(ctx, kwargs, dry_run=True))
+
+
+def _collect_options(ctx: click.Context, kwargs: dict[str, object],
+                     dry_run: bool = False) -> SweepRunOptions:
+    command = tuple(kwargs.pop("command"))  # type: ignore[call-overload]
+    if command and not ctx.meta.get("aorta_separator"):
+        raise click.UsageError("put '--' between aorta's options and the command: "
+                               "aorta sweep run [OPTIONS] -- COMMAND [ARGS...]")
+    opts = SweepRunOptions(command=command, **kwargs)  # type: ignore[arg-type]
+    return SweepRunOptions(**{**opts.__dict__, "dry_run": opts.dry_run or dry_run})
+
+
+def run(opts: SweepRunOptions) -> int:
+    """Plan, preflight and run (or print) a sweep. Returns the exit code."""
+    from aorta.plan import Overrides, build_plan, parse_collect_flag
+    from aorta.recipe import LoadedRecipe, Recipe, load_recipe
+    from aorta.render import plan_lines, summary_lines
+    from aorta.run.progress import make_progress
+    from aorta.run.sweep import preflight, run_sweep, trial_specs
+    from aorta.run.trial import child_environment, wrap_launch
+
+    if opts.recipe is not None:
+        loaded = load_recipe(opts.recipe)
+    else:
+        loaded = LoadedRecipe(recipe=Recipe(schema_version=1), path=None, sha256=None)
+    overrides = Overrides(command=opts.command or None, trials=opts.trials,
+                          timeout=opts.timeout,
+                          collect=parse_collect_flag(opts.collect) if opts.collect is not None
+                          else None)
+    plan = build_plan(loaded, overrides)
+    preflight(plan)
+    caller_env = dict(os.environ)  # a copy: os.environ itself is never changed
+    first = trial_specs(plan, opts.output / plan.run_name)[0]
+    first_launch = wrap_launch(first, child_environment(first.env_mode, caller_env, first.env))
+    if opts.dry_run:
+        for line in plan_lines(plan, opts.output / plan.run_name, first_launch):
+            click.echo(line)
+        return EXIT_OK
+    outcome = run_sweep(plan, opts.output, caller_env, make_progress(sys.stderr), opts.fresh)
+    for line in summary_lines(outcome):
+        click.echo(line)
+    if outcome.status == "interrupted":
+        return EXIT_INTERRUPTED
+    if opts.strict and not outcome.all_passed:
+        return EXIT_STRICT
+    return EXIT_OK

@@ -1,0 +1,186 @@
+"""The environment snapshot: what machine and software a run measured, taken once per run.
+
+`snapshot()` never raises. What it cannot read is null, with the reason in `partial_reasons`.
+Package versions come from installed metadata (torch is never imported). Variables that steer
+GPU software are recorded; values of names that look like credentials are redacted.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from aorta import __version__
+
+__all__ = ["ENV_SCHEMA", "snapshot", "steering_env", "redact", "looks_secret"]
+
+ENV_SCHEMA = 1
+_TOOL_TIMEOUT_S = 10.0
+PACKAGES = ("torch", "triton", "numpy", "jax", "jaxlib", "pytorch-triton-rocm", "nvidia-ml-py",
+            "cupy-cuda12x", "cupy-cuda13x", "transformers", "vllm", "flash-attn", "deepspeed")
+STEERING_PREFIXES = ("CUDA_", "HIP_", "ROCR_", "ROCM_", "HSA_", "NCCL_", "RCCL_", "TORCH_",
+                     "PYTORCH_", "TRITON_", "OMP_", "MKL_", "OPENBLAS_", "NVIDIA_", "CUBLAS_",
+                     "CUDNN_", "MIOPEN_", "AMD_", "GPU_", "XLA_", "JAX_", "TF_", "AORTA_",
+                     "LD_LIBRARY_PATH", "LD_PRELOAD", "PATH", "PYTHONPATH", "SLURM_")
+_SECRET = re.compile(r"(TOKEN|SECRET|PASSW(OR)?D|CREDENTIAL|PRIVATE|API_?KEY|ACCESS_?KEY|AUTH|"
+                     r"COOKIE|SESSION_?KEY)", re.IGNORECASE)
+
+
+def looks_secret(name: str) -> bool:
+    return bool(_SECRET.search(name))
+
+
+def redact(env: Mapping[str, str]) -> dict[str, str]:
+    return {k: ("<redacted>" if looks_secret(k) else v) for k, v in env.items()}
+
+
+def steering_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables that steer GPU software, credentials redacted."""
+    picked = {k: v for k, v in env.items() if k.startswith(STEERING_PREFIXES)}
+    return redact(dict(sorted(picked.items())))
+
+
+def snapshot(env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The host, its GPUs and the software that matters, as a JSON-ready mapping."""
+    env = os.environ if env is None else env
+    reasons: dict[str, str] = {}
+
+    def attempt(key: str, fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except Exception as exc:  # a snapshot must never stop a run
+            reasons[key] = f"{type(exc).__name__}: {exc}"
+            return None
+
+    snap: dict[str, Any] = {
+        "schema_version": ENV_SCHEMA,
+        "captured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "aorta_version": __version__,
+        "host": attempt("host", _host),
+        "python": {"version": platform.python_version(), "executable": sys.executable,
+                   "implementation": platform.python_implementation()},
+        "packages": attempt("packages", _packages),
+        "nvidia": attempt("nvidia", _nvidia),
+        "amd": attempt("amd", _amd),
+        "cuda_version": attempt("cuda_version", _cuda_version),
+        "rocm_version": attempt("rocm_version", _rocm_version),
+        "env_vars": steering_env(env),
+    }
+    for key in ("nvidia", "amd"):
+        if snap[key] is None and key not in reasons:
+            reasons[key] = f"no {key} tool found on PATH"
+    snap["partial_reasons"] = reasons
+    snap["partial"] = bool(reasons.keys() - {"nvidia", "amd"})
+    return snap
+
+
+def _host() -> dict[str, Any]:
+    uname = platform.uname()
+    mem_kib = None
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:  # "MemTotal:       24576000 kB"
+                if line.startswith("MemTotal:"):
+                    mem_kib = int(line.split()[1])
+    except OSError:
+        pass
+    return {
+        "hostname": socket.gethostname(), "os": uname.system, "kernel": uname.release,
+        "machine": uname.machine, "distro": _distro(), "cpu": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "memory_gib": round(mem_kib / 1024 / 1024, 2) if mem_kib else None,
+    }
+
+
+def _distro() -> str | None:
+    try:
+        return platform.freedesktop_os_release().get("PRETTY_NAME")
+    except OSError:
+        return None
+
+
+def _cpu_model() -> str | None:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:  # "model name	: AMD EPYC 9654 96-Core Processor"
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def _packages() -> dict[str, str | None]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out: dict[str, str | None] = {}
+    for name in PACKAGES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return out
+
+
+def _run(argv: list[str]) -> str | None:
+    if shutil.which(argv[0]) is None:
+        return None
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=_TOOL_TIMEOUT_S,
+                          check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:2])} exited {proc.returncode}: "
+                           f"{(proc.stderr or proc.stdout).strip()[:200]}")
+    return proc.stdout
+
+
+_NV_FIELDS = ("index", "name", "uuid", "driver_version", "memory.total", "clocks.sm",
+              "clocks.max.sm", "clocks.mem", "power.limit", "temperature.gpu", "pci.bus_id")
+
+
+def _nvidia() -> list[dict[str, str]] | None:
+    out = _run(["nvidia-smi", f"--query-gpu={','.join(_NV_FIELDS)}",
+                "--format=csv,noheader,nounits"])
+    if out is None:
+        return None
+    # "0, NVIDIA H200, GPU-..., 580.159.04, 143771, 1980, 1980, 3201, 700.00, 31, 00000000:..."
+    return [dict(zip(_NV_FIELDS, (f.strip() for f in line.split(",")))) for line in
+            out.splitlines() if line.strip()]
+
+
+def _amd() -> dict[str, Any] | None:
+    for argv in (["amd-smi", "static", "--json"], ["rocm-smi", "--showproductname", "--json"]):
+        out = _run(argv)
+        if out is not None:
+            import json
+
+            return {"tool": argv[0], "data": json.loads(out)}
+    return None
+
+
+def _cuda_version() -> str | None:
+    out = _run(["nvcc", "--version"])
+    if out:
+        match = re.search(r"release ([\d.]+)", out)  # "Cuda compilation tools, release 13.0, V13.0.48"
+        if match:
+            return match.group(1)
+    out = _run(["nvidia-smi"])
+    match = re.search(r"CUDA Version:\s*([\d.]+)", out or "")
+    return match.group(1) if match else None
+
+
+def _rocm_version() -> str | None:
+    for path in ("/opt/rocm/.info/version", "/opt/rocm/.info/version-dev"):
+        try:
+            with open(path) as fh:
+                return fh.read().strip()
+        except OSError:
+            continue
+    return None

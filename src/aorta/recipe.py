@@ -1,0 +1,232 @@
+"""The recipe: a strict, typed description of a sweep, and `load_recipe`, the only YAML reader.
+
+    schema_version: 1
+    mode: probe
+    ticket: matmul-dtype            # names the run directory
+    trials: 3
+    timeout_per_trial: 600          # seconds, or null for none
+    env: {OMP_NUM_THREADS: "4"}     # extra environment for every trial
+    command: [python, bench.py]     # default command; the CLI's `-- COMMAND` wins
+    collect: {proton: {backend: auto}}   # or a list of names; null options mean defaults
+    env_passthrough_mode: inherit   # or clean: a minimal environment plus the recipe's
+    axes:
+      dtype:
+        fp32: {args: [--dtype, float32]}
+        bf16: {args: [--dtype, bfloat16], env: {TORCH_X: "1"}}
+
+Every error names the file, the dotted key path, the bad value and what is allowed, on one line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from aorta.errors import RecipeError
+from aorta.schema_errors import format_validation_error
+
+__all__ = ["Recipe", "Variant", "BUNDLES", "SCHEMA_VERSION", "load_recipe", "recipe_from_mapping",
+           "LoadedRecipe"]
+
+SCHEMA_VERSION = 1
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_VARIANT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.]*$")
+
+#: Named environment bundles for ROCm/aorta's `mitigation_axis` / `diagnostic_axis` keys.
+BUNDLES: dict[str, dict[str, str]] = {
+    "none": {},
+    "tf32_off": {"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": "0", "NVIDIA_TF32_OVERRIDE": "0"},
+    "xnack": {"HSA_XNACK": "1"},
+    "launch_blocking": {"CUDA_LAUNCH_BLOCKING": "1", "AMD_SERIALIZE_KERNEL": "3"},
+}
+
+
+def _env_mapping(value: Any) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError("must be a mapping of NAME: value")
+    out = {}
+    for key, val in value.items():
+        if not isinstance(key, str) or not _ENV_NAME.match(key):
+            raise ValueError(f"{key!r} is not a valid environment variable name "
+                             f"(letters, digits, _; not starting with a digit)")
+        if isinstance(val, bool) or not isinstance(val, (str, int, float)):
+            raise ValueError(f"the value of {key} must be a string (quote it in YAML)")
+        if "\0" in str(val):
+            raise ValueError(f"the value of {key} contains a NUL byte")
+        out[key] = str(val)
+    return out
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Variant(_Strict):
+    """One value of an axis: environment variables and arguments appended to the command."""
+
+    env: dict[str, str] = Field(default_factory=dict)
+    args: list[str] = Field(default_factory=list)
+
+    _check_env = field_validator("env", mode="before")(_env_mapping)
+
+
+class Recipe(_Strict):
+    schema_version: int
+    mode: str = "probe"
+    ticket: str | None = None
+    trials: int = Field(1, ge=1)
+    timeout_per_trial: float | None = Field(None, gt=0)
+    kill_grace_s: float = Field(10.0, ge=0)
+    env: dict[str, str] = Field(default_factory=dict)
+    command: list[str] | None = None
+    collect: dict[str, dict[str, Any] | None] = Field(default_factory=dict)
+    env_passthrough_mode: Literal["inherit", "clean"] = "inherit"
+    axes: dict[str, dict[str, Variant]] = Field(default_factory=dict)
+    mitigation_axis: list[str] | None = None
+    diagnostic_axis: list[str] | None = None
+
+    _check_env = field_validator("env", mode="before")(_env_mapping)
+
+    @field_validator("schema_version", mode="before")
+    @classmethod
+    def _version(cls, value: Any) -> int:
+        if value != SCHEMA_VERSION or isinstance(value, bool):
+            raise ValueError(f"this aorta reads schema_version {SCHEMA_VERSION}; upgrade aorta "
+                             f"for a newer recipe or rewrite it for version {SCHEMA_VERSION}")
+        return int(value)
+
+    @field_validator("mode")
+    @classmethod
+    def _mode(cls, value: str) -> str:
+        if value != "probe":
+            raise ValueError("only mode 'probe' (run a command over axes of variants) is "
+                             "supported; remove the key or set it to probe")
+        return value
+
+    @field_validator("ticket")
+    @classmethod
+    def _ticket(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$", value):
+            raise ValueError("must be a directory-safe name (letters, digits, _ . -)")
+        return value
+
+    @field_validator("command", mode="before")
+    @classmethod
+    def _command(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = shlex.split(value)  # a convenience for writing; nothing runs through a shell
+        if isinstance(value, list) and not value:
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("collect", mode="before")
+    @classmethod
+    def _collect(cls, value: Any) -> Any:
+        if value is None:
+            return {}
+        if isinstance(value, str):
+            raise ValueError("must be a list of collector names or a mapping of name: options")
+        if isinstance(value, list):
+            if not all(isinstance(v, str) for v in value):
+                raise ValueError("a list of collector names must hold only strings")
+            return {name: None for name in value}
+        return value
+
+    @field_validator("axes")
+    @classmethod
+    def _axes(cls, value: dict[str, dict[str, Variant]]) -> dict[str, dict[str, Variant]]:
+        for axis, variants in value.items():
+            if not variants:
+                raise ValueError(f"axis {axis!r} has no variants")
+            for name in variants:
+                if not _VARIANT_NAME.match(name):
+                    raise ValueError(f"variant name {name!r} of axis {axis!r} must use letters, "
+                                     f"digits, _ and . (it becomes part of a directory name)")
+        return value
+
+    @field_validator("mitigation_axis", "diagnostic_axis")
+    @classmethod
+    def _bundles(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("must name at least one bundle (use [none] for the baseline)")
+        unknown = [v for v in value if v not in BUNDLES]
+        if unknown:
+            raise ValueError(f"unknown bundle(s) {unknown}; known: {', '.join(sorted(BUNDLES))}")
+        return value
+
+    @model_validator(mode="after")
+    def _no_axis_name_clash(self) -> Recipe:
+        for sugar in ("mitigation", "diagnostic"):
+            if getattr(self, f"{sugar}_axis") is not None and sugar in self.axes:
+                raise ValueError(f"axes.{sugar} clashes with {sugar}_axis; keep one of them")
+        return self
+
+    def all_axes(self) -> dict[str, dict[str, Variant]]:
+        """Every axis in cell-name order: the bundle axes first, then `axes` as written."""
+        out: dict[str, dict[str, Variant]] = {}
+        for sugar in ("mitigation", "diagnostic"):
+            names = getattr(self, f"{sugar}_axis")
+            if names is not None:
+                out[sugar] = {n: Variant(env=BUNDLES[n]) for n in names}
+        out.update(self.axes)
+        return out
+
+
+class LoadedRecipe(BaseModel):
+    """A recipe plus where it came from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    recipe: Recipe
+    path: Path | None
+    sha256: str | None
+
+
+def load_recipe(path: Path) -> LoadedRecipe:
+    """Read and validate a YAML (or JSON) recipe; `RecipeError` with a one-line message."""
+    import yaml
+
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise RecipeError(f"{path}: cannot read the recipe ({exc.strerror or exc})") from None
+    try:
+        doc = yaml.safe_load(data)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise RecipeError(f"{path}: not valid YAML{where}: {problem}") from None
+    recipe = recipe_from_mapping(doc, str(path))
+    return LoadedRecipe(recipe=recipe, path=path, sha256=hashlib.sha256(data).hexdigest())
+
+
+def recipe_from_mapping(doc: Any, source: str) -> Recipe:
+    """Validate an already-parsed recipe document; errors start with `source`."""
+    if not isinstance(doc, dict):
+        raise RecipeError(f"{source}: a recipe must be a mapping of keys, got "
+                          f"{type(doc).__name__}")
+    if "schema_version" not in doc:
+        raise RecipeError(f"{source}: schema_version: required key is missing (add "
+                          f"'schema_version: {SCHEMA_VERSION}')")
+    try:
+        return Recipe.model_validate(doc)
+    except ValidationError as exc:
+        raise RecipeError(f"{source}: {format_validation_error(exc, (), _allowed_keys)}") from None
+
+
+def _allowed_keys(parent: tuple[Any, ...]) -> list[str] | None:
+    if not parent:
+        return list(Recipe.model_fields)
+    if parent[0] == "axes" and len(parent) == 3:
+        return list(Variant.model_fields)
+    return None

@@ -1,0 +1,66 @@
+"""Text renderings of plans and sweep outcomes. Each returns lines; the CLI prints them."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from aorta.collectors.base import Launch
+from aorta.plan import Plan
+from aorta.run.sweep import SweepOutcome
+
+__all__ = ["plan_lines", "summary_lines"]
+
+
+def plan_lines(plan: Plan, run_dir: Path, first: Launch) -> list[str]:
+    lines = [f"run directory: {run_dir}",
+             f"recipe: {plan.source or '(none: defaults)'}",
+             f"command: {shlex.join(plan.command)}",
+             f"trials per cell: {plan.trials}   timeout per trial: "
+             f"{plan.recipe.timeout_per_trial or 'none'}   environment: "
+             f"{plan.recipe.env_passthrough_mode}",
+             f"collectors (outermost first): {', '.join(plan.collectors) or 'none'}"]
+    for name, options in plan.collectors.items():
+        lines.append(f"  {name}: {options.model_dump(mode='json')}")
+    lines.append(f"cells ({len(plan.cells)}):")
+    for cell in plan.cells:
+        extra = []
+        if cell.env:
+            extra.append(" ".join(f"{k}={v}" for k, v in cell.env.items()))
+        if cell.args:
+            extra.append("args: " + shlex.join(cell.args))
+        lines.append(f"  {cell.name}" + (f"  ({'; '.join(extra)})" if extra else ""))
+    lines.append(f"first trial launch ({plan.cells[0].name}/trial_0):")
+    lines.append(f"  argv: {shlex.join(first.argv)}")
+    if first.env:
+        lines.append("  env: " + " ".join(f"{k}={shlex.quote(v)}" for k, v in first.env.items()))
+    if first.unset:
+        lines.append("  unset: " + " ".join(sorted(first.unset)))
+    lines.append(f"total: {len(plan.cells) * plan.trials} trial(s); nothing was run (dry run)")
+    return lines
+
+
+def summary_lines(outcome: SweepOutcome) -> list[str]:
+    rows = [("cell", "pass", "fail", "error", "wall median (s)")]
+    for c in outcome.cells:
+        wall = c.metrics.get("wall_s")
+        rows.append((c.name, str(c.passed), str(c.failed), str(c.errored),
+                     f"{wall.median:.3f}" if wall else "-"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in
+                       enumerate(zip(row, widths))) for row in rows]
+    total = sum(c.trials for c in outcome.cells)
+    passed = sum(c.passed for c in outcome.cells)
+    status = "interrupted: rerun the same command to resume" if outcome.status == "interrupted" \
+        else "complete"
+    lines.append(f"{passed}/{total} trial(s) passed ({outcome.ran} run now); {status}")
+    for c in outcome.cells:
+        for reason in c.reasons:
+            lines.append(f"  {c.name}: {reason}")
+        for collector, states in c.captures.items():
+            bad = {s: n for s, n in states.items() if s != "ok"}
+            if bad:
+                lines.append(f"  {c.name}: {collector} capture "
+                             + ", ".join(f"{s} in {n} trial(s)" for s, n in bad.items()))
+    lines.append(f"results: {outcome.run_dir} (perf.md, matrix.json)")
+    return lines

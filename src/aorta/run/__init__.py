@@ -1,0 +1,1 @@
+"""Running sweeps: one trial's process (`process`), one trial (`trial`), the loop (`sweep`)."""

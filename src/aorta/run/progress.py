@@ -1,0 +1,82 @@
+"""Showing a sweep's progress: a live bar on a terminal, plain lines otherwise."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, Protocol, TextIO
+
+from aorta.results import TrialResult
+
+__all__ = ["Progress", "PlainProgress", "BarProgress", "make_progress"]
+
+
+class Progress(Protocol):
+    def start(self, total: int, already_done: int) -> None: ...
+    def trial_started(self, cell: str, index: int) -> None: ...
+    def trial_done(self, result: TrialResult) -> None: ...
+    def close(self) -> None: ...
+
+
+class PlainProgress:
+    """One line per finished trial, for logs and CI."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.total = self.done = 0
+        self.t0 = time.monotonic()
+
+    def start(self, total: int, already_done: int) -> None:
+        self.total, self.done = total, already_done
+        if already_done:
+            print(f"aorta: resuming: {already_done} of {total} trial(s) already complete",
+                  file=self.stream, flush=True)
+
+    def trial_started(self, cell: str, index: int) -> None:
+        pass
+
+    def trial_done(self, result: TrialResult) -> None:
+        self.done += 1
+        wall = f"{result.wall_s:.2f}s" if result.wall_s is not None else "-"
+        tail = "" if result.verdict == "pass" else f" ({result.reason})"
+        print(f"[{self.done}/{self.total}] {result.cell}/trial_{result.index} "
+              f"{result.verdict} {wall}{tail}", file=self.stream, flush=True)
+
+    def close(self) -> None:
+        pass
+
+
+class BarProgress:
+    """A rich progress bar: cell, trial, elapsed, ETA."""
+
+    def __init__(self, stream: TextIO) -> None:
+        from rich.console import Console
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                   TimeElapsedColumn, TimeRemainingColumn)
+
+        self.console = Console(file=stream)
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                            console=self.console, transient=False)
+        self.task: Any = None
+
+    def start(self, total: int, already_done: int) -> None:
+        self.bar.start()
+        self.task = self.bar.add_task("starting", total=total, completed=already_done)
+
+    def trial_started(self, cell: str, index: int) -> None:
+        self.bar.update(self.task, description=f"{cell} trial {index}")
+
+    def trial_done(self, result: TrialResult) -> None:
+        if result.verdict != "pass":
+            self.bar.console.print(f"{result.cell}/trial_{result.index}: {result.verdict} "
+                                   f"({result.reason})", markup=False)
+        self.bar.advance(self.task)
+
+    def close(self) -> None:
+        self.bar.stop()
+
+
+def make_progress(stream: TextIO | None = None) -> Progress:
+    stream = stream or sys.stderr
+    return BarProgress(stream) if stream.isatty() else PlainProgress(stream)

@@ -1,0 +1,133 @@
+"""Per-cell summaries of a run's trials: `matrix.json` (for programs) and `perf.md` (for people).
+
+Statistics are over passing trials only: a failed or errored trial's numbers describe
+something else. Counts of each verdict are kept so nothing disappears silently.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from aorta.results import TrialResult
+
+__all__ = ["MATRIX_SCHEMA", "MetricStats", "CellSummary", "summarize_cell", "matrix_document",
+           "perf_markdown"]
+
+MATRIX_SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class MetricStats:
+    n: int
+    mean: float
+    std: float          # sample standard deviation; 0.0 for a single trial
+    min: float
+    median: float
+    max: float
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> MetricStats:
+        return cls(len(values), statistics.fmean(values),
+                   statistics.stdev(values) if len(values) > 1 else 0.0,
+                   min(values), statistics.median(values), max(values))
+
+
+@dataclass(frozen=True)
+class CellSummary:
+    name: str
+    trials: int                     # trials planned
+    passed: int
+    failed: int
+    errored: int
+    missing: int                    # planned but without a result (interrupted run)
+    metrics: dict[str, MetricStats]
+    captures: dict[str, dict[str, int]] = field(default_factory=dict)   # collector -> state -> n
+    reasons: list[str] = field(default_factory=list)                    # distinct non-pass reasons
+
+    @property
+    def unreliable(self) -> bool:
+        """One trial in ten (or more) could not be measured: its numbers need a second look."""
+        done = self.passed + self.failed + self.errored
+        return done > 0 and self.errored / done >= 0.10
+
+
+def summarize_cell(name: str, planned: int, results: Iterable[TrialResult],
+                   collectors: Sequence[str] = ()) -> CellSummary:
+    results = list(results)
+    passing = [r for r in results if r.verdict == "pass"]
+    values: dict[str, list[float]] = {}
+    for r in passing:
+        for key, value in r.numeric_metrics().items():
+            values.setdefault(key, []).append(value)
+    captures: dict[str, dict[str, int]] = {}
+    for c in collectors:
+        for r in results:
+            state = r.metrics.get(f"{c}_capture")
+            if isinstance(state, str):
+                captures.setdefault(c, {}).setdefault(state, 0)
+                captures[c][state] += 1
+    reasons = sorted({r.reason for r in results if r.verdict != "pass"})
+    count = {v: sum(r.verdict == v for r in results) for v in ("pass", "fail", "error")}
+    return CellSummary(name, planned, count["pass"], count["fail"], count["error"],
+                       max(0, planned - len(results)),
+                       {k: MetricStats.of(v) for k, v in sorted(values.items())},
+                       captures, reasons)
+
+
+def matrix_document(run: Mapping[str, Any], cells: Sequence[CellSummary]) -> dict[str, Any]:
+    return {
+        "schema_version": MATRIX_SCHEMA,
+        "run": dict(run),
+        "cells": [dict(asdict(c), unreliable=c.unreliable) for c in cells],
+    }
+
+
+_HARNESS = ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib")
+
+
+def perf_markdown(title: str, run: Mapping[str, Any], cells: Sequence[CellSummary]) -> str:
+    """The human table: verdict counts, then one table per metric across cells."""
+    lines = [f"# {title}", ""]
+    for key in ("command", "recipe", "collectors", "status"):
+        if run.get(key) not in (None, "", []):
+            value = run[key]
+            value = " ".join(value) if isinstance(value, list) else value
+            lines.append(f"- {key}: `{value}`")
+    lines += ["", "| cell | trials | pass | fail | error | missing | note |",
+              "|---|---:|---:|---:|---:|---:|---|"]
+    for c in cells:
+        note = "unreliable (>= 10% errors)" if c.unreliable else ""
+        for collector, states in c.captures.items():
+            bad = {s: n for s, n in states.items() if s != "ok"}
+            if bad:
+                note += (", " if note else "") + f"{collector} capture " + \
+                    ", ".join(f"{s} x{n}" for s, n in sorted(bad.items()))
+        lines.append(f"| {c.name} | {c.trials} | {c.passed} | {c.failed} | {c.errored} | "
+                     f"{c.missing} | {note} |")
+    keys = sorted({k for c in cells for k in c.metrics}, key=lambda k: (k not in _HARNESS, k))
+    if keys:
+        lines += ["", "## Metrics over passing trials", "",
+                  "| metric | cell | n | mean | std | min | median | max |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|"]
+        for key in keys:
+            for c in cells:
+                s = c.metrics.get(key)
+                if s is not None:
+                    lines.append(f"| {key} | {c.name} | {s.n} | {_fmt(s.mean)} | {_fmt(s.std)} | "
+                                 f"{_fmt(s.min)} | {_fmt(s.median)} | {_fmt(s.max)} |")
+    failures = [(c.name, r) for c in cells for r in c.reasons]
+    if failures:
+        lines += ["", "## Why trials did not pass", ""]
+        lines += [f"- {name}: {reason}" for name, reason in failures]
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(value: float) -> str:
+    if value == 0:
+        return "0"
+    if abs(value) >= 1e5 or abs(value) < 1e-3:
+        return f"{value:.4g}"
+    return f"{value:,.4f}".rstrip("0").rstrip(".")
