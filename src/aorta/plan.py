@@ -153,8 +153,8 @@ def _validate_collectors(raw: Mapping[str, Any], source: str,
 def _expand_cells(axes: Mapping[str, Mapping[str, Variant]], source: str) -> tuple[Cell, ...]:
     if not axes:
         return (Cell(DEFAULT_CELL, (), {}, ()),)
+    # Variant names cannot hold "-", so joined cell names are unique.
     cells = []
-    seen: dict[str, tuple[tuple[str, str], ...]] = {}
     for combo in itertools.product(*[[(a, n, v) for n, v in vs.items()] for a, vs in axes.items()]):
         env: dict[str, str] = {}
         owner: dict[str, str] = {}
@@ -169,12 +169,7 @@ def _expand_cells(axes: Mapping[str, Mapping[str, Variant]], source: str) -> tup
                 env[key], owner[key] = value, f"{axis}.{name}"
             args.extend(variant.args)
         variants = tuple((axis, name) for axis, name, _ in combo)
-        cell_name = "-".join(name for _, name, _ in combo)
-        if cell_name in seen:
-            raise RecipeError(f"{source}: axes: two cells are both named {cell_name!r}; rename "
-                              f"a variant so cell names stay unique")
-        seen[cell_name] = variants
-        cells.append(Cell(cell_name, variants, env, tuple(args)))
+        cells.append(Cell("-".join(name for _, name, _ in combo), variants, env, tuple(args)))
     return tuple(cells)
 
 

@@ -54,6 +54,8 @@ def format_validation_error(exc: Any, prefix: tuple[Any, ...] = (),
     msg = err["msg"]
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
+    if not prefix + loc:  # a rule across keys: the message names them itself
+        return msg
     return f"{path}: {msg}, got {describe_value(err.get('input'), path)}"
 
 
