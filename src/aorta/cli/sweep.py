@@ -119,13 +119,14 @@ def run(opts: SweepRunOptions) -> int:
     plan = build_plan(loaded, overrides)
     preflight(plan)
     caller_env = dict(os.environ)  # a copy: os.environ itself is never changed
-    first = trial_specs(plan, opts.output / plan.run_name)[0]
+    output = opts.output.resolve()
+    first = trial_specs(plan, output / plan.run_name)[0]
     first_launch = wrap_launch(first, child_environment(first.env_mode, caller_env, first.env))
     if opts.dry_run:
-        for line in plan_lines(plan, opts.output / plan.run_name, first_launch):
+        for line in plan_lines(plan, output / plan.run_name, first_launch):
             click.echo(line)
         return EXIT_OK
-    outcome = run_sweep(plan, opts.output, caller_env, make_progress(sys.stderr), opts.fresh)
+    outcome = run_sweep(plan, output, caller_env, make_progress(sys.stderr), opts.fresh)
     for line in summary_lines(outcome):
         click.echo(line)
     if outcome.status == "interrupted":
