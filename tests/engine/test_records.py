@@ -1,0 +1,104 @@
+"""Records and summaries: atomic files, strict JSON, statistics over passing trials only."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from aorta.envsnap import redact, snapshot, steering_env
+from aorta.parsers.kernel_table import KernelTable
+from aorta.results import TrialResult, read_trial, write_json
+from aorta.run.lock import RunLock
+from aorta.errors import RunDirError
+from aorta.summary import summarize_cell
+
+
+def trial(verdict="pass", wall=1.0, exit_code=0, **metrics):
+    return TrialResult(cell="c", index=0, verdict=verdict, reason="r", argv=["x"], command=["x"],
+                       env_overlay={}, env_unset=[], exit_code=exit_code, launched=True,
+                       wall_s=wall, metrics=metrics)
+
+
+def test_pass_requires_exit_zero():
+    with pytest.raises(ValueError, match="exit code 0"):
+        trial("pass", exit_code=1)
+    with pytest.raises(ValueError, match="verdict must be one of"):
+        trial("maybe")
+
+
+def test_json_round_trip_and_non_finite_become_null(tmp_path: Path):
+    t = trial(x_gpu_time_ms=float("nan"), y=float("inf"), nested={"z": [float("-inf"), 1.0]})
+    write_json(tmp_path / "result.json", t.to_json())
+    doc = json.loads((tmp_path / "result.json").read_text())
+    assert doc["metrics"] == {"x_gpu_time_ms": None, "y": None, "nested": {"z": [None, 1.0]}}
+    assert read_trial(tmp_path / "result.json") is not None
+    assert not list(tmp_path.glob(".result.json.*"))   # no temp file left behind
+
+
+def test_partial_or_newer_trial_files_are_not_complete(tmp_path: Path):
+    (tmp_path / "a.json").write_text('{"cell": "c", "verd')
+    assert read_trial(tmp_path / "a.json") is None
+    doc = trial().to_json() | {"schema_version": 99}
+    (tmp_path / "b.json").write_text(json.dumps(doc))
+    assert read_trial(tmp_path / "b.json") is None
+    with pytest.raises(ValueError, match="upgrade aorta"):
+        TrialResult.from_json(doc)
+
+
+def test_cell_statistics_use_passing_trials_only():
+    results = [trial(wall=1.0, k_ms=2), trial(wall=3.0, k_ms=4),
+               trial("fail", wall=100.0, exit_code=1, k_ms=1000),
+               trial("error", wall=None, exit_code=None, flag=True)]
+    cell = summarize_cell("c", 5, results, ["k"])
+    assert (cell.passed, cell.failed, cell.errored, cell.missing) == (2, 1, 1, 1)
+    assert cell.metrics["wall_s"].median == 2.0 and cell.metrics["wall_s"].max == 3.0
+    assert cell.metrics["k_ms"].mean == 3.0
+    assert math.isclose(cell.metrics["k_ms"].std, math.sqrt(2))
+    assert "flag" not in cell.metrics          # booleans are not numbers
+    assert cell.unreliable                     # 1 error in 4 finished trials
+
+
+def test_kernel_table_omits_untrusted_counts_and_bad_values():
+    table = KernelTable()
+    assert table.add("a", 3e6) and table.add("a", 1e6) and table.add("b", 2e6, calls=None)
+    assert not table.add("c", float("nan")) and not table.add("d", -1) and not table.add("", 1)
+    m = table.metrics("x")
+    assert m["x_gpu_time_ms"] == 6.0 and m["x_top_kernel_ms"] == 4.0
+    assert m["x_top_kernels"] == ["a", "b"]
+    assert "x_kernel_count" not in m
+    assert m["x_kernels"][0] == {"name": "a", "calls": 2, "total_ms": 4.0}
+    assert KernelTable().metrics("x") == {}
+
+
+def test_overflowing_total_publishes_nothing():
+    table = KernelTable()
+    table.add("a", 1.7e308)
+    table.add("b", 1.7e308)
+    assert table.metrics("x") == {}
+
+
+def test_snapshot_never_raises_and_redacts():
+    snap = snapshot({"CUDA_VISIBLE_DEVICES": "0", "HF_TOKEN": "hunter2", "HOME": "/root",
+                     "NCCL_DEBUG": "INFO", "MY_API_KEY": "k"})
+    assert snap["env_vars"] == {"CUDA_VISIBLE_DEVICES": "0", "NCCL_DEBUG": "INFO"}
+    assert snap["schema_version"] == 1 and snap["host"]["cpu_count"]
+    assert "hunter2" not in json.dumps(snap)
+    assert redact({"GITHUB_TOKEN": "x", "PATH": "/bin"}) == {"GITHUB_TOKEN": "<redacted>", "PATH": "/bin"}
+    assert steering_env({"TRITON_API_TOKEN": "x"}) == {"TRITON_API_TOKEN": "<redacted>"}
+
+
+def test_lock_is_exclusive_within_a_process(tmp_path: Path):
+    with RunLock(tmp_path):
+        with pytest.raises(RunDirError, match="another aorta run holds it"):
+            RunLock(tmp_path).acquire()
+    RunLock(tmp_path).acquire()   # released: free again
+
+
+def test_unreadable_lock_is_stale(tmp_path: Path):
+    (tmp_path / ".aorta.lock").write_text("{half")
+    lock = RunLock(tmp_path)
+    lock.acquire()
+    assert lock.held
