@@ -14,9 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from aorta.collectors.base import CollectorOptions
 from aorta.errors import RecipeError, UserError
-from aorta.recipe import LoadedRecipe, Recipe, Variant
+from aorta.recipe import ExecutorConfig, LoadedRecipe, Recipe, Variant
+from aorta.schema_errors import format_validation_error
 
 __all__ = ["Cell", "Overrides", "Plan", "build_plan", "parse_collect_flag"]
 
@@ -41,6 +44,9 @@ class Overrides:
     trials: int | None = None
     timeout: float | None = None
     collect: tuple[str, ...] | None = None     # REPLACES the recipe's collector list
+    gpus: str | None = None                    # "all" or "0,1": local trials in parallel
+    executor: str | None = None                # local | slurm
+    baseline: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +94,8 @@ class Plan:
             "env_passthrough_mode": self.recipe.env_passthrough_mode,
             "axes": {axis: {name: v.model_dump() for name, v in variants.items()}
                      for axis, variants in self.recipe.all_axes().items()},
+            "executor": self.recipe.executor.model_dump(exclude_defaults=True),
+            "baseline": self.recipe.baseline,
         }
         return doc
 
@@ -116,6 +124,10 @@ def build_plan(loaded: LoadedRecipe, overrides: Overrides) -> Plan:
     if overrides.collect is not None:
         # The seed's rule: the flag replaces the list; survivors keep their option blocks.
         updates["collect"] = {n: recipe.collect.get(n) for n in overrides.collect}
+    if overrides.baseline is not None:
+        updates["baseline"] = overrides.baseline
+    if overrides.executor is not None or overrides.gpus is not None:
+        updates["executor"] = _executor_override(recipe, overrides)
     if updates:
         recipe = recipe.model_copy(update=updates)
     command = overrides.command or (tuple(recipe.command) if recipe.command else None)
@@ -129,6 +141,18 @@ def build_plan(loaded: LoadedRecipe, overrides: Overrides) -> Plan:
     return Plan(recipe=recipe, source=loaded.path, source_sha256=loaded.sha256,
                 run_name=_run_name(recipe, loaded.path), command=tuple(command),
                 cells=_expand_cells(recipe.all_axes(), source), collectors=collectors)
+
+
+def _executor_override(recipe: Recipe, overrides: Overrides) -> ExecutorConfig:
+    fields = recipe.executor.model_dump(exclude_unset=True)
+    if overrides.executor is not None and overrides.executor != recipe.executor.kind:
+        fields = {"kind": overrides.executor}   # another kind: the recipe's settings do not apply
+    if overrides.gpus is not None:
+        fields["gpus"] = overrides.gpus
+    try:
+        return ExecutorConfig.model_validate(fields)
+    except ValidationError as exc:
+        raise UserError(f"--executor/--gpus: {format_validation_error(exc, ('executor',))}") from None
 
 
 def _validate_collectors(raw: Mapping[str, Any], source: str,

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from aorta.errors import RecipeError
 from aorta.schema_errors import format_validation_error
 
-__all__ = ["Recipe", "Variant", "BUNDLES", "SCHEMA_VERSION", "load_recipe", "recipe_from_mapping",
+__all__ = ["Recipe", "Variant", "ExecutorConfig", "BUNDLES", "SCHEMA_VERSION", "load_recipe", "recipe_from_mapping",
            "LoadedRecipe"]
 
 SCHEMA_VERSION = 1
@@ -77,6 +77,32 @@ class Variant(_Strict):
     _check_env = field_validator("env", mode="before")(_env_mapping)
 
 
+class ExecutorConfig(_Strict):
+    """Where trials run: `local` (optionally one trial per GPU at once) or `slurm` (a job each)."""
+
+    kind: Literal["local", "slurm"] = "local"
+    gpus: str | list[int | str] | None = None
+    partition: str | None = None
+    account: str | None = None
+    time: str | None = None
+    gpus_per_trial: int = Field(0, ge=0)
+    cpus_per_trial: int = Field(1, ge=1)
+    mem: str | None = None
+    max_parallel: int | None = Field(None, ge=1)
+    sbatch_args: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _kind_keys(self) -> ExecutorConfig:
+        slurm_only = [k for k in ("partition", "account", "time", "mem", "max_parallel")
+                      if getattr(self, k) is not None]
+        slurm_only += [k for k in ("gpus_per_trial", "sbatch_args") if getattr(self, k)]
+        if self.kind == "local" and slurm_only:
+            raise ValueError(f"{', '.join(slurm_only)} only apply to kind: slurm")
+        if self.kind == "slurm" and self.gpus is not None:
+            raise ValueError("gpus applies to kind: local; for Slurm use gpus_per_trial")
+        return self
+
+
 class Recipe(_Strict):
     schema_version: int
     mode: str = "probe"
@@ -91,6 +117,8 @@ class Recipe(_Strict):
     axes: dict[str, dict[str, Variant]] = Field(default_factory=dict)
     mitigation_axis: list[str] | None = None
     diagnostic_axis: list[str] | None = None
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
+    baseline: bool = False    # add interleaved trials with no collector, to measure overhead
 
     _check_env = field_validator("env", mode="before")(_env_mapping)
 
@@ -227,6 +255,8 @@ def recipe_from_mapping(doc: Any, source: str) -> Recipe:
 def _allowed_keys(parent: tuple[Any, ...]) -> list[str] | None:
     if not parent:
         return list(Recipe.model_fields)
+    if parent == ("executor",):
+        return list(ExecutorConfig.model_fields)
     if parent[0] == "axes" and len(parent) == 3:
         return list(Variant.model_fields)
     return None

@@ -51,6 +51,7 @@ class TrialResult:
     warnings: list[str] = field(default_factory=list)
     stderr_tail: str | None = None   # the end of stderr.log when the trial did not pass
     device: str | None = None        # the GPU the trial was pinned to, if any
+    baseline: bool = False           # run with no collector, to measure their overhead
     schema_version: int = TRIAL_SCHEMA
 
     def __post_init__(self) -> None:

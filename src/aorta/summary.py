@@ -46,6 +46,8 @@ class CellSummary:
     metrics: dict[str, MetricStats]
     captures: dict[str, dict[str, int]] = field(default_factory=dict)   # collector -> state -> n
     reasons: list[str] = field(default_factory=list)                    # distinct non-pass reasons
+    baseline: dict[str, MetricStats] = field(default_factory=dict)      # no-collector trials
+    overhead: dict[str, Overhead] = field(default_factory=dict)         # profiled / baseline
 
     @property
     def unreliable(self) -> bool:
@@ -54,14 +56,33 @@ class CellSummary:
         return done > 0 and self.errored / done >= 0.10
 
 
+@dataclass(frozen=True)
+class Overhead:
+    """Median of the profiled trials over the median of the baseline trials, with a 95%
+    bootstrap interval; None bounds when there are too few trials for an interval."""
+
+    ratio: float
+    low: float | None
+    high: float | None
+    n_profiled: int
+    n_baseline: int
+
+
+def _samples(results: Iterable[TrialResult]) -> dict[str, list[float]]:
+    values: dict[str, list[float]] = {}
+    for r in results:
+        if r.verdict == "pass":
+            for key, value in r.numeric_metrics().items():
+                values.setdefault(key, []).append(value)
+    return values
+
+
 def summarize_cell(name: str, planned: int, results: Iterable[TrialResult],
                    collectors: Sequence[str] = ()) -> CellSummary:
-    results = list(results)
-    passing = [r for r in results if r.verdict == "pass"]
-    values: dict[str, list[float]] = {}
-    for r in passing:
-        for key, value in r.numeric_metrics().items():
-            values.setdefault(key, []).append(value)
+    everything = list(results)
+    results = [r for r in everything if not r.baseline]
+    values = _samples(results)
+    base_values = _samples(r for r in everything if r.baseline)
     captures: dict[str, dict[str, int]] = {}
     for c in collectors:
         for r in results:
@@ -71,10 +92,28 @@ def summarize_cell(name: str, planned: int, results: Iterable[TrialResult],
                 captures[c][state] += 1
     reasons = sorted({r.reason for r in results if r.verdict != "pass"})
     count = {v: sum(r.verdict == v for r in results) for v in ("pass", "fail", "error")}
+    reasons += sorted({f"baseline: {r.reason}" for r in everything
+                       if r.baseline and r.verdict != "pass"})
     return CellSummary(name, planned, count["pass"], count["fail"], count["error"],
                        max(0, planned - len(results)),
                        {k: MetricStats.of(v) for k, v in sorted(values.items())},
-                       captures, reasons)
+                       captures, reasons,
+                       {k: MetricStats.of(v) for k, v in sorted(base_values.items())},
+                       _overheads(values, base_values))
+
+
+def _overheads(profiled: Mapping[str, list[float]],
+               baseline: Mapping[str, list[float]]) -> dict[str, Overhead]:
+    from aorta.stats import ratio_of_medians
+
+    out = {}
+    for key in ("wall_s", "cpu_user_s", "max_rss_mib"):
+        a, b = profiled.get(key), baseline.get(key)
+        if a and b:
+            est = ratio_of_medians(a, b)
+            if est is not None:
+                out[key] = Overhead(est.ratio, est.low, est.high, len(a), len(b))
+    return out
 
 
 def matrix_document(run: Mapping[str, Any], cells: Sequence[CellSummary]) -> dict[str, Any]:
@@ -118,6 +157,16 @@ def perf_markdown(title: str, run: Mapping[str, Any], cells: Sequence[CellSummar
                 if s is not None:
                     lines.append(f"| {key} | {c.name} | {s.n} | {_fmt(s.mean)} | {_fmt(s.std)} | "
                                  f"{_fmt(s.min)} | {_fmt(s.median)} | {_fmt(s.max)} |")
+    if any(c.overhead for c in cells):
+        lines += ["", "## Collector overhead (profiled trials over no-collector baseline trials)",
+                  "", "| cell | metric | ratio of medians | 95% interval | n profiled / baseline |",
+                  "|---|---|---:|---|---|"]
+        for c in cells:
+            for key, o in c.overhead.items():
+                interval = f"{o.low:.3f} - {o.high:.3f}" if o.low is not None else \
+                    "needs >= 3 trials each"
+                lines.append(f"| {c.name} | {key} | {o.ratio:.3f} | {interval} | "
+                             f"{o.n_profiled} / {o.n_baseline} |")
     failures = [(c.name, r) for c in cells for r in c.reasons]
     if failures:
         lines += ["", "## Why trials did not pass", ""]

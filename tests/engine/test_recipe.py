@@ -11,7 +11,7 @@ from aorta.recipe import BUNDLES, load_recipe, recipe_from_mapping
 
 BAD = [
     ({"schema_version": 1, "trials": 0}, "r.yaml: trials: Input should be greater than or equal to 1, got 0"),
-    ({"schema_version": 1, "trails": 3}, "r.yaml: trails: unknown key; allowed: axes, collect, command"),
+    ({"schema_version": 1, "trails": 3}, "r.yaml: trails: unknown key; allowed: axes, baseline, collect, command"),
     ({"schema_version": 2}, "r.yaml: schema_version: this aorta reads schema_version 1"),
     ({"trials": 2}, "r.yaml: schema_version: required key is missing (add 'schema_version: 1')"),
     ({"schema_version": 1, "mode": "triage"}, "r.yaml: mode: only mode 'probe'"),

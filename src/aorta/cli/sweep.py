@@ -26,6 +26,10 @@ class SweepRunOptions:
     fresh: bool = False
     strict: bool = False
     verbose: int = 0
+    gpus: str | None = None
+    executor: str | None = None
+    baseline: bool | None = None
+    report: bool = False
 
 
 class _NeedsSeparator(click.Command):
@@ -54,6 +58,14 @@ def _options(fn):  # type: ignore[no-untyped-def]
         click.option("--fresh", is_flag=True,
                      help="Discard the run directory's earlier results instead of resuming."),
         click.option("--strict", is_flag=True, help="Exit 3 when any trial did not pass."),
+        click.option("--gpus", metavar="LIST|all",
+                     help="Run up to one trial per GPU at once, each pinned to its GPU "
+                          "(CUDA_VISIBLE_DEVICES, or ROCR_VISIBLE_DEVICES on AMD)."),
+        click.option("--executor", type=click.Choice(["local", "slurm"]),
+                     help="Where trials run (default: the recipe's, else local)."),
+        click.option("--baseline/--no-baseline", default=None,
+                     help="Add interleaved trials with no collector to measure its overhead."),
+        click.option("--report", is_flag=True, help="Write report.html into the run directory."),
         click.option("-v", "--verbose", count=True, help="Print each trial's wrapped launch."),
         click.argument("command", nargs=-1, type=click.UNPROCESSED),
     ]
@@ -104,6 +116,7 @@ def run(opts: SweepRunOptions) -> int:
     from aorta.plan import Overrides, build_plan, parse_collect_flag
     from aorta.recipe import LoadedRecipe, Recipe, load_recipe
     from aorta.render import plan_lines, summary_lines
+    from aorta.run.executors import make_executor
     from aorta.run.progress import make_progress
     from aorta.run.sweep import preflight, run_sweep, trial_specs
     from aorta.run.trial import child_environment, wrap_launch
@@ -115,9 +128,11 @@ def run(opts: SweepRunOptions) -> int:
     overrides = Overrides(command=opts.command or None, trials=opts.trials,
                           timeout=opts.timeout,
                           collect=parse_collect_flag(opts.collect) if opts.collect is not None
-                          else None)
+                          else None, gpus=opts.gpus, executor=opts.executor,
+                          baseline=opts.baseline)
     plan = build_plan(loaded, overrides)
     preflight(plan)
+    executor = make_executor(plan.recipe.executor)   # validates --gpus / Slurm settings too
     caller_env = dict(os.environ)  # a copy: os.environ itself is never changed
     output = opts.output.resolve()
     first = trial_specs(plan, output / plan.run_name)[0]
@@ -126,7 +141,8 @@ def run(opts: SweepRunOptions) -> int:
         for line in plan_lines(plan, output / plan.run_name, first_launch):
             click.echo(line)
         return EXIT_OK
-    outcome = run_sweep(plan, output, caller_env, make_progress(sys.stderr), opts.fresh)
+    outcome = run_sweep(plan, output, caller_env, make_progress(sys.stderr), opts.fresh,
+                        executor)
     for line in summary_lines(outcome):
         click.echo(line)
     if outcome.status == "interrupted":

@@ -13,9 +13,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ProcessResult", "run_process"]
+__all__ = ["ProcessResult", "run_process", "Cancelled"]
 
 _POLL_GROUP_S = 0.05
+_POLL_CANCEL_S = 0.1
+
+
+class Cancelled(Exception):
+    """Another thread asked the running trials to stop (Ctrl-C with parallel trials)."""
 
 
 @dataclass(frozen=True)
@@ -35,11 +40,12 @@ class ProcessResult:
 
 def run_process(argv: Sequence[str], env: Mapping[str, str], stdout: Path, stderr: Path,
                 timeout: float | None = None, grace: float = 10.0,
-                cwd: Path | None = None) -> ProcessResult:
+                cwd: Path | None = None, cancel: threading.Event | None = None) -> ProcessResult:
     """Run `argv` to completion. On timeout: SIGTERM to its group, `grace` seconds, SIGKILL.
 
     Whatever the payload leaves behind in its process group is killed once it exits, so no
-    grandchild outlives the trial. A KeyboardInterrupt kills the group, reaps it and re-raises.
+    grandchild outlives the trial. A KeyboardInterrupt, or `cancel` being set, kills the group,
+    reaps it and raises (KeyboardInterrupt, or `Cancelled`).
     """
     with open(stdout, "wb") as out, open(stderr, "wb") as err:
         start = time.perf_counter()
@@ -54,11 +60,27 @@ def run_process(argv: Sequence[str], env: Mapping[str, str], stdout: Path, stder
             err.write((message + "\n").encode())
             return ProcessResult(False, code, None, False, time.perf_counter() - start,
                                  None, None, None, exec_error=message)
-        return _supervise(proc, start, timeout, grace)
+        return _supervise(proc, start, timeout, grace, cancel)
+
+
+def _wait(done: threading.Event, seconds: float | None, cancel: threading.Event | None) -> bool:
+    """Wait for the child like `done.wait`, but raise `Cancelled` as soon as `cancel` is set."""
+    if cancel is None:
+        return done.wait(seconds)
+    deadline = None if seconds is None else time.monotonic() + seconds
+    while True:
+        left = _POLL_CANCEL_S if deadline is None else min(_POLL_CANCEL_S,
+                                                           deadline - time.monotonic())
+        if done.wait(max(0.0, left)):
+            return True
+        if cancel.is_set():
+            raise Cancelled()
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
 
 
 def _supervise(proc: subprocess.Popen[bytes], start: float, timeout: float | None,
-               grace: float) -> ProcessResult:
+               grace: float, cancel: threading.Event | None) -> ProcessResult:
     reaped: dict[str, object] = {}
     done = threading.Event()
 
@@ -73,7 +95,7 @@ def _supervise(proc: subprocess.Popen[bytes], start: float, timeout: float | Non
     waiter.start()
     timed_out = False
     try:
-        if not done.wait(timeout):
+        if not _wait(done, timeout, cancel):
             timed_out = True
             _signal_group(proc.pid, signal.SIGTERM)
             if not done.wait(grace):

@@ -8,8 +8,8 @@ summaries, which are written whatever happens, Ctrl-C included.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -20,13 +20,13 @@ from aorta.plan import Plan
 from aorta.results import TrialResult, atomic_write_text, read_json, read_trial, write_json
 from aorta.run.lock import RunLock
 from aorta.run.progress import Progress
-from aorta.run.trial import TrialSpec, run_trial
+from aorta.run.executors import Executor, SerialExecutor
+from aorta.run.trial import TrialSpec
 from aorta.summary import CellSummary, matrix_document, perf_markdown, summarize_cell
 
 __all__ = ["SweepOutcome", "run_sweep", "preflight", "trial_specs", "RUN_SCHEMA"]
 
 RUN_SCHEMA = 1
-RunTrial = Callable[[TrialSpec, Mapping[str, str]], TrialResult]
 
 
 @dataclass(frozen=True)
@@ -53,18 +53,24 @@ def preflight(plan: Plan) -> None:
 
 
 def trial_specs(plan: Plan, run_dir: Path) -> list[TrialSpec]:
+    """Every trial in run order. With `baseline`, each profiled trial is followed by one with
+    no collector, so drift over the run affects both alike."""
     specs = []
     for cell, index in plan.trial_ids():
-        specs.append(TrialSpec(
+        spec = TrialSpec(
             cell=cell.name, index=index, trial_dir=run_dir / "cells" / cell.name / f"trial_{index}",
             command=plan.command + cell.args, env={**plan.recipe.env, **cell.env},
             collectors=plan.collectors, env_mode=plan.recipe.env_passthrough_mode,
-            timeout=plan.recipe.timeout_per_trial, grace=plan.recipe.kill_grace_s))
+            timeout=plan.recipe.timeout_per_trial, grace=plan.recipe.kill_grace_s)
+        specs.append(spec)
+        if plan.recipe.baseline:
+            specs.append(replace(spec, trial_dir=spec.trial_dir.with_name(f"baseline_{index}"),
+                                 collectors={}, baseline=True))
     return specs
 
 
 def run_sweep(plan: Plan, output: Path, caller_env: Mapping[str, str], progress: Progress,
-              fresh: bool = False, runner: RunTrial = run_trial) -> SweepOutcome:
+              fresh: bool = False, executor: Executor | None = None) -> SweepOutcome:
     """Run every trial of `plan` that has no complete result yet under `output`/<run>."""
     import yaml
 
@@ -82,11 +88,15 @@ def run_sweep(plan: Plan, output: Path, caller_env: Mapping[str, str], progress:
         todo = [s for s in specs if read_trial(s.trial_dir / "result.json") is None]
         progress.start(len(specs), len(specs) - len(todo))
         status, ran = "interrupted", 0
+
+        def done(result: TrialResult) -> None:
+            nonlocal ran
+            ran += 1
+            progress.trial_done(result)
+
         try:
-            for spec in todo:
-                progress.trial_started(spec.cell, spec.index)
-                progress.trial_done(runner(spec, caller_env))
-                ran += 1
+            (executor or SerialExecutor()).run(
+                todo, caller_env, lambda s: progress.trial_started(s.cell, s.index), done)
             status = "complete"
         finally:
             progress.close()

@@ -9,6 +9,7 @@ import shlex
 import shutil
 import signal
 import socket
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -43,6 +44,7 @@ class TrialSpec:
     grace: float = 10.0
     device_env: Mapping[str, str] = field(default_factory=dict)   # a GPU pin, if any
     device: str | None = None
+    baseline: bool = False    # a trial with no collector, to measure the collectors' overhead
 
 
 def child_environment(mode: str, caller: Mapping[str, str],
@@ -67,8 +69,12 @@ def wrap_launch(spec: TrialSpec, base_env: Mapping[str, str]) -> Launch:
     return launch
 
 
-def run_trial(spec: TrialSpec, caller_env: Mapping[str, str]) -> TrialResult:
-    """Run the trial described by `spec` and write its `result.json` (atomically, last)."""
+def run_trial(spec: TrialSpec, caller_env: Mapping[str, str],
+              cancel: threading.Event | None = None) -> TrialResult:
+    """Run the trial described by `spec` and write its `result.json` (atomically, last).
+
+    When `cancel` is set mid-trial the payload's group is killed and `Cancelled` propagates:
+    the trial stays incomplete, so a resumed run runs it again."""
     from aorta.collectors.registry import get
 
     _fresh_dir(spec.trial_dir, list(spec.collectors))
@@ -87,7 +93,7 @@ def run_trial(spec: TrialSpec, caller_env: Mapping[str, str]) -> TrialResult:
     env.update(launch.env)
     _write_rerun(spec, launch)
     proc = run_process(launch.argv, env, spec.trial_dir / "stdout.log",
-                       spec.trial_dir / "stderr.log", spec.timeout, spec.grace)
+                       spec.trial_dir / "stderr.log", spec.timeout, spec.grace, cancel=cancel)
     outcome = TrialOutcome(proc.exit_code, proc.signal, proc.timed_out, proc.launched,
                            spec.trial_dir / "stderr.log")
     metrics: dict[str, object] = {}
@@ -157,7 +163,7 @@ def _record(spec: TrialSpec, launch: Launch, proc: ProcessResult | None, started
         max_rss_mib=proc.max_rss_mib if proc else None, started_at=started,
         host=socket.gethostname(), metrics=dict(metrics), warnings=warnings,
         stderr_tail=None if verdict == "pass" else _tail(spec.trial_dir / "stderr.log"),
-        device=spec.device,
+        device=spec.device, baseline=spec.baseline,
     )
 
 
