@@ -31,6 +31,8 @@ class TraceEvent:
     ts_us: float
     dur_us: float
     args: dict[str, Any]
+    pid: Any = None            # process and thread as the trace names them (int or label)
+    tid: Any = None
 
 
 def read_events(path: Path, categories: frozenset[str] | None = None) -> Iterator[TraceEvent]:
@@ -55,7 +57,7 @@ def read_events(path: Path, categories: frozenset[str] | None = None) -> Iterato
             continue
         args = ev.get("args")
         yield TraceEvent(str(cat), name, ts if ts is not None else 0.0, dur,
-                         args if isinstance(args, dict) else {})
+                         args if isinstance(args, dict) else {}, ev.get("pid"), ev.get("tid"))
 
 
 def kernel_table(path: Path, categories: frozenset[str] = KERNEL_CATEGORIES) -> KernelTable:

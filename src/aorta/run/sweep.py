@@ -94,9 +94,13 @@ def run_sweep(plan: Plan, output: Path, caller_env: Mapping[str, str], progress:
             ran += 1
             progress.trial_done(result)
 
+        executor = executor or SerialExecutor()
+        attach = getattr(executor, "attach", None)
+        if attach is not None:   # executors that keep state in run.json (Slurm job ids)
+            attach(run_dir, run_doc, lambda: write_json(run_dir / "run.json", run_doc))
         try:
-            (executor or SerialExecutor()).run(
-                todo, caller_env, lambda s: progress.trial_started(s.cell, s.index), done)
+            executor.run(todo, caller_env, lambda s: progress.trial_started(s.cell, s.index),
+                         done)
             status = "complete"
         finally:
             progress.close()
