@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_aorta, trial_result, write_recipe
+from aorta_testing import run_aorta, trial_result, write_recipe
 
 PAYLOAD = """
 import os, sys, time

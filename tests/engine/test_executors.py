@@ -11,7 +11,7 @@ import pytest
 
 from aorta.errors import UserError
 from aorta.run.devices import parse_gpus
-from conftest import run_aorta, trial_result, write_recipe
+from aorta_testing import run_aorta, trial_result, write_recipe
 
 PINNED = """
 import json, os, sys, time

@@ -10,7 +10,8 @@ A collector is a small object that
 
 Metric names follow one scheme for every collector: `<name>_gpu_time_ms`, `<name>_kernel_count`,
 `<name>_top_kernel_ms`, `<name>_top_kernels`, `<name>_artifact_dir`, `<name>_capture` (one of
-`CAPTURE_STATES`) and `<name>_capture_reason` when the capture is not `ok`.
+`CAPTURE_STATES`) and `<name>_capture_reason` when the capture is not `ok`. A string metric
+named `<name>_..._note` is also copied into the trial's warnings.
 """
 
 from __future__ import annotations

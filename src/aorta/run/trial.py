@@ -103,6 +103,8 @@ def run_trial(spec: TrialSpec, caller_env: Mapping[str, str],
         collector = get(name)
         metrics.update(collector.resolved(options, ctx))
         metrics.update(collector.summarize(spec.trial_dir / name, options, outcome))
+        warnings += [f"aorta: {name}: {value}" for key, value in metrics.items()
+                     if key.startswith(f"{name}_") and key.endswith("_note") and value]
         state = metrics.get(f"{name}_capture")
         if state != "ok":
             reason = metrics.get(f"{name}_capture_reason", "no reason given")

@@ -1,0 +1,34 @@
+"""Test helpers: running the real `aorta` CLI in a subprocess, writing recipes, reading results."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_aorta(*args: str, cwd: Path | None = None, timeout: float = 120,
+              env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m aorta ARGS` as a user would run it; never raises on a non-zero exit.
+
+    The child finds this checkout's `aorta` even when it is not installed."""
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "src"), env.get("PYTHONPATH")]))
+    return subprocess.run([sys.executable, "-m", "aorta", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def write_recipe(directory: Path, text: str, name: str = "recipe.yaml") -> Path:
+    path = directory / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def trial_result(run_dir: Path, cell: str, index: int) -> dict[str, Any]:
+    return json.loads((run_dir / "cells" / cell / f"trial_{index}" / "result.json").read_text())
