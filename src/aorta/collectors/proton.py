@@ -1,0 +1,299 @@
+"""`proton`: Triton's profiler, attached to a Python payload.
+
+`mode: cli` rewrites `python [safe flags] script.py args` (or `pytest ...`, `python -m pytest ...`)
+into
+
+    <that python> [safe flags] -m triton.profiler.proton -n <out>/proton [-b B] --context C
+        --data D [--mode M] [-k HOOK] script.py args
+
+(no `--`: Proton takes the target with `argparse.REMAINDER`; never the `proton` console script,
+whose shebang often names another interpreter). `$AORTA_PROTON_PYTHON` replaces the interpreter.
+`mode: env` leaves argv alone and hands the payload `AORTA_PROTON_{DIR,NAME,CONTEXT,DATA,BACKEND,
+MODE,HOOK}`; the payload calls `proton.start()`/`proton.finalize()` itself.
+
+Metrics: the common scheme from the `.hatchet` leaves (or the `.chrome_trace` kernel events under
+`data: trace`), `proton_scope_cycles` for `backend: instrumentation`, and from `resolved`:
+`proton_backend` (what `auto` became), `proton_triton_version`, `proton_device_note`,
+`proton_mode_note`. Options, states and reasons: docs/collectors/proton.md.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
+                                   TrialContext, TrialOutcome, capture_status)
+from aorta.collectors.proton_host import (cli_backends, find_triton, gpu_vendor,
+                                          proton_python_override, resolve_backend,
+                                          translate_devices)
+from aorta.collectors.proton_options import (CUPTI_BACKENDS, QUEUE_INTERCEPTING, ProtonOptions,
+                                             check_known_keys, cli_pin_problem, mode_argument)
+from aorta.collectors.proton_reasons import empty_reason, missing_reason
+from aorta.collectors.python_launch import split_python_launch
+from aorta.errors import SetupError
+from aorta.parsers.chrome_trace import KERNEL_CATEGORIES, read_events
+from aorta.parsers.hatchet import HatchetSummary
+from aorta.parsers.kernel_table import KernelTable
+
+__all__ = ["ProtonCollector", "ProtonWrapError", "cli_argv", "env_overlay"]
+
+PROFILE_BASENAME = "proton"
+PROTON_MODULE = "triton.profiler.proton"
+ENV_PREFIX = "AORTA_PROTON_"
+ESCAPE = ("use mode: env instead (argv stays as it is; the payload calls "
+          "proton.start(os.environ['AORTA_PROTON_NAME'], ...) and proton.finalize() itself)")
+SUFFIXES = {"tree": ".hatchet", "trace": ".chrome_trace"}
+_AUTO_TEXT = "auto, which resolves to rocprofiler or roctracer on AMD and cupti on NVIDIA"
+
+
+class ProtonWrapError(SetupError):
+    """Proton cannot attach to this launch; the message names `mode: env` as the way out."""
+
+
+class ProtonCollector(Collector):
+    name = "proton"
+    wrap_rank = 70
+    options_model = ProtonOptions
+    summary = "Triton's Proton: GPU time and launches per kernel of a Python/Triton payload"
+
+    def validate(self, raw: Mapping[str, Any] | None) -> CollectorOptions:
+        check_known_keys(raw)
+        return super().validate(raw)
+
+    def describe(self, options: CollectorOptions) -> str:
+        backend = _typed(options).backend
+        return f"proton (backend: {_AUTO_TEXT if backend == 'auto' else backend})"
+
+    def claims(self, options: CollectorOptions) -> frozenset[str]:
+        backend = _typed(options).backend
+        claimed = {"hsa-queue"} if backend in QUEUE_INTERCEPTING else set()
+        if backend in CUPTI_BACKENDS:
+            claimed.add("cupti")
+        return frozenset(claimed)
+
+    def wrap(self, launch: Launch, out_dir: Path, options: CollectorOptions,
+             ctx: TrialContext) -> Launch:
+        opts = _typed(options)
+        if opts.mode == "env":
+            wrapped = launch.with_env(env_overlay(out_dir, opts))
+        else:
+            python = proton_python_override(ctx.base_env)
+            wrapped = Launch(cli_argv(launch.argv, out_dir, opts, python), launch.env, launch.unset)
+        devices = translate_devices(opts.backend, _child_env(ctx.base_env, launch))
+        return wrapped.with_env(devices.set, devices.unset)
+
+    def summarize(self, out_dir: Path, options: CollectorOptions,
+                  outcome: TrialOutcome) -> Metrics:
+        opts = _typed(options)
+        metrics: Metrics = {"proton_artifact_dir": str(out_dir)}
+        try:
+            found = list_artifacts(out_dir, SUFFIXES[opts.data])
+        except OSError as exc:      # e.g. a parent dir that cannot be searched
+            found = Artifacts(problem=f"cannot inspect the artifact dir: {exc}")
+        if found.problem:
+            return metrics | capture_status(self.name, "unparsed", found.problem)
+        if not found.files:
+            install = find_triton()
+            pinned = opts.mode == "cli" and opts.backend != "auto"
+            offered = cli_backends(install)[0] if pinned and install.version else ()
+            return metrics | capture_status(self.name, "missing", missing_reason(
+                opts, outcome, install.release, found.others, offered))
+        if opts.data == "trace":
+            return metrics | _trace_metrics(found.files)
+        return metrics | _tree_metrics(found.files, opts, outcome)
+
+    def probe(self) -> Capability:
+        python = proton_python_override(os.environ)
+        install = find_triton(python, os.environ if python else None)
+        if install.version is None:
+            return Capability(
+                self.name, False, reason=f"Triton is not installed for {install.python} "
+                                         f"({install.problem})",
+                fix="install triton (NVIDIA: pip install triton; AMD: the ROCm PyTorch wheels "
+                    "bring pytorch-triton-rocm), or set AORTA_PROTON_PYTHON to the "
+                    "interpreter that has it")
+        if install.package_dir and not (install.package_dir / "profiler").is_dir():
+            return Capability(self.name, False, install.version,
+                              reason=f"Triton {install.version} has no profiler package "
+                                     f"(built with TRITON_BUILD_PROTON=OFF?)",
+                              fix="install a Triton wheel that ships triton.profiler")
+        vendor = gpu_vendor()
+        if vendor is None:
+            return Capability(self.name, False, install.version,
+                              reason="no GPU found (no /dev/kfd, /dev/nvidiactl or nvidia-smi)",
+                              fix="run on a machine with an AMD or NVIDIA GPU; the cprofile "
+                                  "collector runs anywhere")
+        backends, source = cli_backends(install)
+        auto = resolve_backend("auto", vendor, install.version)
+        return Capability(
+            self.name, True, install.version,
+            reason=f"Triton {install.version}; CLI backends {', '.join(backends) or 'unknown'}; "
+                   f"auto resolves to {auto}",
+            details={"python": install.python, "distribution": install.distribution,
+                     "package_dir": str(install.package_dir), "vendor": vendor,
+                     "cli_backends": list(backends), "backends_from": source, "auto": auto})
+
+    def resolved(self, options: CollectorOptions, ctx: TrialContext) -> Metrics:
+        opts = _typed(options)
+        python = proton_python_override(ctx.base_env)
+        install = find_triton(python, ctx.base_env if python else None)
+        out: Metrics = {
+            "proton_backend": resolve_backend(opts.backend, gpu_vendor(), install.version),
+            "proton_triton_version": install.version or f"unknown ({install.problem})",
+        }
+        devices = translate_devices(opts.backend, ctx.base_env)
+        if devices.note:
+            out["proton_device_note"] = devices.note
+        rendered = mode_argument(opts)
+        release = install.release
+        if rendered and opts.mode == "cli" and release is not None and release < (3, 8):
+            out["proton_mode_note"] = (
+                f"aorta: Triton {install.version}'s CLI parses --mode {rendered} and drops it "
+                f"(forwarded from 3.8 on); use mode: env so proton.start(mode=...) receives it")
+        return out
+
+
+def _typed(options: CollectorOptions) -> ProtonOptions:
+    if not isinstance(options, ProtonOptions):
+        raise TypeError(f"proton: expected ProtonOptions, got {type(options).__name__}")
+    return options
+
+
+def _child_env(base: Mapping[str, str], launch: Launch) -> dict[str, str]:
+    env = {k: v for k, v in base.items() if k not in launch.unset}
+    env.update(launch.env)
+    return env
+
+
+def cli_flags(out_dir: Path, opts: ProtonOptions) -> list[str]:
+    """Proton's CLI flags for `opts`, writing `<out_dir>/proton.<suffix>`."""
+    flags = ["-n", str(out_dir / PROFILE_BASENAME)]
+    if opts.backend != "auto":
+        flags += ["-b", opts.backend]
+    flags += ["--context", opts.context, "--data", opts.data]
+    rendered = mode_argument(opts)
+    if rendered:
+        flags += ["--mode", rendered]
+    if opts.hook:
+        flags += ["-k", opts.hook]
+    return flags
+
+
+def cli_argv(argv: tuple[str, ...], out_dir: Path, opts: ProtonOptions,
+             python: str | None = None) -> tuple[str, ...]:
+    """`argv` run under Proton's CLI; `ProtonWrapError` when it cannot be (naming mode: env)."""
+    problem = cli_pin_problem(opts)          # before the launch shape: it holds for any command
+    if problem:
+        raise ProtonWrapError(f"proton: backend: {problem}")
+    launch = split_python_launch(argv, "proton", ESCAPE, ProtonWrapError)
+    head = [python or launch.python, *launch.flags, "-m", PROTON_MODULE, *cli_flags(out_dir, opts)]
+    target = ["pytest", *launch.args] if launch.is_pytest else [launch.script or "", *launch.args]
+    return tuple(head + target)
+
+
+def env_overlay(out_dir: Path, opts: ProtonOptions) -> dict[str, str]:
+    """The `AORTA_PROTON_*` variables of `mode: env`, mirroring the CLI flags."""
+    env = {
+        f"{ENV_PREFIX}DIR": str(out_dir),
+        f"{ENV_PREFIX}NAME": str(out_dir / PROFILE_BASENAME),
+        f"{ENV_PREFIX}CONTEXT": opts.context,
+        f"{ENV_PREFIX}DATA": opts.data,
+    }
+    if opts.backend != "auto":
+        env[f"{ENV_PREFIX}BACKEND"] = opts.backend
+    rendered = mode_argument(opts)
+    if rendered:
+        env[f"{ENV_PREFIX}MODE"] = rendered
+    if opts.hook:
+        env[f"{ENV_PREFIX}HOOK"] = opts.hook
+    return env
+
+
+@dataclass
+class Artifacts:
+    files: list[Path] = field(default_factory=list)
+    others: list[str] = field(default_factory=list)    # Proton outputs of another kind
+    problem: str = ""
+
+
+_OTHER_OUTPUTS = (".hatchet", ".hatchet_msgpack", ".chrome_trace")
+
+
+def list_artifacts(root: Path, suffix: str) -> Artifacts:
+    """Regular files named `*<suffix>` under `root`, sorted. Symlinks are refused, not followed:
+    the collector reads only what Proton wrote into the directory the engine created."""
+    found = Artifacts()
+    if root.is_symlink():
+        found.problem = f"the artifact dir {root} is a symlink; aorta does not follow it"
+        return found
+    if not root.exists():
+        return found
+    if not root.is_dir():
+        found.problem = f"the artifact dir {root} is not a directory"
+        return found
+    errors: list[OSError] = []
+    for folder, _dirs, names in os.walk(root, onerror=errors.append, followlinks=False):
+        for name in sorted(names):
+            path = Path(folder) / name
+            if name.endswith(suffix):
+                if path.is_symlink() or not path.is_file():
+                    found.problem = f"{path.relative_to(root)} is not a regular file " \
+                                    f"(symlink or special file); it was not read"
+                    return found
+                found.files.append(path)
+            elif name.endswith(_OTHER_OUTPUTS):
+                found.others.append(name)
+    if errors:
+        found.problem = f"cannot list the artifact dir: {errors[0]}"
+    found.files.sort()
+    return found
+
+
+def _tree_metrics(files: list[Path], opts: ProtonOptions, outcome: TrialOutcome) -> Metrics:
+    summary = HatchetSummary()
+    for path in files:
+        try:
+            summary.add_file(path)
+        except ValueError as exc:
+            return capture_status("proton", "unparsed", f"{exc}; with {len(files)} file(s), "
+                                  f"totals are withheld rather than undercounted")
+    if summary.unusable:
+        return capture_status("proton", "unparsed", (
+            f"{summary.unusable} leaf value(s) cannot be trusted ({'; '.join(summary.examples)}); "
+            f"totals are withheld rather than undercounted"))
+    metrics: Metrics = {}
+    if summary.scope_cycles:
+        metrics["proton_scope_cycles"] = {k: int(v) if v.is_integer() else v
+                                          for k, v in summary.scope_cycles.items()}
+    if summary.kernels:
+        kernel_metrics = summary.kernels.metrics("proton")
+        if not kernel_metrics:
+            return capture_status("proton", "unparsed", "the kernel times sum past the float "
+                                  "range; no total is published")
+        metrics.update(kernel_metrics)
+    if not metrics:
+        release = find_triton().release
+        return capture_status("proton", "empty", empty_reason(summary, opts, outcome, release))
+    return metrics | capture_status("proton", "ok")
+
+
+def _trace_metrics(files: list[Path]) -> Metrics:
+    table = KernelTable()
+    for path in files:
+        try:
+            for event in read_events(path, KERNEL_CATEGORIES):
+                table.add(event.name, event.dur_us * 1e3)
+        except (ValueError, OSError) as exc:
+            return capture_status("proton", "unparsed", f"{exc}; with {len(files)} file(s), "
+                                  f"totals are withheld rather than undercounted")
+    if not table:
+        return capture_status("proton", "empty", "the chrome trace holds no kernel event "
+                                                 "(cat: kernel): Proton recorded no GPU kernel")
+    metrics = table.metrics("proton")
+    if not metrics:
+        return capture_status("proton", "unparsed", "the kernel times sum past the float range")
+    return metrics | capture_status("proton", "ok")
