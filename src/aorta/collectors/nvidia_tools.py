@@ -1,0 +1,175 @@
+"""Finding and running NVIDIA's command-line profilers (ncu, nsys), and checking the host they need.
+
+Every child process here runs without a shell, in its own session, under a timeout; on timeout
+its whole process group is killed, so nothing outlives the call.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from aorta.errors import SetupError
+
+__all__ = [
+    "ToolRun", "resolve_binary", "find_binary", "run_tool", "tool_version", "read_tail",
+    "gpu_present", "counter_access", "host_counter_access", "CAP_SYS_ADMIN",
+]
+
+CAP_SYS_ADMIN = 21          # bit in /proc/<pid>/status CapEff
+_PARAMS = Path("/proc/driver/nvidia/params")
+_PROFILING_FLAG = re.compile(r"^RmProfilingAdminOnly:\s*(\d+)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class ToolRun:
+    """How a tool call ended. `returncode` is None when it timed out or could not start."""
+
+    returncode: int | None
+    output: str          # stderr (and stdout when not sent to a file), decoded
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+def find_binary(env_var: str, default: str, env: Mapping[str, str]) -> str | None:
+    """`$env_var` (a path, or a name looked up on `env`'s PATH) else `default` on PATH."""
+    wanted = env.get(env_var, "").strip() or default
+    wanted = os.path.expanduser(wanted)
+    if os.sep in wanted:
+        return wanted if os.path.isfile(wanted) and os.access(wanted, os.X_OK) else None
+    return shutil.which(wanted, path=env.get("PATH"))
+
+
+def resolve_binary(env_var: str, default: str, env: Mapping[str, str], collector: str,
+                   error: type[SetupError] = SetupError) -> str:
+    """The profiler binary for a trial, or `error` naming both ways to provide one."""
+    found = find_binary(env_var, default, env)
+    if found:
+        return found
+    given = env.get(env_var, "").strip()
+    if given:
+        problem = f"${env_var}={given!r} is not an executable file on this machine"
+    else:
+        problem = f"${env_var} is not set and {default!r} is not on PATH"
+    raise error(f"{collector}: {problem}; set {env_var} to the {default} binary or put {default} "
+                f"on PATH, or remove {collector} from collect")
+
+
+def run_tool(argv: Sequence[str], timeout_s: float, stdout_path: Path | None = None,
+             env: Mapping[str, str] | None = None) -> ToolRun:
+    """Run `argv` (no shell) with a timeout. stdout goes to `stdout_path` when given, else it is
+    returned with stderr in `ToolRun.output`. Never raises for the tool's own failures."""
+    try:
+        out_fh = open(stdout_path, "wb") if stdout_path is not None else None
+    except OSError as exc:
+        return ToolRun(None, f"could not write {stdout_path}: {exc}")
+    try:
+        proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL,
+                                stdout=out_fh if out_fh else subprocess.PIPE,
+                                stderr=subprocess.STDOUT if out_fh is None else subprocess.PIPE,
+                                env=dict(env) if env is not None else None,
+                                start_new_session=True)
+    except OSError as exc:
+        if out_fh:
+            out_fh.close()
+        return ToolRun(None, f"could not start {argv[0]}: {exc}")
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+        return ToolRun(proc.returncode, _decode(err if out_fh else out))
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        out, err = proc.communicate()
+        return ToolRun(None, _decode(err if out_fh else out), timed_out=True)
+    finally:
+        if out_fh:
+            out_fh.close()
+
+
+def tool_version(binary: str, pattern: str, timeout_s: float = 30.0) -> str | None:
+    """The version a `<binary> --version` prints, matched by `pattern`'s first group."""
+    result = run_tool([binary, "--version"], timeout_s)
+    match = re.search(pattern, result.output) if result.ok else None
+    return match.group(1) if match else None
+
+
+def read_tail(path: Path | None, limit: int = 65536) -> str:
+    """The last `limit` bytes of a text file, decoded; '' when it cannot be read."""
+    if path is None:
+        return ""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - limit))
+            return _decode(fh.read())
+    except OSError:
+        return ""
+
+
+def gpu_present(timeout_s: float = 20.0) -> tuple[bool, str]:
+    """Whether this machine has an NVIDIA GPU, and how we know."""
+    if os.path.exists("/dev/nvidiactl"):
+        return True, "/dev/nvidiactl exists"
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return False, "no /dev/nvidiactl and no nvidia-smi"
+    result = run_tool([smi, "-L"], timeout_s)
+    if result.ok and re.search(r"^GPU \d+:", result.output, re.MULTILINE):
+        return True, "nvidia-smi -L lists a GPU"
+    return False, "nvidia-smi -L lists no GPU"
+
+
+def counter_access(params_text: str | None, cap_eff_hex: str | None) -> tuple[bool | None, str]:
+    """Can this process read GPU performance counters? (True / False / None: unknown, reason).
+
+    The driver's `RmProfilingAdminOnly: 1` (`/proc/driver/nvidia/params`) admits only
+    processes holding CAP_SYS_ADMIN (root outside a container, or a container given it);
+    `0` admits everyone. Anything else is unknown until a run.
+    """
+    match = _PROFILING_FLAG.search(params_text or "")
+    if match is None:
+        return None, "counter permission unknown until a run (driver parameters unreadable)"
+    if match.group(1) == "0":
+        return True, "the driver lets every user read GPU performance counters"
+    try:
+        has_admin = bool(int(cap_eff_hex or "", 16) >> CAP_SYS_ADMIN & 1)
+    except ValueError:
+        return None, "counter permission unknown until a run (capabilities unreadable)"
+    if has_admin:
+        return True, ("counters are limited to admin users and this process has CAP_SYS_ADMIN; "
+                      "confirmed only by a run")
+    return False, ("the driver limits GPU performance counters to admin users "
+                   "(RmProfilingAdminOnly: 1) and this process lacks CAP_SYS_ADMIN")
+
+
+def host_counter_access() -> tuple[bool | None, str]:
+    """`counter_access` for this process on this machine."""
+    try:
+        params = _PARAMS.read_text(errors="replace")
+    except OSError:
+        params = None
+    try:
+        status = Path("/proc/self/status").read_text(errors="replace")
+        cap = re.search(r"^CapEff:\s*([0-9a-fA-F]+)", status, re.MULTILINE)
+    except OSError:
+        cap = None
+    return counter_access(params, cap.group(1) if cap else None)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _decode(data: bytes | None) -> str:
+    return (data or b"").decode("utf-8", "replace")

@@ -1,0 +1,198 @@
+"""Reading Nsight Compute's CSV export of a report: the wide `raw` page and the long `details` page.
+
+`ncu --import profile.ncu-rep --csv --page raw` prints a header, a units row, then one row per
+profiled launch (one column per metric; values may carry thousands separators):
+
+    "ID","Process ID","Process Name","Host Name","Kernel Name",...,"gpu__time_duration.sum",...
+    "","","","","",...,"us",...
+    "5","651","python3.12","127.0.0.1","void at::reduce_kernel<512, 1, ...>(T3)",...,"7.424000",...
+
+`--page details` prints one row per launch and metric, each with its own unit:
+
+    "ID",...,"Kernel Name",...,"Section Name","Metric Name","Metric Unit","Metric Value"
+    "0",...,"Command line profiler metrics","gpu__time_duration.sum","us","6.08"
+
+Lines the tool prints around the table (`==PROF== ...`, `==WARNING== ...`) are skipped.
+Both readers return the same `NcuProfile`; `read_ncu_csv` picks the reader from the header.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aorta.parsers.kernel_table import KernelTable
+from aorta.parsers.nv_numbers import TIME_BASE, parse_number, to_base
+
+__all__ = ["TIME_METRIC", "NcuLaunch", "NcuProfile", "read_ncu_csv", "read_raw", "read_details"]
+
+TIME_METRIC = "gpu__time_duration.sum"
+
+_ID, _KERNEL = "ID", "Kernel Name"
+_DETAIL_COLUMNS = ("Metric Name", "Metric Unit", "Metric Value")
+_TOOL_LINE = re.compile(r"^==[A-Z]+==")
+
+
+@dataclass(frozen=True)
+class NcuLaunch:
+    """One profiled kernel launch (one result of the report)."""
+
+    id: int | None
+    kernel: str
+    values: dict[str, float | None]   # requested metric -> value in base units; None: unreadable
+
+
+@dataclass
+class NcuProfile:
+    """What a report export holds for the requested metrics."""
+
+    launches: list[NcuLaunch] = field(default_factory=list)
+    units: dict[str, str] = field(default_factory=dict)   # metric -> base unit of its values
+    missing: list[str] = field(default_factory=list)      # requested metrics the export lacks
+    bad_rows: int = 0                                      # rows cut short or unreadable
+
+    def kernel_table(self) -> KernelTable:
+        """Per-kernel totals of `gpu__time_duration.sum` (ns). Launches without a readable time
+        are left out; callers check `untimed()` before trusting totals."""
+        table = KernelTable()
+        if self.units.get(TIME_METRIC) != TIME_BASE:
+            return table
+        for launch in self.launches:
+            value = launch.values.get(TIME_METRIC)
+            if value is not None:
+                table.add(launch.kernel, value)
+        return table
+
+    def untimed(self) -> int:
+        """Launches whose `gpu__time_duration.sum` is absent or unreadable."""
+        return sum(1 for launch in self.launches if launch.values.get(TIME_METRIC) is None)
+
+
+def read_ncu_csv(path: Path, metrics: Sequence[str]) -> NcuProfile:
+    """Read a `--page raw` or `--page details` CSV export, whichever `path` holds.
+
+    Raises `ValueError` when no header row (with `ID` and `Kernel Name`) is found, or when a
+    raw export has no units row (its values could then be ns or us: no number beats a wrong one).
+    """
+    with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+        rows = _csv_rows(fh)
+        header = _find_header(rows, path)
+        if all(c in header for c in _DETAIL_COLUMNS):
+            return _details(header, rows, metrics)
+        return _raw(header, rows, metrics, path)
+
+
+def read_raw(path: Path, metrics: Sequence[str]) -> NcuProfile:
+    """Read a `--page raw` export; `ValueError` if it is not one (see `read_ncu_csv`)."""
+    with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+        rows = _csv_rows(fh)
+        return _raw(_find_header(rows, path), rows, metrics, path)
+
+
+def read_details(path: Path, metrics: Sequence[str]) -> NcuProfile:
+    """Read a `--page details` export; `ValueError` if it is not one."""
+    with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+        rows = _csv_rows(fh)
+        header = _find_header(rows, path)
+        if not all(c in header for c in _DETAIL_COLUMNS):
+            raise ValueError(f"{path.name}: not a details-page export "
+                             f"(no {', '.join(_DETAIL_COLUMNS)})")
+        return _details(header, rows, metrics)
+
+
+def _csv_rows(lines: Iterable[str]) -> Iterator[list[str] | None]:
+    """CSV rows of the lines that are not the tool's own messages. A row the csv module cannot
+    read (a quote left open by a cut file, a NUL byte) is yielded as None and ends the table."""
+    reader = csv.reader((line for line in lines if not _TOOL_LINE.match(line)), strict=True)
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error:
+            yield None
+            return
+        yield row
+
+
+def _find_header(rows: Iterator[list[str] | None], path: Path) -> list[str]:
+    for row in rows:
+        if row is not None and _ID in row and _KERNEL in row:
+            return row
+    raise ValueError(f"{path.name}: no ncu CSV header (a row with {_ID!r} and {_KERNEL!r})")
+
+
+def _raw(header: list[str], rows: Iterator[list[str] | None], metrics: Sequence[str],
+         path: Path) -> NcuProfile:
+    index = {name: i for i, name in enumerate(header)}
+    profile = NcuProfile(missing=[m for m in metrics if m not in index])
+    units = next(rows, None)
+    if units is None:
+        return profile            # a header alone: nothing was profiled
+    if len(units) < len(header) or units[index[_ID]].strip():
+        raise ValueError(f"{path.name}: no units row after the header, so values cannot be "
+                         f"scaled (is this a --page raw export?)")
+    present = [m for m in metrics if m in index]
+    for row in rows:
+        if row is None or len(row) < len(header):
+            profile.bad_rows += 1
+            continue
+        values: dict[str, float | None] = {}
+        for metric in present:
+            values[metric] = _scaled(row[index[metric]], units[index[metric]], metric, profile)
+        profile.launches.append(NcuLaunch(_launch_id(row[index[_ID]]), row[index[_KERNEL]], values))
+    return profile
+
+
+def _details(header: list[str], rows: Iterator[list[str] | None],
+             metrics: Sequence[str]) -> NcuProfile:
+    index = {name: i for i, name in enumerate(header)}
+    name_at, unit_at, value_at = (index[c] for c in _DETAIL_COLUMNS)
+    wanted = set(metrics)
+    launches: dict[str, NcuLaunch] = {}     # one result's rows share its ID
+    profile = NcuProfile()
+    seen: set[str] = set()
+    for row in rows:
+        if row is None or len(row) < len(header):
+            profile.bad_rows += 1
+            continue
+        key = row[index[_ID]]
+        launch = launches.get(key)
+        if launch is None:
+            launch = launches[key] = NcuLaunch(_launch_id(key), row[index[_KERNEL]], {})
+        metric = row[name_at]
+        if metric in wanted:
+            seen.add(metric)
+            launch.values[metric] = _scaled(row[value_at], row[unit_at], metric, profile)
+    profile.missing = [m for m in metrics if m not in seen]
+    profile.launches = [_fill(launch, metrics, seen) for launch in launches.values()]
+    return profile
+
+
+def _fill(launch: NcuLaunch, metrics: Sequence[str], seen: set[str]) -> NcuLaunch:
+    """A details-page launch that lacks a metric other launches have gets it as None."""
+    for metric in metrics:
+        if metric in seen:
+            launch.values.setdefault(metric, None)
+    return launch
+
+
+def _scaled(text: str, unit: str, metric: str, profile: NcuProfile) -> float | None:
+    value = parse_number(text)
+    if value is None:
+        return None
+    scaled, base = to_base(value, unit)
+    known = profile.units.setdefault(metric, base)
+    if known != base:
+        # One metric in two incomparable units across launches: keep neither as comparable.
+        profile.units[metric] = f"{known}|{base}"
+        return None
+    return scaled
+
+
+def _launch_id(text: str) -> int | None:
+    value = parse_number(text)
+    return int(value) if value is not None and value.is_integer() else None

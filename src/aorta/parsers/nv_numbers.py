@@ -1,0 +1,94 @@
+"""Numbers and units as NVIDIA's profilers print them, scaled to base units.
+
+Nsight Compute prints values such as `1,980,000` (thousands separators) or `6.080000`, with a
+unit beside them (`us`, `usecond`, `Mbyte`, `Gbyte/second`, `cycle/nsecond`, `%`); Nsight
+Systems puts the unit in a column header (`Total Time (ns)`). Byte and count prefixes are SI
+(factor 1000), as the Nsight Compute CLI manual says.
+
+Base units: time in ns, sizes in bytes, counts as counts, rates per second
+(`Gbyte/second` -> `byte/second`), percentages and unitless values as printed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+__all__ = ["parse_number", "to_base", "TIME_BASE"]
+
+TIME_BASE = "ns"
+
+# unit as printed -> nanoseconds per unit
+_TIME_NS = {
+    "ns": 1.0, "nsec": 1.0, "nsecond": 1.0, "nseconds": 1.0,
+    "us": 1e3, "usec": 1e3, "usecond": 1e3, "useconds": 1e3, "\u00b5s": 1e3, "\u03bcs": 1e3,
+    "ms": 1e6, "msec": 1e6, "msecond": 1e6, "mseconds": 1e6,
+    "s": 1e9, "sec": 1e9, "second": 1e9, "seconds": 1e9,
+}
+_PREFIX = {"K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+# Words Nsight Compute scales with an SI prefix ("Kbyte", "Minst", "Gcycle").
+_SCALED_WORDS = frozenset({
+    "byte", "inst", "cycle", "warp", "sector", "request", "thread", "block", "flop",
+    "wavefront", "transaction", "hz", "Hz",
+})
+
+_PLAIN = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
+
+
+def parse_number(text: str) -> float | None:
+    """`'1,024'` -> 1024.0, `'6.080000'` -> 6.08, `'1e3'` -> 1000.0.
+
+    None for anything that is not one finite number: empty cells, `n/a`, `nan`, `inf`,
+    values that overflow a float, instanced lists (`240; 240`), tuples (`(256, 1, 1)`).
+    """
+    s = text.strip()
+    if _THOUSANDS.match(s):
+        s = s.replace(",", "")
+    elif not _PLAIN.match(s):
+        return None
+    value = float(s)
+    return value if math.isfinite(value) else None
+
+
+def to_base(value: float, unit: str) -> tuple[float, str]:
+    """`value` printed in `unit`, scaled to base units -> (value, base unit).
+
+    A unit this table does not know is kept as printed, with the value unchanged, so the
+    pair still says truthfully what the number is.
+    """
+    unit = unit.strip()
+    numerator, slash, denominator = unit.partition("/")
+    top = _scale(numerator)
+    if top is None:
+        return value, unit
+    factor, base = top
+    if not slash:
+        return _tidy(value * factor), base
+    bottom = _scale(denominator)
+    if bottom is None:
+        return value, unit
+    per, per_base = bottom
+    if per_base == TIME_BASE:      # a rate: express it per second
+        return _tidy(value * factor * 1e9 / per), f"{base}/second"
+    return _tidy(value * factor / per), f"{base}/{per_base}"
+
+
+def _tidy(value: float) -> float:
+    # Decimal scaling in binary floats leaves noise (8.19 * 1e3 = 8189.999999999999); the tools
+    # print at most ~7 significant digits, so 12 keep every digit they gave and drop the noise.
+    return float(f"{value:.12g}")
+
+
+def _scale(word: str) -> tuple[float, str] | None:
+    """`'usecond'` -> (1e3, 'ns'); `'Mbyte'` -> (1e6, 'byte'); `'%'` -> (1, '%');
+    None for a word with a prefix on something unknown (`'Kfoo'` is not guessed at)."""
+    if word in _TIME_NS:
+        return _TIME_NS[word], TIME_BASE
+    if word in _SCALED_WORDS or word in ("", "%"):
+        return 1.0, word
+    if len(word) > 1 and word[0] in _PREFIX and word[1:] in _SCALED_WORDS:
+        return _PREFIX[word[0]], word[1:]
+    if word.isalpha() and word.islower():
+        return 1.0, word           # an unscaled unit we have no table for: keep it as is
+    return None
