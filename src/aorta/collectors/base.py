@@ -24,8 +24,10 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from aorta.launchers.per_rank import RANK_TOKEN
+
 __all__ = [
-    "CAPTURE_STATES", "Capability", "Collector", "CollectorOptions", "Launch", "Metrics",
+    "RANK_TOKEN", "CAPTURE_STATES", "Capability", "Collector", "CollectorOptions", "Launch", "Metrics",
     "TrialContext", "TrialOutcome", "capture_status",
 ]
 
@@ -72,6 +74,9 @@ class TrialContext:
     index: int
     trial_dir: Path
     base_env: Mapping[str, str]
+    #: The command starts several ranks and this collector wraps each one: put `RANK_TOKEN`
+    #: in every file name (argv or env values) so ranks never overwrite each other's files.
+    per_rank: bool = False
 
 
 @dataclass(frozen=True)
@@ -113,6 +118,9 @@ class Collector(ABC):
     name: ClassVar[str]
     #: Lower ranks wrap outermost: whole-process profilers first, script takers last.
     wrap_rank: ClassVar[int]
+    #: True for collectors that take over one Python process (cprofile, proton, torch): under a
+    #: multi-rank launcher (torchrun, srun, mpirun) they wrap each rank, not the launcher.
+    per_process: ClassVar[bool] = False
     options_model: ClassVar[type[CollectorOptions]]
     summary: ClassVar[str] = ""
 

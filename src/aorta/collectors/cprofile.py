@@ -20,6 +20,7 @@ from pydantic import Field
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status)
 from aorta.collectors.python_launch import split_python_launch
+from aorta.collectors.ranks import rank_name, rank_of, rollup
 from aorta.parsers.pstats_file import read_pstats
 
 __all__ = ["CProfileCollector", "CProfileOptions"]
@@ -36,6 +37,7 @@ class CProfileOptions(CollectorOptions):
 class CProfileCollector(Collector):
     name = "cprofile"
     wrap_rank = 90
+    per_process = True
     options_model = CProfileOptions
     summary = "Python's cProfile: time and calls per Python function; runs anywhere"
 
@@ -44,7 +46,7 @@ class CProfileCollector(Collector):
         py = split_python_launch(launch.argv, self.name,
                                  "run the script with python (or pytest) directly, or use "
                                  "another collector for native commands")
-        dump = str(out_dir / DUMP)
+        dump = str(out_dir / (rank_name("profile", ".pstats") if ctx.per_rank else DUMP))
         head = [py.python, *py.flags, "-m", "cProfile", "-o", dump]
         target = ["-m", "pytest", *py.args] if py.is_pytest else [py.script or "", *py.args]
         return Launch(tuple(head + target), launch.env, launch.unset)
@@ -52,6 +54,10 @@ class CProfileCollector(Collector):
     def summarize(self, out_dir: Path, options: CollectorOptions,
                   outcome: TrialOutcome) -> Metrics:
         metrics: Metrics = {"cprofile_artifact_dir": str(out_dir)}
+        ranked = {rank_of(p.name): p for p in sorted(out_dir.glob("profile.rank*.pstats"))}
+        ranked.pop(None, None)
+        if ranked:
+            return metrics | self._summarize_ranks(ranked, options)
         dump = out_dir / DUMP
         if not dump.is_file():
             why = "the payload never started" if not outcome.launched else \
@@ -76,6 +82,19 @@ class CProfileCollector(Collector):
                                    for r in rows[:TABLE_ROWS]],
         })
         return metrics | capture_status(self.name, "ok")
+
+    def _summarize_ranks(self, dumps: dict[str | None, Path],
+                         options: CollectorOptions) -> Metrics:
+        """One dump per rank: each rank's figures, then the roll-up over ranks."""
+        per_rank: dict[str, dict[str, float]] = {}
+        for rank, dump in dumps.items():
+            try:
+                summary = read_pstats(dump)
+            except (ValueError, OSError) as exc:
+                return capture_status(self.name, "unparsed", f"rank {rank}: {exc}")
+            per_rank[str(rank)] = {"time_ms": summary.total_ms, "call_count": summary.calls}
+        return rollup(self.name, per_rank, "time_ms", "call_count") | \
+            capture_status(self.name, "ok")
 
     def probe(self) -> Capability:
         return Capability(self.name, True, version=sys.version.split()[0],

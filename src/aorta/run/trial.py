@@ -9,13 +9,15 @@ import shlex
 import shutil
 import signal
 import socket
+import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from aorta.collectors.base import CollectorOptions, Launch, TrialContext, TrialOutcome
+from aorta.collectors.base import (RANK_TOKEN, CollectorOptions, Launch, TrialContext,
+                                   TrialOutcome)
 from aorta.envsnap import looks_secret
 from aorta.errors import SetupError
 from aorta.results import TrialResult, atomic_write_text, write_json
@@ -59,12 +61,32 @@ def child_environment(mode: str, caller: Mapping[str, str],
 
 
 def wrap_launch(spec: TrialSpec, base_env: Mapping[str, str]) -> Launch:
-    """The command after every collector wrapped it (innermost first). May raise SetupError."""
+    """The command after every collector wrapped it (innermost first). May raise SetupError.
+
+    Under a multi-rank launcher (torchrun, srun, mpirun), per-process collectors wrap each
+    rank's command, behind the per-rank shim that gives every rank its own file names."""
+    from aorta.collectors.rank_launch import split_rank_launch
     from aorta.collectors.registry import get
 
-    launch = Launch(spec.command, {**spec.env, **spec.device_env})
+    overlay = {**spec.env, **spec.device_env}
+    names = list(spec.collectors)
+    per_process = [n for n in names if get(n).per_process]
+    ranks = split_rank_launch(spec.command) if per_process else None
     ctx = TrialContext(spec.cell, spec.index, spec.trial_dir, base_env)
-    for name in reversed(list(spec.collectors)):
+    if ranks is None:
+        launch = Launch(spec.command, overlay)
+        for name in reversed(names):
+            launch = get(name).wrap(launch, spec.trial_dir / name, spec.collectors[name], ctx)
+        return launch
+    rank_ctx = TrialContext(spec.cell, spec.index, spec.trial_dir, base_env, per_rank=True)
+    inner = Launch(ranks.inner, overlay)
+    for name in reversed(per_process):
+        inner = get(name).wrap(inner, spec.trial_dir / name, spec.collectors[name], rank_ctx)
+    templated = [arg for key, value in inner.env.items() if RANK_TOKEN in value
+                 for arg in ("--env", key)]
+    shim = (sys.executable, "-m", "aorta.launchers.per_rank", *templated, "--")
+    launch = Launch(ranks.prefix + shim + inner.argv, inner.env, inner.unset)
+    for name in reversed([n for n in names if n not in per_process]):
         launch = get(name).wrap(launch, spec.trial_dir / name, spec.collectors[name], ctx)
     return launch
 

@@ -1,0 +1,51 @@
+"""Per-rank captures: naming files by rank, and rolling per-rank figures up into the run's.
+
+A multi-rank trial publishes, beside each rank's own figures under `<c>_ranks`, one figure
+over all ranks: counts are summed; times take the slowest rank (it bounds the step), with the
+spread (slowest minus fastest) and the rank skew (slowest over the median rank) so stragglers
+show without merging traces.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Mapping
+from typing import Any
+
+from aorta.collectors.base import RANK_TOKEN
+
+__all__ = ["rank_of", "rollup", "RANK_TOKEN", "rank_name"]
+
+_RANK_IN_NAME = re.compile(r"\.rank(\d+|pid\d+)\.")
+
+
+def rank_name(stem: str, suffix: str) -> str:
+    """`profile` + `.pstats` -> `profile.rank%aorta_rank%.pstats` (the shim fills the rank)."""
+    return f"{stem}.rank{RANK_TOKEN}{suffix}"
+
+
+def rank_of(filename: str) -> str | None:
+    """`profile.rank3.pstats` -> "3"; None for a file not named by rank."""
+    match = _RANK_IN_NAME.search(filename)
+    return match.group(1) if match else None
+
+
+def rollup(prefix: str, per_rank: Mapping[str, Mapping[str, float]], time_key: str,
+           count_key: str | None) -> dict[str, Any]:
+    """`<prefix>_<time_key>` = slowest rank, `_spread_ms`, `<prefix>_rank_skew`,
+    `<prefix>_rank_count`, `<prefix>_<count_key>` = sum (only if every rank has it), and
+    `<prefix>_ranks` with each rank's own figures."""
+    times = {r: m[time_key] for r, m in per_rank.items() if time_key in m}
+    out: dict[str, Any] = {f"{prefix}_ranks": {r: dict(m) for r, m in sorted(per_rank.items())},
+                           f"{prefix}_rank_count": len(per_rank)}
+    if times:
+        slowest = max(times.values())
+        median = statistics.median(times.values())
+        out[f"{prefix}_{time_key}"] = slowest
+        out[f"{prefix}_{time_key.removesuffix('_ms')}_spread_ms"] = slowest - min(times.values())
+        if median > 0:
+            out[f"{prefix}_rank_skew"] = slowest / median
+    if count_key and per_rank and all(count_key in m for m in per_rank.values()):
+        out[f"{prefix}_{count_key}"] = sum(int(m[count_key]) for m in per_rank.values())
+    return out
