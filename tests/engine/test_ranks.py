@@ -48,6 +48,14 @@ def test_rank_of_and_rollup():
     assert out["x_ranks"]["1"] == {"time_ms": 30.0, "n": 3}
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 TORCHRUN = shutil.which("torchrun", path=str(Path(sys.executable).parent))
 needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None or TORCHRUN is None,
                                  reason="needs the CPU build of torch (and its torchrun)")
@@ -70,8 +78,8 @@ dist.destroy_process_group()
 def test_two_rank_torchrun_gives_one_capture_per_rank(tmp_path: Path, payload):
     script = payload(DDP, "ddp.py")
     proc = run_aorta("sweep", "run", "--collect", "cprofile", "--output", str(tmp_path), "--",
-                     TORCHRUN, "--nproc-per-node", "2", "--master-port", "29541", str(script),
-                     timeout=240)
+                     TORCHRUN, "--nproc-per-node", "2", "--master-port", str(free_port()),
+                     str(script), timeout=240)
     assert proc.returncode == 0, proc.stderr
     result = trial_result(tmp_path / "adhoc", "default", 0)
     assert result["verdict"] == "pass", result["stderr_tail"]
