@@ -73,7 +73,7 @@ def step():
     return x @ x
 
 
-for _ in range(20 + 200 * rank):      # rank 1 works ten times longer: a straggler
+for _ in range(20 + 5000 * rank):     # rank 1 works far longer: a straggler
     step()
 dist.all_reduce(x)
 dist.destroy_process_group()
@@ -94,6 +94,6 @@ def test_two_rank_torchrun_gives_one_capture_per_rank(tmp_path: Path, payload):
     m = result["metrics"]
     assert m["cprofile_rank_count"] == 2 and set(m["cprofile_ranks"]) == {"0", "1"}
     calls = {r: v["call_count"] for r, v in m["cprofile_ranks"].items()}
-    assert calls["1"] - calls["0"] >= 200     # the straggler's 200 extra calls of step()
+    assert calls["1"] - calls["0"] >= 4000    # the straggler made 5000 extra calls of step()
     assert m["cprofile_call_count"] == calls["0"] + calls["1"]
     assert m["cprofile_rank_skew"] >= 1.0
