@@ -17,6 +17,7 @@ __all__ = ["MATRIX_SCHEMA", "MetricStats", "CellSummary", "summarize_cell", "mat
            "perf_markdown"]
 
 MATRIX_SCHEMA = 1
+MIN_FOR_INTERVAL = 3   # fewer trials on a side give no meaningful bootstrap interval
 
 
 @dataclass(frozen=True)
@@ -104,15 +105,17 @@ def summarize_cell(name: str, planned: int, results: Iterable[TrialResult],
 
 def _overheads(profiled: Mapping[str, list[float]],
                baseline: Mapping[str, list[float]]) -> dict[str, Overhead]:
-    from aorta.stats import ratio_of_medians
+    from aorta.compare.bootstrap import ratio_interval
 
     out = {}
     for key in ("wall_s", "cpu_user_s", "max_rss_mib"):
         a, b = profiled.get(key), baseline.get(key)
-        if a and b:
-            est = ratio_of_medians(a, b)
-            if est is not None:
-                out[key] = Overhead(est.ratio, est.low, est.high, len(a), len(b))
+        if not a or not b or statistics.median(b) <= 0:
+            continue
+        low = high = None
+        if min(len(a), len(b)) >= MIN_FOR_INTERVAL:
+            low, high = ratio_interval(b, a, 0.95)
+        out[key] = Overhead(statistics.median(a) / statistics.median(b), low, high, len(a), len(b))
     return out
 
 

@@ -20,6 +20,8 @@ __all__ = ["main", "COMMANDS"]
 # name -> (import path of the click command, one-line help shown by `aorta --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("aorta.cli.sweep:sweep", "Run a command many times over a matrix, under profilers."),
+    "compare": ("aorta.cli.compare:compare",
+                "Compare two runs: a verdict per metric and kernel, and a CI gate."),
     "collectors": ("aorta.cli.collectors:collectors",
                    "List collectors, their options and whether each works here."),
     "doctor": ("aorta.cli.doctor:doctor", "Check what can be profiled on this machine, and how to fix the rest."),
@@ -58,7 +60,8 @@ def cli() -> None:
     variants, and turn the profiler's files into numbers you can trust and compare.
 
     Exit codes: 0 done; 1 aorta itself broke; 2 bad usage, bad recipe or a collector that
-    cannot measure (nothing ran); 3 --strict and some trial did not pass; 130 interrupted.
+    cannot measure (nothing ran); 3 --strict and some trial did not pass; 4 compare found a
+    regression beyond its threshold; 130 interrupted.
     """
 
 

@@ -1,0 +1,146 @@
+"""Compute a comparison: pair cells, then judge every shared metric and kernel.
+
+Pure computation over loaded samples; nothing here prints or reads files. Each row's bootstrap
+seed mixes the user's seed with the row's identity, so a row's numbers do not depend on which
+other rows were compared.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+
+from aorta.compare.kinds import metric_kind
+from aorta.compare.load import CellSamples, KernelEntry, LoadedRun, TrialTable, pair_cells
+from aorta.compare.model import CellComparison, CompareSettings, Comparison, Row
+from aorta.compare.names import normalise
+from aorta.compare.stats import median
+from aorta.compare.verdict import judge
+from aorta.errors import UserError
+
+__all__ = ["compare_runs"]
+
+
+def compare_runs(base: LoadedRun, new: LoadedRun, settings: CompareSettings) -> Comparison:
+    """Compare two loaded runs. Raises UserError for nothing to compare (no common cell, no
+    passing trial on both sides of any cell, or an asked-for metric neither side has)."""
+    pairs = pair_cells(base, new)
+    if not any(b.trials.passed and n.trials.passed for _, b, n in pairs):
+        raise UserError("nothing to compare: no cell has a passing trial in both runs ("
+                        + "; ".join(f"{label}: base {b.trials.passed}, new {n.trials.passed} "
+                                    f"passed" for label, b, n in pairs) + ")")
+    _check_metrics_exist(settings.metrics, pairs)
+    notes = []
+    if not (base.ref.cell or new.ref.cell):
+        only_base = [c for c in base.cells if c not in new.cells]
+        only_new = [c for c in new.cells if c not in base.cells]
+        if only_base:
+            notes.append(f"cells only in base (not compared): {', '.join(only_base)}")
+        if only_new:
+            notes.append(f"cells only in new (not compared): {', '.join(only_new)}")
+    cells = tuple(_compare_cell(label, b, n, settings) for label, b, n in pairs)
+    return Comparison(base.ref.label, new.ref.label, settings, cells, tuple(notes))
+
+
+def _check_metrics_exist(wanted: Sequence[str],
+                         pairs: Sequence[tuple[str, CellSamples, CellSamples]]) -> None:
+    known = sorted({m for _, b, n in pairs for m in b.metrics if m in n.metrics})
+    for metric in wanted:
+        if metric not in known:
+            raise UserError(f"--metric {metric}: no compared cell has it in both runs; "
+                            f"metrics both have: {', '.join(known) or '(none)'}")
+
+
+def _compare_cell(label: str, base: CellSamples, new: CellSamples,
+                  settings: CompareSettings) -> CellComparison:
+    notes = []
+    for side, cell in (("base", base), ("new", new)):
+        t = cell.trials
+        if t.passed < t.total:
+            left_out = ", ".join(f"{n} {word}" for n, word in (
+                (t.failed, "failed"), (t.errored, "errored"), (t.missing, "missing")) if n)
+            notes.append(f"{side}: only the {t.passed} passing trial(s) of {t.total} are "
+                         f"compared ({left_out})")
+    names = settings.metrics or tuple(m for m in base.metrics if m in new.metrics)
+    rows = [_metric_row(label, m, base, new, settings) for m in names]
+    for side, mine, theirs in (("base", base, new), ("new", new, base)):
+        lonely = sorted(m for m in mine.metrics if m not in theirs.metrics)
+        if lonely and not settings.metrics:
+            notes.append(f"metrics only in {side}: {', '.join(lonely)}")
+    if settings.kernels:
+        for table in (t for t in base.tables if t in new.tables):
+            rows += _kernel_rows(label, table, base.tables[table], new.tables[table], settings)
+        for side, mine, theirs in (("base", base, new), ("new", new, base)):
+            lonely = sorted(t for t in mine.tables if t not in theirs.tables)
+            if lonely:
+                notes.append(f"kernel tables only in {side}: {', '.join(lonely)}")
+    return CellComparison(label, base.name, new.name, base.trials, new.trials, tuple(rows),
+                          tuple(notes))
+
+
+def _metric_row(cell: str, metric: str, base: CellSamples, new: CellSamples,
+                settings: CompareSettings) -> Row:
+    kind = metric_kind(metric)
+    b, n = base.metrics.get(metric, ()), new.metrics.get(metric, ())
+    j = judge(b, n, kind, settings, _row_seed(settings.seed, cell, "metric", metric))
+    return Row(cell, "metric", metric, kind, j.verdict, len(b), len(n), j.base_median,
+               j.new_median, j.ratio, j.ci_low, j.ci_high, j.p_value, j.more_trials, j.note)
+
+
+def _kernel_rows(cell: str, table: str, base: Sequence[TrialTable], new: Sequence[TrialTable],
+                 settings: CompareSettings) -> list[Row]:
+    base_trials = [_normalised(t, settings.match_templates) for t in base]
+    new_trials = [_normalised(t, settings.match_templates) for t in new]
+    names = dict.fromkeys(k for t in base_trials + new_trials for k in t)
+    return [_kernel_row(cell, table, name, base_trials, new_trials, settings) for name in names]
+
+
+# normalised name -> (total ms, calls or None, original names)
+_Merged = dict[str, tuple[float, int | None, frozenset[str]]]
+
+
+def _normalised(table: TrialTable, match_templates: bool) -> _Merged:
+    out: _Merged = {}
+    for raw, entry in table.items():
+        key = normalise(raw, match_templates)
+        total, calls, raws = out.get(key, (0.0, 0, frozenset()))
+        merged_calls = None if calls is None or entry.calls is None else calls + entry.calls
+        out[key] = (total + entry.total_ms, merged_calls, raws | {raw})
+    return out
+
+
+def _kernel_row(cell: str, table: str, name: str, base: Sequence[_Merged],
+                new: Sequence[_Merged], settings: CompareSettings) -> Row:
+    # A trial whose table lacks the kernel ran it zero times: that is a measurement of 0 ms.
+    b = [t[name][0] if name in t else 0.0 for t in base]
+    n = [t[name][0] if name in t else 0.0 for t in new]
+    seen_b, seen_n = sum(name in t for t in base), sum(name in t for t in new)
+    raws = tuple(sorted(set().union(*(t[name][2] for t in list(base) + list(new) if name in t))))
+    calls_b, calls_n = _median_calls(base, name), _median_calls(new, name)
+    if not seen_b or not seen_n:
+        side, seen, total = ("new", seen_n, len(n)) if not seen_b else ("base", seen_b, len(b))
+        return Row(cell, "kernel", name, "time", "NEW" if not seen_b else "GONE", len(b), len(n),
+                   None if not seen_b else median(b), None if not seen_n else median(n),
+                   note=f"only in {side} ({seen} of {total} trials)", table=table,
+                   base_calls=calls_b, new_calls=calls_n, raw_names=raws)
+    j = judge(b, n, "time", settings, _row_seed(settings.seed, cell, table, name))
+    notes = [j.note] if j.note else []
+    if seen_b < len(b) or seen_n < len(n):
+        notes.append(f"ran in {seen_b}/{len(b)} base and {seen_n}/{len(n)} new trials")
+    if calls_b is not None and calls_n is not None and calls_b != calls_n:
+        notes.append(f"calls {calls_b:g} -> {calls_n:g}")
+    return Row(cell, "kernel", name, "time", j.verdict, len(b), len(n), j.base_median,
+               j.new_median, j.ratio, j.ci_low, j.ci_high, j.p_value, j.more_trials,
+               "; ".join(notes), table=table, base_calls=calls_b, new_calls=calls_n,
+               raw_names=raws)
+
+
+def _median_calls(trials: Sequence[_Merged], name: str) -> float | None:
+    counts = [t[name][1] for t in trials if name in t]
+    if not counts or any(c is None for c in counts):
+        return None
+    return median([float(c) for c in counts if c is not None])
+
+
+def _row_seed(seed: int, *identity: str) -> int:
+    return seed * 1_000_003 + zlib.crc32("\0".join(identity).encode())

@@ -1,0 +1,202 @@
+"""Reading what a comparison needs from run directories: per-cell samples, one per trial.
+
+Only passing trials give numbers (a failed or errored trial measured something else); the
+others are counted so the report can say how many were left out. A kernel table is any
+metric holding rows like `{"name": "add_kernel", "calls": 3, "total_ms": 0.52}` (the
+`<collector>_kernels` tables, and cProfile's `cprofile_functions`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aorta.compare.model import TrialCounts
+from aorta.errors import UserError
+from aorta.results import TrialResult, read_json, read_trial
+
+__all__ = ["RunRef", "KernelEntry", "CellSamples", "LoadedRun", "parse_ref", "load_run",
+           "pair_cells", "RUN_SCHEMA_READ"]
+
+RUN_SCHEMA_READ = 1
+
+
+@dataclass(frozen=True)
+class RunRef:
+    """A run directory, and optionally one of its cells (`RUN:cell` on the command line)."""
+
+    path: Path
+    cell: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.path}:{self.cell}" if self.cell else str(self.path)
+
+
+@dataclass(frozen=True)
+class KernelEntry:
+    total_ms: float
+    calls: int | None          # None when the profiler gave no trusted count
+
+
+# One passing trial's kernel table: raw kernel name -> entry.
+TrialTable = Mapping[str, KernelEntry]
+
+
+@dataclass(frozen=True)
+class CellSamples:
+    name: str
+    trials: TrialCounts
+    metrics: Mapping[str, tuple[float, ...]]           # metric -> one value per passing trial
+    tables: Mapping[str, tuple[TrialTable, ...]]       # table metric -> one per passing trial
+
+
+@dataclass(frozen=True)
+class LoadedRun:
+    ref: RunRef
+    cells: Mapping[str, CellSamples]                   # in the run's cell order
+
+
+def parse_ref(text: str) -> RunRef:
+    """`path` or `path:cell`. A path that exists as written wins over a `:cell` reading."""
+    if not text:
+        raise UserError("a run to compare is an empty string; give a run directory")
+    path = Path(text)
+    if path.exists() or ":" not in text:
+        return RunRef(path)
+    head, _, cell = text.rpartition(":")
+    if not cell:
+        raise UserError(f"{text!r}: nothing after ':'; write RUN_DIR:CELL or just RUN_DIR")
+    return RunRef(Path(head), cell)
+
+
+def load_run(ref: RunRef) -> LoadedRun:
+    """Read a run directory (only `ref.cell` when one is named). Raises UserError when the
+    directory is missing, is not a run, or lacks the named cell."""
+    run_doc = _read_run_doc(ref.path)
+    names = _cell_names(ref.path, run_doc)
+    if ref.cell is not None:
+        if ref.cell not in names:
+            raise UserError(f"{ref.path}: no cell {ref.cell!r}; its cells are "
+                            f"{', '.join(names) or '(none)'}")
+        names = [ref.cell]
+    planned = run_doc.get("trials_per_cell")
+    planned = planned if isinstance(planned, int) and planned > 0 else None
+    return LoadedRun(ref, {name: _load_cell(ref.path / "cells" / name, name, planned)
+                           for name in names})
+
+
+def _read_run_doc(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        raise UserError(f"{path}: no such directory")
+    if not path.is_dir():
+        raise UserError(f"{path}: not a directory; give a run directory (it holds run.json)")
+    run_json = path / "run.json"
+    if not run_json.is_file():
+        inside = sorted(p.parent.name for p in path.glob("*/run.json"))
+        hint = f"; runs inside it: {', '.join(inside[:5])}" if inside else ""
+        raise UserError(f"{path}: not a run directory (no run.json){hint}")
+    try:
+        doc = read_json(run_json)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{run_json}: unreadable ({exc})") from None
+    if not isinstance(doc, dict):
+        raise UserError(f"{run_json}: not a run record")
+    version = doc.get("schema_version")
+    if isinstance(version, int) and version > RUN_SCHEMA_READ:
+        raise UserError(f"{run_json}: written by a newer aorta (run schema {version}); "
+                        f"upgrade aorta to compare it")
+    return doc
+
+
+def _cell_names(path: Path, run_doc: Mapping[str, Any]) -> list[str]:
+    listed = run_doc.get("cells")
+    names = [c for c in listed if isinstance(c, str)] if isinstance(listed, list) else []
+    on_disk = sorted(p.name for p in (path / "cells").glob("*") if p.is_dir())
+    return names + [n for n in on_disk if n not in names]
+
+
+def _load_cell(cell_dir: Path, name: str, planned: int | None) -> CellSamples:
+    results = [r for r in (read_trial(p / "result.json") for p in _trial_dirs(cell_dir))
+               if r is not None]
+    passing = [r for r in results if r.verdict == "pass"]
+    metrics: dict[str, list[float]] = {}
+    tables: dict[str, list[TrialTable]] = {}
+    for trial in passing:
+        for key, value in trial.numeric_metrics().items():
+            metrics.setdefault(key, []).append(value)
+        for key, table in _tables(trial).items():
+            tables.setdefault(key, []).append(table)
+    # A result.json that exists but cannot be read counts as missing, never as a pass.
+    written = sum(1 for p in _trial_dirs(cell_dir) if (p / "result.json").exists())
+    counts = TrialCounts(
+        passed=len(passing),
+        failed=sum(r.verdict == "fail" for r in results),
+        errored=sum(r.verdict == "error" for r in results),
+        missing=max(0, max(planned or 0, written) - len(results)))
+    return CellSamples(name, counts, {k: tuple(v) for k, v in metrics.items()},
+                       {k: tuple(v) for k, v in tables.items()})
+
+
+def _trial_dirs(cell_dir: Path) -> list[Path]:
+    def index(p: Path) -> int:
+        suffix = p.name.removeprefix("trial_")
+        return int(suffix) if suffix.isdigit() else -1
+
+    return sorted((p for p in cell_dir.glob("trial_*") if p.is_dir()), key=index)
+
+
+def _tables(trial: TrialResult) -> dict[str, TrialTable]:
+    """Every kernel table of a trial. A row without a name or a finite, non-negative
+    total_ms is skipped: no number beats a wrong one."""
+    out: dict[str, TrialTable] = {}
+    for key, value in trial.metrics.items():
+        if not isinstance(value, list) or not value or not all(isinstance(r, dict) for r in value):
+            continue
+        if not all("name" in r and "total_ms" in r for r in value):
+            continue
+        table: dict[str, KernelEntry] = {}
+        for row in value:
+            name, total, calls = row.get("name"), row.get("total_ms"), row.get("calls")
+            if not isinstance(name, str) or not name or not _duration(total):
+                continue
+            calls = calls if isinstance(calls, int) and not isinstance(calls, bool) else None
+            previous = table.get(name)
+            if previous is not None:   # a repeated name: add, as the profiler would have
+                total = previous.total_ms + total
+                calls = None if previous.calls is None or calls is None else previous.calls + calls
+            table[name] = KernelEntry(float(total), calls)
+        out[key] = table
+    return out
+
+
+def _duration(value: Any) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and value >= 0)
+
+
+def pair_cells(base: LoadedRun, new: LoadedRun) -> list[tuple[str, CellSamples, CellSamples]]:
+    """The cells to compare, as (label, base cell, new cell).
+
+    Two named cells pair with each other; one named cell pairs with the cell of that name on
+    the other side; otherwise every cell both runs have, in the base run's order."""
+    if base.ref.cell and new.ref.cell:
+        b, n = base.cells[base.ref.cell], new.cells[new.ref.cell]
+        label = b.name if b.name == n.name else f"{b.name} -> {n.name}"
+        return [(label, b, n)]
+    named = base.ref.cell or new.ref.cell
+    if named:
+        other = new if base.ref.cell else base
+        if named not in other.cells:
+            raise UserError(f"{other.ref.path}: no cell {named!r} to compare with; its cells "
+                            f"are {', '.join(other.cells) or '(none)'}")
+        return [(named, base.cells[named], new.cells[named])]
+    common = [name for name in base.cells if name in new.cells]
+    if not common:
+        raise UserError(f"no cell in common: base has {', '.join(base.cells) or '(none)'}; "
+                        f"new has {', '.join(new.cells) or '(none)'}; to compare two cells, "
+                        f"write BASE:cell NEW:cell")
+    return [(name, base.cells[name], new.cells[name]) for name in common]

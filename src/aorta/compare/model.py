@@ -1,0 +1,150 @@
+"""The records a comparison produces: plain, frozen, checked when built. Renderers read them.
+
+A `Row` is one verdict: a metric or a kernel of one cell, base against new. Medians are in the
+metric's own unit (kernel rows: milliseconds of total time per trial); `ratio` is
+new median / base median; `ci_low`/`ci_high` bound that ratio (None when unbounded or not
+computed); `p_value` is the two-sided Mann-Whitney p.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+from aorta.compare.kinds import MetricKind
+
+__all__ = ["Verdict", "VERDICTS", "Scope", "CompareSettings", "TrialCounts", "Row",
+           "CellComparison", "Comparison"]
+
+Verdict = Literal["FASTER", "SLOWER", "SAME", "UNCERTAIN", "SMALLER", "LARGER", "LOWER",
+                  "HIGHER", "CHANGED", "NEW", "GONE", "INCOMPARABLE"]
+VERDICTS: tuple[str, ...] = ("FASTER", "SLOWER", "SAME", "UNCERTAIN", "SMALLER", "LARGER",
+                             "LOWER", "HIGHER", "CHANGED", "NEW", "GONE", "INCOMPARABLE")
+Scope = Literal["metric", "kernel"]
+
+
+@dataclass(frozen=True)
+class CompareSettings:
+    """How to compare. `threshold` is a fraction (0.05: changes within +/-5% read as SAME);
+    `alpha` is the significance level, and the interval's level is 1 - alpha."""
+
+    threshold: float = 0.05
+    alpha: float = 0.05
+    metrics: tuple[str, ...] = ()        # empty: every metric both sides measured
+    kernels: bool = True
+    match_templates: bool = False
+    resamples: int = 2000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.threshold < 1:
+            raise ValueError(f"threshold must lie in [0, 1), got {self.threshold}")
+        if not 0 < self.alpha <= 0.5:
+            raise ValueError(f"alpha must lie in (0, 0.5], got {self.alpha}")
+        if self.resamples < 100:
+            raise ValueError(f"resamples must be at least 100, got {self.resamples}")
+
+
+@dataclass(frozen=True)
+class TrialCounts:
+    passed: int
+    failed: int
+    errored: int
+    missing: int                         # planned but without a readable result
+
+    def __post_init__(self) -> None:
+        if min(self.passed, self.failed, self.errored, self.missing) < 0:
+            raise ValueError(f"trial counts cannot be negative: {self}")
+
+    @property
+    def total(self) -> int:
+        return self.passed + self.failed + self.errored + self.missing
+
+
+@dataclass(frozen=True)
+class Row:
+    cell: str
+    scope: Scope
+    name: str                            # metric name, or the normalised kernel name
+    kind: MetricKind
+    verdict: Verdict
+    base_n: int                          # trials that measured it
+    new_n: int
+    base_median: float | None = None
+    new_median: float | None = None
+    ratio: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    p_value: float | None = None
+    more_trials: int | None = None       # UNCERTAIN: about this many more trials per side
+    note: str = ""
+    table: str | None = None             # kernel rows: the metric holding the table
+    base_calls: float | None = None      # kernel rows: median launches per trial
+    new_calls: float | None = None
+    raw_names: tuple[str, ...] = ()      # kernel rows: names before normalisation
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        if self.scope not in ("metric", "kernel"):
+            raise ValueError(f"scope must be metric or kernel, got {self.scope!r}")
+        if self.scope == "kernel" and not self.table:
+            raise ValueError(f"kernel row {self.name!r} must name its table")
+        if self.p_value is not None and not 0 <= self.p_value <= 1:
+            raise ValueError(f"p_value must lie in [0, 1], got {self.p_value}")
+        if self.ci_low is not None and self.ci_high is not None and self.ci_low > self.ci_high:
+            raise ValueError(f"interval is reversed: [{self.ci_low}, {self.ci_high}]")
+        if self.more_trials is not None and self.verdict != "UNCERTAIN":
+            raise ValueError("only an UNCERTAIN row advises more trials")
+        if self.verdict == "NEW" and self.base_median is not None:
+            raise ValueError(f"a NEW row has no base value: {self.name!r}")
+        if self.verdict == "GONE" and self.new_median is not None:
+            raise ValueError(f"a GONE row has no new value: {self.name!r}")
+
+    @property
+    def change(self) -> float:
+        """new median - base median (a missing side counts as 0), in the metric's unit."""
+        new = self.new_median if self.new_median is not None else 0.0
+        base = self.base_median if self.base_median is not None else 0.0
+        change = new - base
+        return change if math.isfinite(change) else 0.0
+
+
+@dataclass(frozen=True)
+class CellComparison:
+    label: str                           # "naive", or "naive -> blocked" for two named cells
+    base_cell: str
+    new_cell: str
+    base_trials: TrialCounts
+    new_trials: TrialCounts
+    rows: tuple[Row, ...]
+    notes: tuple[str, ...] = ()
+
+    def metric_rows(self) -> list[Row]:
+        return [r for r in self.rows if r.scope == "metric"]
+
+    def kernel_rows(self) -> list[Row]:
+        """Kernel rows, largest absolute time change first."""
+        return sorted((r for r in self.rows if r.scope == "kernel"),
+                      key=lambda r: (-abs(r.change), r.name))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    base: str                            # what the user named: a run directory, maybe :cell
+    new: str
+    settings: CompareSettings
+    cells: tuple[CellComparison, ...]
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def rows(self) -> Iterator[Row]:
+        for cell in self.cells:
+            yield from cell.rows
+
+    def tally(self) -> dict[str, int]:
+        """How many rows got each verdict, in VERDICTS order, zeros left out."""
+        counts: Counter[str] = Counter(r.verdict for r in self.rows())
+        return {v: counts[v] for v in VERDICTS if counts[v]}

@@ -1,0 +1,81 @@
+"""A comparison as one self-contained HTML page: inline style, no script, no network."""
+
+from __future__ import annotations
+
+from html import escape
+
+from aorta.compare.model import CellComparison, Comparison, Row
+from aorta.compare.render import (cell_header, fmt_interval, fmt_number, fmt_p, fmt_ratio,
+                                  kernel_groups, kernel_head, left_out_line, method_line,
+                                  summary_line, verdict_text)
+
+__all__ = ["html_text"]
+
+_STYLE = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
+table { border-collapse: collapse; margin: .5em 0 1.5em; }
+th, td { border-bottom: 1px solid #ddd; padding: .25em .6em; text-align: right; }
+th { background: #f4f4f4; }
+td.name, th.name, td.note { text-align: left; }
+td.name { font-family: ui-monospace, monospace; max-width: 40em; overflow-wrap: anywhere; }
+.SLOWER, .LARGER { background: #fbe3e3; font-weight: 600; }
+.FASTER, .SMALLER { background: #e2f4e4; font-weight: 600; }
+.UNCERTAIN, .INCOMPARABLE { background: #fff5d6; }
+.NEW, .GONE, .CHANGED, .HIGHER, .LOWER { background: #e6eefb; }
+.note { color: #555; }
+"""
+
+
+def html_text(comparison: Comparison, top: int = 20) -> str:
+    """The whole page as one string."""
+    parts = ["<!DOCTYPE html>", "<html><head><meta charset='utf-8'>",
+             "<title>aorta compare</title>", f"<style>{_STYLE}</style></head><body>",
+             "<h1>aorta compare</h1>",
+             f"<p>base: <code>{escape(comparison.base)}</code><br>"
+             f"new: <code>{escape(comparison.new)}</code><br>{escape(method_line(comparison))}</p>"]
+    parts += [f"<p class='note'>note: {escape(n)}</p>" for n in comparison.notes]
+    for cell in comparison.cells:
+        parts += _cell(cell, top)
+    parts += [f"<p><strong>{escape(summary_line(comparison))}</strong></p>", "</body></html>"]
+    return "\n".join(parts) + "\n"
+
+
+def _cell(cell: CellComparison, top: int) -> list[str]:
+    parts = [f"<h2>{escape(cell_header(cell))}</h2>"]
+    parts += [f"<p class='note'>note: {escape(n)}</p>" for n in cell.notes]
+    if cell.metric_rows():
+        parts.append(_table(("metric", "base", "new", "ratio", "interval", "p", "verdict",
+                             "note"), [_metric_row(r) for r in cell.metric_rows()]))
+    for table, shown, left_out in kernel_groups(cell, top):
+        parts.append(f"<h3>{escape(table)}, by absolute change</h3>")
+        parts.append(_table(kernel_head(table), [_kernel_row(r) for r in shown]))
+        if left_out:
+            parts.append(f"<p class='note'>{escape(left_out_line(left_out))}</p>")
+    return parts
+
+
+def _table(head: tuple[str, ...], rows: list[str]) -> str:
+    cells = "".join(f"<th class='name'>{escape(h)}</th>" if i in (0, len(head) - 1)
+                    else f"<th>{escape(h)}</th>" for i, h in enumerate(head))
+    return f"<table><thead><tr>{cells}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _row(row: Row, middle: list[str]) -> str:
+    title = f" title='{escape(', '.join(row.raw_names))}'" if row.raw_names else ""
+    cells = [f"<td class='name'{title}>{escape(row.name)}</td>"]
+    cells += [f"<td>{escape(v)}</td>" for v in middle]
+    cells.append(f"<td class='{row.verdict}'>{escape(verdict_text(row))}</td>")
+    cells.append(f"<td class='note'>{escape(row.note)}</td>")
+    return "<tr>" + "".join(cells) + "</tr>"
+
+
+def _metric_row(row: Row) -> str:
+    count = row.kind == "count"
+    return _row(row, [fmt_number(row.base_median, count), fmt_number(row.new_median, count),
+                      fmt_ratio(row.ratio), fmt_interval(row), fmt_p(row.p_value)])
+
+
+def _kernel_row(row: Row) -> str:
+    return _row(row, [fmt_number(row.base_median), fmt_number(row.new_median),
+                      f"{row.change:+.4g}", fmt_ratio(row.ratio), fmt_interval(row),
+                      fmt_p(row.p_value)])

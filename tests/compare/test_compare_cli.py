@@ -1,0 +1,134 @@
+"""`aorta compare` end to end: exit codes, formats, errors, and real sweeps."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from aorta.cli import COMMANDS, main
+from aorta.cli.compare import CompareOptions, run
+from aorta.errors import EXIT_OK, EXIT_REGRESSION, EXIT_USAGE
+
+from aorta_testing import run_aorta
+from compare_helpers import kernels, make_run, timed_cell, trial
+
+WALLS = [1.00, 1.02, 0.98, 1.01, 0.99, 1.00]
+
+
+@pytest.fixture(autouse=True)
+def compare_verb(monkeypatch):
+    # The verb's entry in the lazy command table (a no-op once the table lists it).
+    monkeypatch.setitem(COMMANDS, "compare", ("aorta.cli.compare:compare",
+                                              "Compare two runs: a verdict per metric and kernel."))
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> tuple[Path, Path]:
+    def cell(scale: float, gemm: float) -> list:
+        return [trial("c", i, wall=w * scale, rocprof_gpu_time_ms=(gemm + 1.0) * w,
+                      rocprof_kernel_count=2,
+                      rocprof_kernels=kernels(**{"gemm_0d1d2d": gemm * w, "copy": 1.0 * w}))
+                for i, w in enumerate(WALLS)]
+
+    return (make_run(tmp_path, "base", {"c": cell(1.0, 2.0)}),
+            make_run(tmp_path, "new", {"c": cell(1.0, 3.0)}))
+
+
+def test_text_report_and_no_gate(runs, capsys):
+    base, new = runs
+    assert main(["compare", str(base), str(new)]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "rocprof_kernels, by absolute change:" in out
+    kernel_lines = [line.split()[0] for line in out.splitlines()
+                    if line.strip().startswith(("gemm", "copy"))]
+    assert kernel_lines == ["gemm", "copy"]           # the bigger change first
+    assert "summary:" in out
+
+
+def test_fail_on_slower_exits_4(runs, capsys):
+    base, new = runs
+    assert main(["compare", str(base), str(new), "--fail-on", "slower"]) == EXIT_REGRESSION
+    captured = capsys.readouterr()
+    assert "aorta: regression: c/rocprof_gpu_time_ms, c/gemm" in captured.err
+    # Gating on a metric that did not regress passes.
+    assert main(["compare", str(base), str(new), "--fail-on", "wall_s"]) == EXIT_OK
+    assert main(["compare", str(base), str(new), "--fail-on", "wall_s,kernels"]) == \
+        EXIT_REGRESSION
+
+
+def test_faster_is_not_a_regression(runs):
+    base, new = runs
+    assert main(["compare", str(new), str(base), "--fail-on", "slower"]) == EXIT_OK
+
+
+def test_json_format(runs, capsys):
+    base, new = runs
+    assert main(["compare", str(base), str(new), "--format", "json", "--fail-on", "slower",
+                 "--metric", "wall_s,rocprof_gpu_time_ms"]) == EXIT_REGRESSION
+    doc = json.loads(capsys.readouterr().out)
+    cell = doc["cells"][0]
+    assert [m["name"] for m in cell["metrics"]] == ["wall_s", "rocprof_gpu_time_ms"]
+    assert {k["name"]: k["verdict"] for k in cell["kernels"]} == {"gemm": "SLOWER",
+                                                                   "copy": "SAME"}
+    assert {r["name"] for r in doc["regressions"]} == {"rocprof_gpu_time_ms", "gemm"}
+
+
+def test_md_and_html_formats(runs, capsys):
+    base, new = runs
+    assert main(["compare", str(base), str(new), "--format", "md", "--no-kernels"]) == EXIT_OK
+    md = capsys.readouterr().out
+    assert md.startswith("# aorta compare") and "rocprof_kernels" not in md
+    assert main(["compare", f"{base}:c", f"{new}:c", "--format", "html"]) == EXIT_OK
+    assert capsys.readouterr().out.startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize("args,message", [
+    (["{tmp}/missing", "{new}"], "no such directory"),
+    (["{base}", "{new}", "--fail-on", "rocprof_kernel_count"], "a count"),
+    (["{base}", "{new}", "--fail-on", "accuracy"], "cannot tell whether higher"),
+    (["{base}", "{new}", "--fail-on", "typo_ms"], "no cell compared this metric"),
+    (["{base}", "{new}", "--metric", "typo_ms"], "--metric typo_ms"),
+    (["{base}:zz", "{new}"], "no cell 'zz'"),
+    (["{base}", "{new}", "--threshold", "1.5"], "threshold"),
+])
+def test_bad_input_exits_2(runs, tmp_path, capsys, args, message):
+    base, new = runs
+    argv = ["compare"] + [a.format(tmp=tmp_path, base=base, new=new) for a in args]
+    assert main(argv) == EXIT_USAGE
+    assert message in capsys.readouterr().err
+
+
+def test_empty_runs_exit_2(tmp_path, capsys):
+    empty = make_run(tmp_path, "empty", {"c": []}, trials_per_cell=3)
+    full = make_run(tmp_path, "full", {"c": timed_cell("c", WALLS)})
+    assert main(["compare", str(empty), str(full)]) == EXIT_USAGE
+    assert "nothing to compare" in capsys.readouterr().err
+
+
+def test_run_in_process(runs, capsys):
+    base, new = runs
+    code = run(CompareOptions(str(base), str(new), fail_on=("kernels",), format="text", top=1))
+    assert code == EXIT_REGRESSION
+    assert "1 more row(s)" in capsys.readouterr().out
+
+
+def test_real_sweeps_find_a_real_slowdown(tmp_path, capsys):
+    # Two real sweeps of a payload that sleeps 0.05 s, then 0.35 s: wall time must come out
+    # SLOWER, and the same run against itself must not.
+    runs = []
+    for name, seconds in (("fast", 0.05), ("slow", 0.35)):
+        proc = run_aorta("sweep", "run", "--output", str(tmp_path / name), "--trials", "4",
+                         "--", sys.executable, "-c", f"import time; time.sleep({seconds})")
+        assert proc.returncode == 0, proc.stderr
+        (run_json,) = (tmp_path / name).glob("*/run.json")
+        runs.append(run_json.parent)
+    fast, slow = runs
+    assert main(["compare", str(fast), str(slow), "--fail-on", "wall_s",
+                 "--format", "json"]) == EXIT_REGRESSION
+    doc = json.loads(capsys.readouterr().out)
+    (wall,) = [m for m in doc["cells"][0]["metrics"] if m["name"] == "wall_s"]
+    assert wall["verdict"] == "SLOWER" and wall["ratio"] > 1.5
+    assert main(["compare", str(fast), str(fast), "--fail-on", "slower"]) == EXIT_OK
