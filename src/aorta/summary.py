@@ -6,6 +6,7 @@ something else. Counts of each verdict are kept so nothing disappears silently.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -30,10 +31,25 @@ class MetricStats:
     max: float
 
     @classmethod
-    def of(cls, values: Sequence[float]) -> MetricStats:
-        return cls(len(values), statistics.fmean(values),
-                   statistics.stdev(values) if len(values) > 1 else 0.0,
-                   min(values), statistics.median(values), max(values))
+    def of(cls, values: Sequence[float]) -> MetricStats | None:
+        """None when the values overflow (a mean of two 1.7e308 has no finite answer)."""
+        try:
+            mean = statistics.fmean(values)
+            std = statistics.stdev(values) if len(values) > 1 else 0.0
+        except OverflowError:
+            return None
+        if not (math.isfinite(mean) and math.isfinite(std)):
+            return None
+        return cls(len(values), mean, std, min(values), statistics.median(values), max(values))
+
+
+def _stats(samples: Mapping[str, list[float]]) -> dict[str, MetricStats]:
+    out = {}
+    for key, values in sorted(samples.items()):
+        stats = MetricStats.of(values)
+        if stats is not None:
+            out[key] = stats
+    return out
 
 
 @dataclass(frozen=True)
@@ -97,9 +113,7 @@ def summarize_cell(name: str, planned: int, results: Iterable[TrialResult],
                        if r.baseline and r.verdict != "pass"})
     return CellSummary(name, planned, count["pass"], count["fail"], count["error"],
                        max(0, planned - len(results)),
-                       {k: MetricStats.of(v) for k, v in sorted(values.items())},
-                       captures, reasons,
-                       {k: MetricStats.of(v) for k, v in sorted(base_values.items())},
+                       _stats(values), captures, reasons, _stats(base_values),
                        _overheads(values, base_values))
 
 

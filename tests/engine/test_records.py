@@ -102,3 +102,8 @@ def test_unreadable_lock_is_stale(tmp_path: Path):
     lock = RunLock(tmp_path)
     lock.acquire()
     assert lock.held
+
+
+def test_overflowing_metric_is_left_out_not_crashing():
+    cell = summarize_cell("c", 2, [trial(big=1.7e308), trial(big=1.7e308)])
+    assert "big" not in cell.metrics and "wall_s" in cell.metrics

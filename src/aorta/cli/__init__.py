@@ -20,6 +20,8 @@ __all__ = ["main", "COMMANDS"]
 # name -> (import path of the click command, one-line help shown by `aorta --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("aorta.cli.sweep:sweep", "Run a command many times over a matrix, under profilers."),
+    "report": ("aorta.cli.report:report",
+               "Report a run: one self-contained HTML page, or Markdown/JSON."),
     "compare": ("aorta.cli.compare:compare",
                 "Compare two runs: a verdict per metric and kernel, and a CI gate."),
     "collectors": ("aorta.cli.collectors:collectors",

@@ -145,8 +145,16 @@ def run(opts: SweepRunOptions) -> int:
                         executor)
     for line in summary_lines(outcome):
         click.echo(line)
+    if opts.report:
+        from aorta.report import write_report
+
+        click.echo(f"report: {write_report(outcome.run_dir)}")
     if outcome.status == "interrupted":
         return EXIT_INTERRUPTED
     if opts.strict and not outcome.all_passed:
         return EXIT_STRICT
     return EXIT_OK
+
+
+from aorta.cli.sweep_status import status_command  # noqa: E402  (a sibling verb, registered here)
+sweep.add_command(status_command)

@@ -1,0 +1,59 @@
+"""`aorta report RUN_DIR`: a run's results as one self-contained HTML page, Markdown or JSON."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import click
+
+from aorta.errors import EXIT_OK
+
+__all__ = ["report", "ReportOptions", "run"]
+
+Format = Literal["html", "md", "json"]
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    run_dir: Path
+    format: Format = "html"
+    output: Path | None = None     # html: default <run_dir>/report.html; md/json: stdout
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["html", "md", "json"]), default="html",
+              show_default=True, help="html: one self-contained page; md and json: the same "
+                                      "content, printed for terminals and scripts.")
+@click.option("--output", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write here instead (html default: RUN_DIR/report.html; md/json default: "
+                   "stdout).")
+def report(run_dir: Path, fmt: Format, output: Path | None) -> int:
+    """Report a run: header, cells, metrics with spread, trial distributions, top kernels,
+    failures with their stderr, warnings, and links to every artifact.
+
+    Reads only RUN_DIR's files (run.json, env.json, matrix.json, the trials' result.json);
+    a run with failed or missing trials still reports. Exit 2 when RUN_DIR is not a run.
+    """
+    return run(ReportOptions(run_dir, fmt, output))
+
+
+def run(opts: ReportOptions) -> int:
+    """Build the report and write or print it. Returns the exit code."""
+    from aorta.report import REPORT_FILE, build_report, render_json, render_markdown, write_html
+    from aorta.results import atomic_write_text
+
+    built = build_report(opts.run_dir)
+    if opts.format == "html":
+        target = write_html(built, opts.run_dir, opts.output or opts.run_dir / REPORT_FILE)
+        click.echo(str(target))
+        return EXIT_OK
+    text = render_markdown(built) if opts.format == "md" else render_json(built, opts.run_dir)
+    if opts.output is None:
+        click.echo(text, nl=False)
+    else:
+        atomic_write_text(opts.output, text)
+        click.echo(str(opts.output))
+    return EXIT_OK

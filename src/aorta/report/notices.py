@@ -1,0 +1,143 @@
+"""What a reader must see before trusting the numbers: failures with their stderr, capture
+problems, unreliable cells, missing trials, and trial warnings.
+
+Payload text is kept as written except for terminal control codes; renderers escape it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from aorta.report.model import CellReport, Failure, Notice
+from aorta.report.slots import Slot, trial_files
+from aorta.results import TrialResult
+
+__all__ = ["failures", "cell_notices", "run_notices", "clean_text", "STDERR_TAIL_BYTES"]
+
+STDERR_TAIL_BYTES = 4096
+# Terminal colour and cursor codes, then every other control character but tab and newline.
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def clean_text(text: str) -> str:
+    """Payload output without terminal control codes (colours, cursor moves, NULs)."""
+    return _CONTROL.sub("", _ANSI.sub("", text))
+
+
+def failures(run_dir: Path, slots: Sequence[Slot], collectors: list[str]) -> list[Failure]:
+    """One record per distinct ending (verdict, reason, stderr tail) of a cell's trials."""
+    groups: dict[tuple[str, str, str | None], list[Slot]] = {}
+    for slot in slots:
+        if slot.result is not None and slot.result.verdict != "pass":
+            key = (slot.result.verdict, clean_text(slot.result.reason),
+                   _stderr_tail(run_dir, slot))
+            groups.setdefault(key, []).append(slot)
+    out = []
+    for (verdict, reason, tail), (first, *others) in groups.items():
+        result = first.result
+        assert result is not None
+        out.append(Failure(
+            cell=first.cell, name=first.name, verdict=verdict, reason=reason,
+            exit_code=result.exit_code, signal=result.signal, timed_out=result.timed_out,
+            stderr_tail=tail, captures=bad_captures(result, collectors),
+            files=trial_files(run_dir, first, collectors), repeats=[s.name for s in others]))
+    return out
+
+
+def _stderr_tail(run_dir: Path, slot: Slot) -> str | None:
+    assert slot.result is not None
+    tail = slot.result.stderr_tail
+    if tail is None:
+        tail = _file_tail(run_dir / slot.dir / "stderr.log")
+    return clean_text(tail) if tail is not None else None
+
+
+def _file_tail(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, 2)
+            fh.seek(max(0, fh.tell() - STDERR_TAIL_BYTES))
+            data = fh.read()
+    except OSError:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def bad_captures(result: TrialResult, collectors: list[str]) -> dict[str, str]:
+    """Collector -> "state: reason" for every capture that is not ok."""
+    out = {}
+    for c in collectors:
+        state = result.metrics.get(f"{c}_capture")
+        if isinstance(state, str) and state != "ok":
+            why = result.metrics.get(f"{c}_capture_reason")
+            out[c] = clean_text(f"{state}: {why}" if why else state)
+    return out
+
+
+def cell_notices(run_dir: Path, cell: CellReport, slots: Sequence[Slot],
+                 collectors: list[str]) -> list[Notice]:
+    notices = []
+    if cell.unreliable:
+        finished = cell.passed + cell.failed + cell.errored
+        notices.append(Notice("unreliable", f"{cell.errored} of {finished} finished trial(s) "
+                              f"errored (10% or more): this cell's numbers need a second look",
+                              cell.name))
+    absent = [s.name for s in slots if s.result is None]
+    unreadable = [name for name in absent
+                  if (run_dir / "cells" / cell.name / name / "result.json").exists()]
+    if absent:
+        notices.append(Notice("missing", f"{len(absent)} of {len(slots)} planned trial(s) "
+                              f"have no result: {name_list(absent)}", cell.name))
+    if unreadable:
+        notices.append(Notice("missing", f"result.json exists but cannot be read in "
+                              f"{name_list(unreadable)}", cell.name))
+    done = [s for s in slots if s.result is not None]
+    passing = [s for s in done if s.result is not None and s.result.verdict == "pass"]
+    notices += _capture_notices(cell.name, passing, collectors)
+    return notices + _trial_warnings(cell.name, done, collectors)
+
+
+def _capture_notices(cell: str, passing: list[Slot], collectors: list[str]) -> list[Notice]:
+    """Capture problems of passing trials (a failed trial's are shown with its failure)."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for slot in passing:
+        assert slot.result is not None
+        for c, why in bad_captures(slot.result, collectors).items():
+            grouped.setdefault((c, why), []).append(slot.name)
+    return [Notice("capture", f"{c} capture {why} ({name_list(names)})", cell)
+            for (c, why), names in grouped.items()]
+
+
+def _trial_warnings(cell: str, done: list[Slot], collectors: list[str]) -> list[Notice]:
+    seen: dict[str, list[str]] = {}
+    for slot in done:
+        assert slot.result is not None
+        said = [why.split(": ", 1)[-1] for why in bad_captures(slot.result, collectors).values()]
+        for text in (clean_text(str(w)) for w in slot.result.warnings):
+            # the engine repeats each capture problem as a warning: say it once
+            if not any(reason in text for reason in said):
+                seen.setdefault(text, []).append(slot.name)
+    return [Notice("trial", f"{text} ({name_list(names)})", cell) for text, names in seen.items()]
+
+
+def run_notices(status: str, cells: list[CellReport], has_matrix: bool) -> list[Notice]:
+    notices = []
+    if status != "complete":
+        missing = sum(1 for c in cells for t in c.trials if t.verdict == "missing")
+        notices.append(Notice("run", f"the run is {status}: {missing} of "
+                                     f"{sum(len(c.trials) for c in cells)} planned trial(s) "
+                                     f"have no result; rerun the same sweep command to finish "
+                                     f"it"))
+    if not has_matrix:
+        notices.append(Notice("run", "matrix.json is missing or unreadable; the figures here "
+                                     "come from the trial results"))
+    return notices
+
+
+def name_list(names: list[str], limit: int = 8) -> str:
+    """`trial_0, trial_2` (and how many more past `limit`)."""
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more

@@ -1,0 +1,106 @@
+"""Plain-text pieces every rendering shares, so HTML and Markdown say the same things."""
+
+from __future__ import annotations
+
+import shlex
+
+from aorta.report.model import CellReport, Failure, Overhead, Report, RunHeader
+
+__all__ = ["STATUS_WORDS", "verdict_counts", "header_rows", "cell_flags", "capture_text",
+           "failure_facts", "repeats_text", "overhead_text"]
+
+_MAIN_SOFTWARE = ("python", "aorta", "torch", "triton", "CUDA", "ROCm", "CUDA/ROCm")
+STATUS_WORDS = {"complete": "complete", "interrupted": "interrupted",
+                "running": "running or killed", "unknown": "status unknown"}
+
+
+def verdict_counts(report: Report) -> str:
+    """`7/9 trials passed, 1 failed, 1 errored, 0 missing; 3 cells; collectors: nsys`."""
+    t = report.totals
+    collectors = ", ".join(report.header.collectors) or "none"
+    base = [tr for c in report.cells for tr in c.trials if tr.baseline]
+    base_text = (f"; baseline (no collector): {sum(tr.verdict == 'pass' for tr in base)}/"
+                 f"{len(base)} passed" if base else "")
+    return (f"{t['passed']}/{t['planned']} trials passed, {t['failed']} failed, "
+            f"{t['errored']} errored, {t['missing']} missing{base_text}; "
+            f"{len(report.cells)} cell(s); collectors: {collectors}")
+
+
+def header_rows(h: RunHeader) -> list[tuple[str, str]]:
+    """The run header as (label, text) rows, in reading order; unknown values say so."""
+    when = h.started_at or h.created_at or "unknown"
+    if h.finished_at:
+        when += f" to {h.finished_at}"
+    if h.starts > 1:
+        when += f" (started {h.starts} times: resumed {h.starts - 1} time(s))"
+    recipe = h.recipe or "(none: defaults and flags)"
+    if h.recipe_sha256:
+        recipe += f"  sha256 {h.recipe_sha256[:12]}"
+    rows = [("command", shlex.join(h.command) if h.command else "unknown"),
+            ("recipe", recipe),
+            ("collectors", ", ".join(h.collectors) or "none"),
+            ("trials per cell", str(h.trials_per_cell) if h.trials_per_cell else "unknown"),
+            ("when (UTC)", when),
+            ("status", STATUS_WORDS.get(h.status, h.status)),
+            ("host", h.host or "unknown"),
+            ("os", h.os or "unknown"),
+            ("cpu", h.cpu or "unknown"),
+            ("gpu", _gpu_line(h))]
+    main = [(k, v) for k, v in h.software.items() if k in _MAIN_SOFTWARE]
+    others = [f"{k} {v}" for k, v in h.software.items() if k not in _MAIN_SOFTWARE]
+    return rows + main + ([("other packages", ", ".join(others))] if others else [])
+
+
+def _gpu_line(h: RunHeader) -> str:
+    if not h.gpus:
+        return "none recorded"
+    names: dict[str, int] = {}
+    for gpu in h.gpus:
+        label = gpu.name + (f" ({gpu.memory}" if gpu.memory else "") + \
+            (f", driver {gpu.driver})" if gpu.driver else (")" if gpu.memory else ""))
+        names[label] = names.get(label, 0) + 1
+    return "; ".join(f"{n} x {label}" if n > 1 else label for label, n in names.items())
+
+
+def cell_flags(cell: CellReport) -> list[str]:
+    flags = []
+    if cell.unreliable:
+        flags.append("unreliable (10% or more errored)")
+    if cell.missing:
+        flags.append(f"{cell.missing} missing")
+    if cell.passed == 0:
+        flags.append("no passing trial")
+    bad = [c for c, states in cell.captures.items() if any(s != "ok" for s in states)]
+    if bad:
+        flags.append("capture problems: " + ", ".join(bad))
+    return flags
+
+
+def capture_text(cell: CellReport) -> str:
+    """`nsys ok 3, cprofile ok 2 empty 1`; '-' when no collector reported."""
+    parts = []
+    for collector, states in cell.captures.items():
+        parts.append(collector + " " + " ".join(f"{s} {n}" for s, n in sorted(states.items())))
+    return ", ".join(parts) or "-"
+
+
+def failure_facts(f: Failure) -> str:
+    """Exit code, signal and timeout, leaving out what the reason already says."""
+    facts = [f"exit code {f.exit_code}" if f.exit_code is not None else "",
+             f"signal {f.signal}" if f.signal is not None else "",
+             "timed out" if f.timed_out else ""]
+    return ", ".join(x for x in facts if x and x not in f.reason)
+
+
+def repeats_text(f: Failure) -> str:
+    """`trial_1, trial_3 the same way`: the other trials folded into this failure."""
+    shown = ", ".join(f.repeats[:10])
+    more = f" and {len(f.repeats) - 10} more" if len(f.repeats) > 10 else ""
+    return f"{shown}{more} the same way"
+
+
+def overhead_text(o: Overhead) -> tuple[str, str]:
+    """(`1.12x`, `95% interval 1.05x–1.20x`), or the reason there is no interval."""
+    interval = (f"95% interval {o.low:.3g}x–{o.high:.3g}x" if o.low is not None
+                and o.high is not None else "too few trials for an interval")
+    return f"{o.ratio:.3g}x", interval
