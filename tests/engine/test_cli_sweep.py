@@ -172,8 +172,8 @@ def test_dry_run_writes_nothing_and_prints_the_wrapped_launch(tmp_path: Path, sc
     assert proc.returncode == 0, proc.stderr
     assert not out.exists()
     assert "cells (2):" in proc.stdout and "total: 6 trial(s)" in proc.stdout
-    assert f"-m cProfile -o {out}/{tmp_path.name}/cells/a/trial_0/cprofile/profile.pstats" in proc.stdout \
-        or "-m cProfile -o" in proc.stdout
+    assert (f"-m aorta.launchers.cprofile_run --out {out}/{tmp_path.name}/cells/a/trial_0/"
+            f"cprofile/profile.pstats -- {script} pass") in proc.stdout
 
 
 def test_usage_errors_exit_2_without_traceback(tmp_path: Path, script: Path):

@@ -23,9 +23,9 @@ def wrap(argv, out=Path("/o")):
 
 
 @pytest.mark.parametrize("argv, wrapped", [
-    (["python3", "-u", "s.py", "a"], ("python3", "-u", "-m", "cProfile", "-o", "/o/profile.pstats", "s.py", "a")),
-    (["python", "-m", "pytest", "-q"], ("python", "-m", "cProfile", "-o", "/o/profile.pstats", "-m", "pytest", "-q")),
-    (["/usr/bin/python3.12", "-mpytest"], ("/usr/bin/python3.12", "-m", "cProfile", "-o", "/o/profile.pstats", "-m", "pytest")),
+    (["python3", "-u", "s.py", "a"], ("python3", "-u", "-m", "aorta.launchers.cprofile_run", "--out", "/o/profile.pstats", "--", "s.py", "a")),
+    (["python", "-m", "pytest", "-q"], ("python", "-m", "aorta.launchers.cprofile_run", "--out", "/o/profile.pstats", "--pytest", "--", "-q")),
+    (["/usr/bin/python3.12", "-mpytest"], ("/usr/bin/python3.12", "-m", "aorta.launchers.cprofile_run", "--out", "/o/profile.pstats", "--pytest", "--")),
 ])
 def test_wrap_shapes(argv, wrapped):
     assert wrap(argv) == wrapped
@@ -54,15 +54,17 @@ def test_bare_pytest_reads_the_interpreter_from_its_shebang(tmp_path: Path):
 
 def test_summarize_a_real_dump(tmp_path: Path):
     script = tmp_path / "s.py"
-    script.write_text("def f(n):\n    return sum(i * i for i in range(n))\nfor _ in range(3): f(20000)\n")
+    script.write_text("def f(n):\n    t = 0\n    for i in range(n):\n        t += i * i\n    return t\n"
+                      "def sq(i):\n    return i * i\n"
+                      "for _ in range(3): f(200000)\n[sq(i) for i in range(20000)]\n")
     out = tmp_path / "cprofile"
     out.mkdir()
     argv = wrap([sys.executable, str(script)], out)
     subprocess.run(argv, check=True, timeout=60)
     m = C.summarize(out, CProfileOptions(), OK)
     assert m["cprofile_capture"] == "ok"
-    assert any("(f)" in name for name in m["cprofile_top_functions"])
-    assert m["cprofile_call_count"] >= 3 * 20000
+    assert any(name.endswith("(f)") for name in m["cprofile_top_functions"]), m["cprofile_top_functions"]
+    assert m["cprofile_call_count"] >= 20000 + 3
     cumulative = C.summarize(out, CProfileOptions(sort="cumulative"), OK)
     assert cumulative["cprofile_top_function_ms"] >= m["cprofile_top_function_ms"]
 
@@ -76,3 +78,20 @@ def test_missing_and_garbage_dumps_are_reported_not_raised(tmp_path: Path):
     m = C.summarize(tmp_path, CProfileOptions(), OK)
     assert m["cprofile_capture"] == "unparsed" and "not a cProfile dump" in m["cprofile_capture_reason"]
     assert "cprofile_time_ms" not in m
+
+
+@pytest.mark.parametrize("body, code", [("import sys; sys.exit(3)", 3), ("raise KeyError('x')", 1),
+                                        ("import sys; sys.exit('bye')", 1), ("pass", 0),
+                                        ("import sys; sys.exit(0)", 0)])
+def test_payload_exit_status_passes_through_and_dump_is_written(tmp_path: Path, body, code):
+    script = tmp_path / "s.py"
+    script.write_text("def g():\n    t = 0\n    for i in range(300000):\n        t += i\ng()\n"
+                      + body + "\n")
+    out = tmp_path / "cprofile"
+    out.mkdir()
+    proc = subprocess.run(wrap([sys.executable, str(script)], out), timeout=60,
+                          capture_output=True, text=True)
+    assert proc.returncode == code, proc.stderr
+    m = C.summarize(out, CProfileOptions(), OK)
+    assert m["cprofile_capture"] == "ok"
+    assert m["cprofile_top_functions"][0].endswith("(g)"), m["cprofile_top_functions"]

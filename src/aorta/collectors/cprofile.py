@@ -1,8 +1,9 @@
 """`cprofile`: Python's own deterministic profiler, for payloads that run anywhere.
 
-Wraps `python [safe flags] script.py args` into `python [flags] -m cProfile -o <dir>/profile.pstats
-script.py args` (pytest launches into `-m cProfile ... -m pytest`). It needs no GPU, so a sweep
-can be tried on any machine before it goes near an expensive one.
+Wraps `python [safe flags] script.py args` into `python [flags] -m aorta.launchers.cprofile_run
+--out <dir>/profile.pstats -- script.py args` (pytest launches into `... --pytest -- args`): the
+launcher profiles like `python -m cProfile` but keeps the payload's exit status. It needs no
+GPU, so a sweep can be tried on any machine before it goes near an expensive one.
 
 Metrics: `cprofile_time_ms` (self time summed over every function), `cprofile_call_count`,
 `cprofile_top_function_ms`, `cprofile_top_functions` (up to 5), `cprofile_functions` (top 50
@@ -19,13 +20,17 @@ from pydantic import Field
 
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status)
+from aorta.collectors.child_import import importable_by_child
 from aorta.collectors.python_launch import split_python_launch
+from aorta.errors import SetupError
 from aorta.collectors.ranks import rank_name, rank_of, rollup
 from aorta.parsers.pstats_file import read_pstats
 
 __all__ = ["CProfileCollector", "CProfileOptions"]
 
 DUMP = "profile.pstats"
+# Not `python -m cProfile`: it swallows SystemExit, so `sys.exit(3)` would read as a pass.
+LAUNCHER = "aorta.launchers.cprofile_run"
 TABLE_ROWS = 50
 
 
@@ -47,9 +52,11 @@ class CProfileCollector(Collector):
                                  "run the script with python (or pytest) directly, or use "
                                  "another collector for native commands")
         dump = str(out_dir / (rank_name("profile", ".pstats") if ctx.per_rank else DUMP))
-        head = [py.python, *py.flags, "-m", "cProfile", "-o", dump]
-        target = ["-m", "pytest", *py.args] if py.is_pytest else [py.script or "", *py.args]
-        return Launch(tuple(head + target), launch.env, launch.unset)
+        head = [py.python, *py.flags, "-m", LAUNCHER, "--out", dump]
+        target = ["--pytest", "--", *py.args] if py.is_pytest else ["--", py.script or "", *py.args]
+        wrapped = Launch(tuple(head + target), launch.env, launch.unset)
+        return importable_by_child(wrapped, ctx, py.flags, SetupError, "install aorta "
+                                   "(pip install -e .) in the payload's Python")
 
     def summarize(self, out_dir: Path, options: CollectorOptions,
                   outcome: TrialOutcome) -> Metrics:

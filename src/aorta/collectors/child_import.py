@@ -1,0 +1,50 @@
+"""Making sure a payload's Python can import aorta's launchers (`python -m aorta.launchers...`).
+
+When aorta is installed in a site directory the child finds it by itself. When it runs from a
+source tree (`PYTHONPATH=src`, tests), the tree is put in front of the child's PYTHONPATH; a
+whole site-packages is never added, since that would shadow the payload's standard library.
+"""
+
+from __future__ import annotations
+
+import os
+import site
+import sysconfig
+from functools import cache
+
+from aorta.collectors.base import Launch, TrialContext
+from aorta.errors import SetupError
+
+__all__ = ["aorta_root", "importable_by_child"]
+
+
+@cache
+def aorta_root() -> str | None:
+    """The directory holding the `aorta` package, or None when it is installed in a site dir."""
+    import aorta
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(aorta.__file__)))
+    site_dirs = {*site.getsitepackages(), site.getusersitepackages(),
+                 *(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))}
+    return None if root in {os.path.abspath(p) for p in site_dirs} else root
+
+
+def importable_by_child(launch: Launch, ctx: TrialContext, flags: tuple[str, ...],
+                        error: type[SetupError], fix: str) -> Launch:
+    """`launch` with aorta's source tree on the child's PYTHONPATH when that is needed."""
+    root = aorta_root()
+    if root is None:
+        return launch
+    ignoring = sorted({"-I", "-E"} & set(flags))
+    if ignoring:
+        raise error(f"the interpreter option {' '.join(ignoring)} ignores PYTHONPATH, and aorta "
+                    f"is not installed (it runs from {root}), so the payload's Python could not "
+                    f"import aorta's launcher; {fix}, or drop {ignoring[0]}")
+    if "PYTHONPATH" in launch.env:
+        current = launch.env["PYTHONPATH"]
+    elif "PYTHONPATH" in launch.unset:
+        current = ""
+    else:
+        current = ctx.base_env.get("PYTHONPATH", "")
+    entries = [root] + [p for p in current.split(os.pathsep) if p and p != root]
+    return launch.with_env({"PYTHONPATH": os.pathsep.join(entries)})
