@@ -65,6 +65,7 @@ def wrap_launch(spec: TrialSpec, base_env: Mapping[str, str]) -> Launch:
 
     Under a multi-rank launcher (torchrun, srun, mpirun), per-process collectors wrap each
     rank's command, behind the per-rank shim that gives every rank its own file names."""
+    from aorta.collectors.child_import import importable_by_child
     from aorta.collectors.rank_launch import split_rank_launch
     from aorta.collectors.registry import get
 
@@ -85,7 +86,8 @@ def wrap_launch(spec: TrialSpec, base_env: Mapping[str, str]) -> Launch:
     templated = [arg for key, value in inner.env.items() if RANK_TOKEN in value
                  for arg in ("--env", key)]
     shim = (sys.executable, "-m", "aorta.launchers.per_rank", *templated, "--")
-    launch = Launch(ranks.prefix + shim + inner.argv, inner.env, inner.unset)
+    launch = importable_by_child(Launch(ranks.prefix + shim + inner.argv, inner.env, inner.unset),
+                                 ctx, (), SetupError, "install aorta (pip install -e .)")
     for name in reversed([n for n in names if n not in per_process]):
         launch = get(name).wrap(launch, spec.trial_dir / name, spec.collectors[name], ctx)
     return launch
