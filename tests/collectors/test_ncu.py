@@ -21,7 +21,7 @@ from aorta.collectors.base import Launch, TrialContext, TrialOutcome
 from aorta.collectors.conflicts import check_conflicts
 from aorta.collectors.ncu import (LAUNCH_RECORD_LIMIT, NcuCollector, NcuOptions, export_raw,
                                   ncu_argv, profile_metrics)
-from aorta.collectors.nvidia_tools import counter_access, gpu_present
+from aorta.collectors.tool_process import counter_access, gpu_present
 from aorta.collectors.registry import get, wrap_order
 from aorta.errors import ConflictError, OptionError, SetupError
 from aorta.parsers.ncu_csv import NcuLaunch, NcuProfile

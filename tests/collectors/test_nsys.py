@@ -20,7 +20,7 @@ import pytest
 from aorta.collectors.base import Launch, TrialContext, TrialOutcome
 from aorta.collectors.nsys import (NsysCollector, NsysOptions, find_qdstrm_importer, nsys_argv,
                                    run_stats)
-from aorta.collectors.nvidia_tools import gpu_present
+from aorta.collectors.tool_process import gpu_present
 from aorta.collectors.registry import get
 from aorta.errors import OptionError, SetupError
 

@@ -27,7 +27,7 @@ from pydantic import Field, Strict, field_validator
 
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status)
-from aorta.collectors.nvidia_tools import (find_binary, gpu_present, host_counter_access,
+from aorta.collectors.tool_process import (find_binary, gpu_present, host_counter_access,
                                            read_tail, resolve_binary, run_tool, tool_version)
 from aorta.errors import SetupError
 from aorta.parsers.ncu_csv import TIME_METRIC, NcuProfile, read_ncu_csv

@@ -28,7 +28,7 @@ from pydantic import Field, field_validator, model_validator
 
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status)
-from aorta.collectors.nvidia_tools import (find_binary, gpu_present, read_tail, resolve_binary,
+from aorta.collectors.tool_process import (find_binary, gpu_present, read_tail, resolve_binary,
                                            run_tool, tool_version)
 from aorta.errors import SetupError
 from aorta.parsers.nsys_csv import NO_KERNELS, KernelSummary, read_kern_sum

@@ -1,4 +1,4 @@
-"""Finding and running NVIDIA's command-line profilers (ncu, nsys), and checking the host they need.
+"""Finding and running profiler command-line tools (ncu, nsys, rocprofv3), and checking the host.
 
 Every child process here runs without a shell, in its own session, under a timeout; on timeout
 its whole process group is killed, so nothing outlives the call.
