@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
-from aorta.collectors.nvidia_tools import gpu_present, host_counter_access
+from aorta.collectors.tool_process import gpu_present, host_counter_access
 
 ROOT = Path(__file__).resolve().parents[2]
 PAYLOADS = Path(__file__).resolve().parent / "payloads"

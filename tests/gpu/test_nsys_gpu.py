@@ -26,7 +26,7 @@ import yaml
 
 from aorta.collectors.base import Launch, TrialContext, TrialOutcome
 from aorta.collectors.nsys import NsysCollector, find_qdstrm_importer
-from aorta.collectors.nvidia_tools import gpu_present
+from aorta.collectors.tool_process import gpu_present
 
 ROOT = Path(__file__).resolve().parents[2]
 PAYLOAD = Path(__file__).resolve().parent / "payloads" / "ncu_matmul.py"

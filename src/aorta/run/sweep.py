@@ -112,6 +112,7 @@ def _claim_run_dir(plan: Plan, run_dir: Path, fresh: bool) -> dict[str, Any]:
     """Check the directory holds this run (or nothing), then write `run.json` as running."""
     fingerprint = plan.fingerprint()
     previous = _read_run(run_dir)
+    slurm = (previous or {}).get("slurm")   # job ids: live jobs re-attach, --fresh cancels them
     if fresh:
         for name in ("cells", "matrix.json", "perf.md", "env.json", "run.json"):
             target = run_dir / name
@@ -140,6 +141,8 @@ def _claim_run_dir(plan: Plan, run_dir: Path, fresh: bool) -> dict[str, Any]:
         "finished_at": None, "status": "running",
         "history": (previous or {}).get("history", []) + [{"started_at": now}],
     }
+    if isinstance(slurm, dict):
+        doc["slurm"] = {**slurm, "discarded": fresh}
     write_json(run_dir / "run.json", doc)
     return doc
 
