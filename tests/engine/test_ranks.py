@@ -97,3 +97,24 @@ def test_two_rank_torchrun_gives_one_capture_per_rank(tmp_path: Path, payload):
     assert calls["1"] - calls["0"] >= 4000    # the straggler made 5000 extra calls of step()
     assert m["cprofile_call_count"] == calls["0"] + calls["1"]
     assert m["cprofile_rank_skew"] >= 1.0
+
+
+@needs_torch
+def test_two_rank_torchrun_under_the_torch_profiler(tmp_path: Path, payload):
+    script = payload(DDP, "ddp.py")
+    proc = run_aorta("sweep", "run", "--collect", "torch", "--output", str(tmp_path), "--",
+                     TORCHRUN, "--nproc-per-node", "2", "--master-port", str(free_port()),
+                     str(script), timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    result = trial_result(tmp_path / "adhoc", "default", 0)
+    assert result["verdict"] == "pass", result["stderr_tail"]
+    torch_dir = tmp_path / "adhoc/cells/default/trial_0/torch"
+    assert sorted(p.name for p in torch_dir.iterdir()) == ["rank0", "rank1"]
+    assert all((torch_dir / r / "trace.json").is_file() for r in ("rank0", "rank1"))
+    m = result["metrics"]
+    assert m["torch_capture"] == "ok" and m["torch_rank_count"] == 2
+    ops = {r: v["cpu_op_count"] for r, v in m["torch_ranks"].items()}
+    assert m["torch_cpu_op_count"] == ops["0"] + ops["1"]
+    times = [v["cpu_time_ms"] for v in m["torch_ranks"].values()]
+    assert m["torch_cpu_time_ms"] == max(times) > 0
+    assert m["torch_rank_skew"] >= 1.0

@@ -30,8 +30,9 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
-                                   TrialContext, TrialOutcome, capture_status)
+from aorta.collectors.base import (RANK_TOKEN, Capability, Collector, CollectorOptions, Launch,
+                                   Metrics, TrialContext, TrialOutcome, capture_status)
+from aorta.collectors.ranks import rollup
 from aorta.collectors.child_import import importable_by_child
 from aorta.collectors.python_launch import split_python_launch
 from aorta.errors import SetupError
@@ -156,6 +157,7 @@ def env_overlay(out_dir: Path, opts: TorchOptions) -> dict[str, str]:
 class TorchCollector(Collector):
     name = "torch"
     wrap_rank = 80
+    per_process = True
     options_model = TorchOptions
     summary = "PyTorch profiler: GPU time per kernel, or CPU time per operator without a GPU"
 
@@ -170,6 +172,8 @@ class TorchCollector(Collector):
     def wrap(self, launch: Launch, out_dir: Path, options: CollectorOptions,
              ctx: TrialContext) -> Launch:
         opts = _typed(options)
+        if ctx.per_rank:   # one directory per rank; the per-rank shim fills in the rank
+            out_dir = out_dir / f"rank{RANK_TOKEN}"
         if opts.mode == "env":
             return launch.with_env(env_overlay(out_dir, opts))
         wrapped = Launch(tuple(cli_argv(launch, out_dir, opts)), launch.env, launch.unset)
@@ -181,6 +185,32 @@ class TorchCollector(Collector):
 
     def summarize(self, out_dir: Path, options: CollectorOptions,
                   outcome: TrialOutcome) -> Metrics:
+        rank_dirs = {d.name[len("rank"):]: d for d in sorted(out_dir.glob("rank*"))
+                     if d.is_dir() and not d.is_symlink()}
+        if not rank_dirs:
+            return self._summarize_one(out_dir, options, outcome)
+        return {"torch_artifact_dir": str(out_dir)} | self._summarize_ranks(rank_dirs, options,
+                                                                             outcome)
+
+    def _summarize_ranks(self, rank_dirs: Mapping[str, Path], options: CollectorOptions,
+                         outcome: TrialOutcome) -> Metrics:
+        """Each rank's figures, rolled up: GPU time when any rank saw kernels, else CPU time."""
+        per_rank = {rank: self._summarize_one(d, options, outcome) for rank, d in rank_dirs.items()}
+        bad = {r: m for r, m in per_rank.items() if m.get("torch_capture") != "ok"}
+        gpu = any("torch_gpu_time_ms" in m for m in per_rank.values())
+        time_key, count_key = ("gpu_time_ms", "kernel_count") if gpu else \
+            ("cpu_time_ms", "cpu_op_count")
+        figures = {r: {k: m[f"torch_{k}"] for k in (time_key, count_key) if f"torch_{k}" in m}
+                   for r, m in per_rank.items()}
+        out = rollup(self.name, figures, time_key, count_key)
+        if bad:
+            rank, worst = next(iter(bad.items()))
+            return out | capture_status(self.name, str(worst.get("torch_capture")),
+                                        f"rank {rank}: {worst.get('torch_capture_reason', '')}")
+        return out | capture_status(self.name, "ok")
+
+    def _summarize_one(self, out_dir: Path, options: CollectorOptions,
+                       outcome: TrialOutcome) -> Metrics:
         opts = _typed(options)
         metrics: Metrics = {"torch_artifact_dir": str(out_dir)}
         launcher = _read_summary(out_dir / SUMMARY)
