@@ -34,6 +34,7 @@ from aorta.collectors.proton_options import (CUPTI_BACKENDS, QUEUE_INTERCEPTING,
                                              check_known_keys, cli_pin_problem, mode_argument)
 from aorta.collectors.proton_reasons import empty_reason, missing_reason
 from aorta.collectors.python_launch import split_python_launch
+from aorta.collectors.ranks import rank_name, rank_of, rollup
 from aorta.errors import SetupError
 from aorta.parsers.chrome_trace import KERNEL_CATEGORIES, read_events
 from aorta.parsers.hatchet import HatchetSummary
@@ -58,6 +59,7 @@ class ProtonCollector(Collector):
     name = "proton"
     wrap_rank = 70
     options_model = ProtonOptions
+    per_process = True
     summary = "Triton's Proton: GPU time and launches per kernel of a Python/Triton payload"
 
     def validate(self, raw: Mapping[str, Any] | None) -> CollectorOptions:
@@ -78,11 +80,14 @@ class ProtonCollector(Collector):
     def wrap(self, launch: Launch, out_dir: Path, options: CollectorOptions,
              ctx: TrialContext) -> Launch:
         opts = _typed(options)
+        # Under a multi-rank launcher every rank names its own file; the shim fills the rank in.
+        name = rank_name(PROFILE_BASENAME, "") if ctx.per_rank else PROFILE_BASENAME
         if opts.mode == "env":
-            wrapped = launch.with_env(env_overlay(out_dir, opts))
+            wrapped = launch.with_env(env_overlay(out_dir, opts, name))
         else:
             python = proton_python_override(ctx.base_env)
-            wrapped = Launch(cli_argv(launch.argv, out_dir, opts, python), launch.env, launch.unset)
+            wrapped = Launch(cli_argv(launch.argv, out_dir, opts, python, name), launch.env,
+                             launch.unset)
         devices = translate_devices(opts.backend, _child_env(ctx.base_env, launch))
         return wrapped.with_env(devices.set, devices.unset)
 
@@ -102,9 +107,32 @@ class ProtonCollector(Collector):
             offered = cli_backends(install)[0] if pinned and install.version else ()
             return metrics | capture_status(self.name, "missing", missing_reason(
                 opts, outcome, install.release, found.others, offered))
+        by_rank: dict[str, list[Path]] = {}
+        for path in found.files:
+            by_rank.setdefault(rank_of(path.name) or "", []).append(path)
+        if "" in by_rank:   # not named by rank: one capture
+            return metrics | self._figures(found.files, opts, outcome)
+        return metrics | self._rank_figures(by_rank, opts, outcome)
+
+    @staticmethod
+    def _figures(files: list[Path], opts: ProtonOptions, outcome: TrialOutcome) -> Metrics:
         if opts.data == "trace":
-            return metrics | _trace_metrics(found.files)
-        return metrics | _tree_metrics(found.files, opts, outcome)
+            return _trace_metrics(files)
+        return _tree_metrics(files, opts, outcome)
+
+    def _rank_figures(self, by_rank: Mapping[str, list[Path]], opts: ProtonOptions,
+                      outcome: TrialOutcome) -> Metrics:
+        """One capture per rank: each rank's figures, then the roll-up over ranks."""
+        per_rank = {r: self._figures(files, opts, outcome) for r, files in by_rank.items()}
+        figures = {r: {k: m[f"proton_{k}"] for k in ("gpu_time_ms", "kernel_count")
+                       if f"proton_{k}" in m} for r, m in per_rank.items()}
+        out = rollup(self.name, figures, "gpu_time_ms", "kernel_count")
+        bad = {r: m for r, m in per_rank.items() if m.get("proton_capture") != "ok"}
+        if bad:
+            rank, worst = next(iter(sorted(bad.items())))
+            return out | capture_status(self.name, str(worst.get("proton_capture")),
+                                        f"rank {rank}: {worst.get('proton_capture_reason', '')}")
+        return out | capture_status(self.name, "ok")
 
     def probe(self) -> Capability:
         python = proton_python_override(os.environ)
@@ -169,9 +197,9 @@ def _child_env(base: Mapping[str, str], launch: Launch) -> dict[str, str]:
     return env
 
 
-def cli_flags(out_dir: Path, opts: ProtonOptions) -> list[str]:
-    """Proton's CLI flags for `opts`, writing `<out_dir>/proton.<suffix>`."""
-    flags = ["-n", str(out_dir / PROFILE_BASENAME)]
+def cli_flags(out_dir: Path, opts: ProtonOptions, name: str = PROFILE_BASENAME) -> list[str]:
+    """Proton's CLI flags for `opts`, writing `<out_dir>/<name>.<suffix>`."""
+    flags = ["-n", str(out_dir / name)]
     if opts.backend != "auto":
         flags += ["-b", opts.backend]
     flags += ["--context", opts.context, "--data", opts.data]
@@ -184,22 +212,23 @@ def cli_flags(out_dir: Path, opts: ProtonOptions) -> list[str]:
 
 
 def cli_argv(argv: tuple[str, ...], out_dir: Path, opts: ProtonOptions,
-             python: str | None = None) -> tuple[str, ...]:
+             python: str | None = None, name: str = PROFILE_BASENAME) -> tuple[str, ...]:
     """`argv` run under Proton's CLI; `ProtonWrapError` when it cannot be (naming mode: env)."""
     problem = cli_pin_problem(opts)          # before the launch shape: it holds for any command
     if problem:
         raise ProtonWrapError(f"proton: backend: {problem}")
     launch = split_python_launch(argv, "proton", ESCAPE, ProtonWrapError)
-    head = [python or launch.python, *launch.flags, "-m", PROTON_MODULE, *cli_flags(out_dir, opts)]
+    head = [python or launch.python, *launch.flags, "-m", PROTON_MODULE, *cli_flags(out_dir, opts, name)]
     target = ["pytest", *launch.args] if launch.is_pytest else [launch.script or "", *launch.args]
     return tuple(head + target)
 
 
-def env_overlay(out_dir: Path, opts: ProtonOptions) -> dict[str, str]:
+def env_overlay(out_dir: Path, opts: ProtonOptions,
+                name: str = PROFILE_BASENAME) -> dict[str, str]:
     """The `AORTA_PROTON_*` variables of `mode: env`, mirroring the CLI flags."""
     env = {
         f"{ENV_PREFIX}DIR": str(out_dir),
-        f"{ENV_PREFIX}NAME": str(out_dir / PROFILE_BASENAME),
+        f"{ENV_PREFIX}NAME": str(out_dir / name),
         f"{ENV_PREFIX}CONTEXT": opts.context,
         f"{ENV_PREFIX}DATA": opts.data,
     }
