@@ -1,0 +1,323 @@
+"""The Slurm executor: each trial is a task of a Slurm job array, run on a node by
+`aorta.run.slurm_worker`; the driver submits, watches and records.
+
+    <run>/slurm/submit_<n>.sh     the batch script (one line: the worker)
+    <run>/slurm/submit_<n>.json   the manifest: array task i runs trial i of it
+    <run>/slurm/<job>_<task>.out|.err   what Slurm itself captured around the worker
+    run.json "slurm"              {"job_name", "jobs": {trial: {"job", ...}}, "submissions"}
+
+Plain `sbatch --array` rather than a submission library: the worker is an ordinary module, so
+nothing is pickled, and the array's `%N` makes Slurm itself keep `max_parallel`, even while
+no driver watches. The run directory must be on a filesystem the nodes share, and the nodes
+must run the driver's Python (`sys.executable`) with this aorta importable.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import os
+import shlex
+import socket
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from aorta.errors import SetupError
+from aorta.recipe import ExecutorConfig
+from aorta.results import TrialResult, atomic_write_text, read_trial
+from aorta.run.slurm_commands import (JobState, SlurmError, cancel_jobs, missing_command,
+                                      query_jobs, sbatch)
+from aorta.run.slurm_lost import lost_result
+from aorta.run.slurm_worker import write_manifest
+from aorta.run.trial import TrialSpec
+
+__all__ = ["SlurmExecutor", "sbatch_options", "batch_script", "job_name", "MAX_ARRAY_TASKS"]
+
+#: Slurm's default MaxArraySize is 1001 (task ids 0-1000): larger sweeps go in several arrays.
+MAX_ARRAY_TASKS = 1000
+
+OnStart = Callable[[TrialSpec], None]
+OnDone = Callable[[TrialResult], None]
+
+
+def job_name(run_dir: Path) -> str:
+    """The name every job of this run directory carries, so all of them can be found."""
+    digest = hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:8]
+    return f"aorta-{run_dir.name}-{digest}"
+
+
+def sbatch_options(config: ExecutorConfig, name: str, logs: Path, tasks: int,
+                   cwd: Path, after: str | None = None) -> list[str]:
+    """The sbatch argv for one array of `tasks` trials. The recipe's `sbatch_args` come last,
+    so they override aorta's own choices."""
+    pattern = str(logs).replace("%", "%%")   # '%' starts a Slurm filename pattern
+    throttle = f"%{config.max_parallel}" if config.max_parallel else ""
+    options = [f"--job-name={name}", f"--array=0-{tasks - 1}{throttle}",
+               f"--output={pattern}/%A_%a.out", f"--error={pattern}/%A_%a.err",
+               f"--chdir={cwd}", "--nodes=1", "--ntasks=1",
+               f"--cpus-per-task={config.cpus_per_trial}"]
+    if config.gpus_per_trial:
+        options.append(f"--gres=gpu:{config.gpus_per_trial}")
+    for key, flag in (("mem", "--mem"), ("time", "--time"), ("partition", "--partition"),
+                      ("account", "--account")):
+        value = getattr(config, key)
+        if value is not None:
+            options.append(f"{flag}={value}")
+    if after is not None:   # the previous array, so max_parallel holds across arrays
+        options.append(f"--dependency=afterany:{after}")
+    return options + list(config.sbatch_args)
+
+
+def batch_script(python: str, manifest: Path, run_name: str) -> str:
+    return ("#!/bin/sh\n"
+            f"# aorta sweep {run_name}: Slurm runs this once per array task; the worker takes\n"
+            "# the trial at index $SLURM_ARRAY_TASK_ID of the manifest.\n"
+            f"exec {shlex.quote(python)} -m aorta.run.slurm_worker {shlex.quote(str(manifest))}\n")
+
+
+def _note_on_stderr(line: str) -> None:
+    # Looked up at each call: a live progress bar redirects sys.stderr above itself.
+    print(f"aorta: {line}", file=sys.stderr, flush=True)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class SlurmExecutor:
+    """Runs each trial as a Slurm job and waits for their `result.json`.
+
+    `poll_s` is the (first, longest) pause between looks at the queue, in seconds: it grows
+    while nothing changes. `settle_s` is how long a job may be gone before its missing
+    `result.json` is believed (shared filesystems show files late)."""
+
+    def __init__(self, config: ExecutorConfig, poll_s: tuple[float, float] = (1.0, 15.0),
+                 settle_s: float = 15.0, python: str = sys.executable,
+                 note: Callable[[str], None] | None = None) -> None:
+        missing = missing_command("sbatch")
+        if missing is not None:
+            raise SetupError(f"--executor slurm: {missing}; docs/slurm.md shows how to try "
+                             f"Slurm on one machine")
+        self.config = config
+        self.poll_s = poll_s
+        self.settle_s = settle_s
+        self.python = python
+        self.note = note or _note_on_stderr
+        self.run_dir: Path | None = None
+        self.record: dict[str, Any] = {"jobs": {}, "submissions": []}
+        self.save: Callable[[], None] = lambda: None
+
+    def attach(self, run_dir: Path, run_doc: dict[str, Any], save: Callable[[], None]) -> None:
+        """Keep job ids in `run_doc["slurm"]`; `save` writes run.json. A record carried over
+        from a run that `--fresh` discarded has its live jobs cancelled: they measured what
+        the user threw away and would write into the new run's directories."""
+        self.run_dir = run_dir
+        self.save = save
+        previous = run_doc.get("slurm") or {}
+        name = job_name(run_dir)
+        if previous.get("discarded"):
+            old_jobs = _live_ids(previous)
+            cancel_jobs(old_jobs, name, getpass.getuser())
+            _wait_gone(old_jobs, seconds=30.0)   # before new jobs use the same directories
+            previous = {}
+        self.record = {"job_name": name, "driver_host": socket.gethostname(),
+                       "jobs": dict(previous.get("jobs") or {}),
+                       "submissions": list(previous.get("submissions") or [])}
+        run_doc["slurm"] = self.record
+        save()
+
+    def run(self, specs: Sequence[TrialSpec], caller_env: Mapping[str, str],
+            on_start: OnStart, on_done: OnDone) -> None:
+        if self.run_dir is None:
+            raise RuntimeError("SlurmExecutor.run before attach: the run directory is unknown")
+        by_key = {self._key(s): s for s in specs}
+        watched: dict[str, str] = {}
+        try:
+            watched.update(self._reattach(by_key))
+            todo = [s for k, s in by_key.items() if k not in watched]
+            watched.update(self._submit(todo, caller_env))
+            _Watch(self, by_key, watched, on_start, on_done).until_done()
+        except KeyboardInterrupt:
+            self._cancel()   # every job of the sweep is in the record, watched or not
+            raise
+
+    def _key(self, spec: TrialSpec) -> str:
+        assert self.run_dir is not None
+        return spec.trial_dir.relative_to(self.run_dir).as_posix()
+
+    def _reattach(self, by_key: Mapping[str, TrialSpec]) -> dict[str, str]:
+        """The trials whose job from an earlier driver is still known to Slurm: they are
+        watched, not submitted again (one that ended without a result is recorded)."""
+        # A finished job whose result.json is gone was deleted to be run again.
+        earlier = {k: e["job"] for k, e in self.record["jobs"].items()
+                   if k in by_key and not e.get("cancelled") and not e.get("finished")}
+        if not earlier:
+            return {}
+        states = query_jobs(set(earlier.values()))
+        if states is None:
+            raise SlurmError("squeue failed, so aorta cannot tell which of this run's jobs "
+                             "still live; rerun once `squeue` works")
+        kept = {k: job for k, job in earlier.items() if job in states}
+        if kept:
+            self.note(f"re-attached to {len(kept)} Slurm job(s) of an earlier driver "
+                      f"(they are not submitted again)")
+        return kept
+
+    def _submit(self, specs: Sequence[TrialSpec], caller_env: Mapping[str, str]
+                ) -> dict[str, str]:
+        assert self.run_dir is not None
+        submitted: dict[str, str] = {}
+        after = None
+        for start in range(0, len(specs), MAX_ARRAY_TASKS):
+            chunk = specs[start:start + MAX_ARRAY_TASKS]
+            array = self._submit_array(chunk, caller_env, after)
+            for task, spec in enumerate(chunk):
+                job = f"{array}_{task}"
+                submitted[self._key(spec)] = job
+                self.record["jobs"][self._key(spec)] = {"job": job, "submitted_at": _now()}
+            self.save()
+            after = array if self.config.max_parallel else None
+        return submitted
+
+    def _submit_array(self, specs: Sequence[TrialSpec], caller_env: Mapping[str, str],
+                      after: str | None) -> str:
+        assert self.run_dir is not None
+        folder = self.run_dir / "slurm"
+        number = len(self.record["submissions"]) + 1
+        manifest = folder / f"submit_{number}.json"
+        script = folder / f"submit_{number}.sh"
+        write_manifest(manifest, specs, socket.gethostname())
+        atomic_write_text(script, batch_script(self.python, manifest, self.run_dir.name),
+                          mode=0o755)
+        options = sbatch_options(self.config, self.record["job_name"], folder, len(specs),
+                                 Path(os.getcwd()), after)
+        array = sbatch(options, script, caller_env, Path(os.getcwd()))
+        self.record["submissions"].append({"job": array, "tasks": len(specs),
+                                           "script": script.name, "submitted_at": _now()})
+        limit = f", at most {self.config.max_parallel} at once" if self.config.max_parallel \
+            else ""
+        self.note(f"submitted {len(specs)} trial(s) as Slurm job array {array}{limit}; "
+                  f"Slurm's logs: {folder}/{array}_<task>.err")
+        return array
+
+    def _cancel(self) -> None:
+        """Ctrl-C: cancel every job of this sweep that has no result yet, wait (briefly) until
+        Slurm lets go of them, and mark them so that a rerun submits them anew."""
+        assert self.run_dir is not None
+        open_jobs = {k: str(e["job"]) for k, e in self.record["jobs"].items()
+                     if not e.get("cancelled") and not e.get("finished")
+                     and read_trial(self.run_dir / k / "result.json") is None}
+        try:
+            cancel_jobs(set(open_jobs.values()), self.record["job_name"], getpass.getuser())
+            for key in open_jobs:
+                self.record["jobs"][key]["cancelled"] = True
+            self.save()
+            _wait_gone(set(open_jobs.values()), seconds=15.0)
+        except KeyboardInterrupt:
+            pass   # a second Ctrl-C: stop waiting; the scancel has been sent
+
+
+def _live_ids(record: Mapping[str, Any]) -> set[str]:
+    return {str(e["job"]) for e in (record.get("jobs") or {}).values()
+            if isinstance(e, dict) and e.get("job") and not e.get("cancelled")}
+
+
+def _wait_gone(job_ids: set[str], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while job_ids and time.monotonic() < deadline:
+        states = query_jobs(job_ids)
+        if states is not None and all(s.phase == "ended" for s in states.values()):
+            return
+        time.sleep(0.5)
+
+
+class _Watch:
+    """The driver's loop: look for results, ask Slurm about the rest, report, sleep."""
+
+    def __init__(self, executor: SlurmExecutor, by_key: Mapping[str, TrialSpec],
+                 watched: dict[str, str], on_start: OnStart, on_done: OnDone) -> None:
+        assert executor.run_dir is not None
+        self.ex = executor
+        self.run_dir = executor.run_dir
+        self.by_key = by_key
+        self.waiting = dict(watched)      # trial key -> job id, until its result is in
+        self.on_start = on_start
+        self.on_done = on_done
+        self.started: set[str] = set()
+        self.gone_since: dict[str, float] = {}
+        self.last_counts: dict[str, int] = {}
+
+    def until_done(self) -> None:
+        pause = self.ex.poll_s[0]
+        while self.waiting:
+            changed = self._collect_results()
+            if self.waiting:
+                changed |= self._look_at_queue()
+            if not self.waiting:
+                break
+            pause = self.ex.poll_s[0] if changed else min(pause * 1.5, self.ex.poll_s[1])
+            time.sleep(pause)
+        self.ex.save()
+
+    def _collect_results(self) -> bool:
+        done = {k: r for k in self.waiting
+                if (r := read_trial(self.run_dir / k / "result.json")) is not None}
+        for key, result in done.items():
+            self._finish(key, result)
+        return bool(done)
+
+    def _look_at_queue(self) -> bool:
+        states = query_jobs(set(self.waiting.values()))
+        if states is None:
+            return False   # squeue failed this time; conclude nothing
+        self._note_counts(states)
+        changed = False
+        now = time.monotonic()
+        for key, job in list(self.waiting.items()):
+            state = states.get(job)
+            if state is not None and state.phase == "running" and key not in self.started:
+                self.started.add(key)
+                self.on_start(self.by_key[key])
+                changed = True
+            if state is None or state.phase == "ended":
+                since = self.gone_since.setdefault(key, now)
+                if now - since >= self.ex.settle_s:
+                    self._finish(key, self._record_lost(key, job, state))
+                    changed = True
+        return changed
+
+    def _note_counts(self, states: Mapping[str, JobState]) -> None:
+        """A line whenever the number of queued or running jobs changes, so that a sweep
+        stuck behind other users' jobs says so."""
+        counts = {"queued": 0, "running": 0}
+        reasons = set()
+        for job in self.waiting.values():
+            state = states.get(job)
+            if state is not None and state.phase in counts:
+                counts[state.phase] += 1
+                if state.phase == "queued" and state.reason:
+                    reasons.add(state.reason)
+        if counts != self.last_counts:
+            self.last_counts = counts
+            why = f" ({', '.join(sorted(reasons))})" if reasons else ""
+            self.ex.note(f"Slurm: {counts['running']} running, {counts['queued']} queued{why}")
+
+    def _record_lost(self, key: str, job: str, state: JobState | None) -> TrialResult:
+        result = read_trial(self.run_dir / key / "result.json")
+        if result is not None:   # it landed during the settle time after all
+            return result
+        return lost_result(self.by_key[key], job, state, self.run_dir / "slurm")
+
+    def _finish(self, key: str, result: TrialResult) -> None:
+        if key not in self.started:
+            self.started.add(key)
+            self.on_start(self.by_key[key])
+        del self.waiting[key]
+        entry = self.ex.record["jobs"].get(key)
+        if entry is not None:
+            entry["finished"] = True
+        self.on_done(result)

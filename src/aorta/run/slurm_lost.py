@@ -1,0 +1,66 @@
+"""A trial whose Slurm job ended without writing `result.json` (cancelled outside aorta, time
+limit, node failure, out of memory, a worker that could not start): the driver writes the
+record itself, as an `error` with Slurm's word for why, so the sweep keeps the failure."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from aorta.envsnap import looks_secret
+from aorta.results import TrialResult, write_json
+from aorta.run.slurm_commands import JobState
+from aorta.run.trial import TrialSpec
+
+__all__ = ["describe_end", "lost_result"]
+
+_TAIL_BYTES = 4096
+_WHY = {
+    "TIMEOUT": "hit its Slurm time limit (raise executor.time)",
+    "CANCELLED": "was cancelled outside aorta",
+    "NODE_FAIL": "lost its node (NODE_FAIL)",
+    "OUT_OF_MEMORY": "ran out of memory (raise executor.mem)",
+    "PREEMPTED": "was preempted",
+    "BOOT_FAIL": "could not boot its node",
+    "DEADLINE": "missed its deadline",
+    "FAILED": "failed before the trial could record anything",
+    "COMPLETED": "ended but no result.json appeared (is the run directory on a filesystem "
+                 "the nodes share?)",
+}
+
+
+def describe_end(job: str, state: JobState | None) -> str:
+    """One line: how job `job` ended, in Slurm's words and what they mean."""
+    if state is None:
+        return (f"Slurm job {job} is gone: neither squeue nor sacct knows it any more "
+                f"(accounting disabled, or purged)")
+    why = _WHY.get(state.state, f"ended in state {state.state}")
+    extras = [f"{k} {v}" for k, v in (("exit", state.exit_code), ("node", state.node),
+                                      ("reason", state.reason)) if v]
+    return f"Slurm job {job} {why}" + (f" [{', '.join(extras)}]" if extras else "")
+
+
+def lost_result(spec: TrialSpec, job: str, state: JobState | None, logs: Path) -> TrialResult:
+    """Write and return the `error` record of a trial whose job ended without one. The tail
+    of the job's own stderr file (`<logs>/<job>.err`) says what the worker saw."""
+    overlay = {**spec.env, **spec.device_env}
+    result = TrialResult(
+        cell=spec.cell, index=spec.index, verdict="error",
+        reason=describe_end(job, state) + " without a result",
+        argv=list(spec.command), command=list(spec.command),
+        env_overlay={k: ("<redacted>" if looks_secret(k) else v) for k, v in overlay.items()},
+        env_unset=[], host=state.node if state else None,
+        warnings=[f"aorta: recorded by the driver; Slurm's log of the job: {logs / job}.err"],
+        stderr_tail=_tail(logs / f"{job}.err"), device=spec.device, baseline=spec.baseline)
+    write_json(spec.trial_dir / "result.json", result.to_json())
+    return result
+
+
+def _tail(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - _TAIL_BYTES))
+            return fh.read().decode("utf-8", "replace") or None
+    except OSError:
+        return None

@@ -1,0 +1,142 @@
+"""What a Slurm job of a sweep runs: `python -m aorta.run.slurm_worker MANIFEST`.
+
+The manifest (`<run>/slurm/submit_<n>.json`, written by the driver) lists the trials of one job
+array; the worker takes entry `$SLURM_ARRAY_TASK_ID`, runs it with `run_trial` (which writes
+`result.json` as it does locally) and, on a node other than the driver's host, writes that
+node's environment snapshot as `node_env.json` beside it.
+
+A job that Slurm stops (scancel, time limit, preemption) gets SIGTERM: the worker then kills
+the payload's group and leaves no `result.json`, so the driver records why the job ended.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from aorta.errors import UserError
+from aorta.results import read_json, write_json
+from aorta.run.process import Cancelled
+from aorta.run.trial import TrialSpec, run_trial
+
+__all__ = ["MANIFEST_SCHEMA", "spec_to_json", "spec_from_json", "write_manifest",
+           "read_manifest", "gpu_pin", "main"]
+
+MANIFEST_SCHEMA = 1
+_EXIT_STOPPED = 143   # 128 + SIGTERM, what a shell reports for a job stopped this way
+_PIN_VARIABLES = ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
+
+
+def spec_to_json(spec: TrialSpec) -> dict[str, Any]:
+    """A trial spec as plain JSON; collector options by value, so the node re-validates them."""
+    doc: dict[str, Any] = {}
+    for f in dataclasses.fields(spec):
+        value = getattr(spec, f.name)
+        if f.name == "collectors":
+            value = {name: opts.model_dump(mode="json") for name, opts in value.items()}
+        elif isinstance(value, Path):
+            value = str(value)
+        elif isinstance(value, Mapping):
+            value = dict(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        doc[f.name] = value
+    return doc
+
+
+def spec_from_json(doc: Mapping[str, Any]) -> TrialSpec:
+    """The inverse of `spec_to_json`. Raises UserError for options this aorta refuses."""
+    from aorta.collectors.registry import get
+
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(TrialSpec):
+        if f.name not in doc:
+            continue
+        value = doc[f.name]
+        if f.name == "collectors":
+            value = {name: get(name).validate(raw) for name, raw in value.items()}
+        elif f.name == "trial_dir":
+            value = Path(value)
+        elif isinstance(value, list) and str(f.type).startswith("tuple"):
+            value = tuple(value)
+        kwargs[f.name] = value
+    return TrialSpec(**kwargs)
+
+
+def write_manifest(path: Path, specs: Sequence[TrialSpec], driver_host: str) -> None:
+    write_json(path, {"schema_version": MANIFEST_SCHEMA, "driver_host": driver_host,
+                      "trials": [spec_to_json(s) for s in specs]})
+
+
+def read_manifest(path: Path) -> tuple[str, list[dict[str, Any]]]:
+    """(driver host, trial docs). Raises ValueError naming what is wrong."""
+    doc = read_json(path)
+    if not isinstance(doc, dict) or doc.get("schema_version") != MANIFEST_SCHEMA:
+        raise ValueError(f"{path}: not a version-{MANIFEST_SCHEMA} aorta Slurm manifest "
+                         f"(the node runs another aorta than the driver?)")
+    return str(doc.get("driver_host")), list(doc["trials"])
+
+
+def gpu_pin(env: Mapping[str, str]) -> tuple[dict[str, str], str | None]:
+    """The GPU pin Slurm gave this job (variables and the device ids), or nothing when it
+    allocated no GPU: a CUDA_VISIBLE_DEVICES exported from the driver is not a pin."""
+    device = env.get("SLURM_JOB_GPUS") or env.get("SLURM_STEP_GPUS")
+    if not device:
+        return {}, None
+    return {k: env[k] for k in _PIN_VARIABLES if env.get(k)}, device
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1:
+        print("usage: python -m aorta.run.slurm_worker MANIFEST", file=sys.stderr)
+        return 2
+    task = os.environ.get("SLURM_ARRAY_TASK_ID", "0")
+    try:
+        driver_host, trials = read_manifest(Path(args[0]))
+        spec = spec_from_json(trials[int(task)])
+    except (UserError, OSError, ValueError, IndexError, KeyError) as exc:
+        # One line in the job's .err file, which the driver quotes in the trial's record.
+        print(f"aorta: error: cannot run task {task} of {args[0]}: {exc}", file=sys.stderr)
+        return 2
+    env = dict(os.environ)
+    pin, device = gpu_pin(env)
+    if pin:
+        spec = dataclasses.replace(spec, device_env={**pin, **spec.device_env}, device=device)
+
+    stop = threading.Event()
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_term)
+    try:
+        run_trial(spec, env, cancel=stop)
+        wrote = True
+    except Cancelled:
+        wrote = False
+    if stop.is_set():
+        if wrote:
+            # The payload died of Slurm's SIGTERM before the worker saw it: that verdict
+            # is Slurm's doing, not the payload's, so the driver records the job's end.
+            (spec.trial_dir / "result.json").unlink(missing_ok=True)
+        print(f"aorta: trial {spec.cell}/{spec.trial_dir.name} stopped by Slurm (SIGTERM)",
+              file=sys.stderr)
+        return _EXIT_STOPPED
+    if socket.gethostname() != driver_host:
+        from aorta.envsnap import snapshot
+
+        write_json(spec.trial_dir / "node_env.json", snapshot(env))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
