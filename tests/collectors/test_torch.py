@@ -360,6 +360,15 @@ def test_lost_gpu_capture_is_empty_not_ok(tmp_path: Path) -> None:
     assert "torch_kernel_count" not in metrics
 
 
+def test_launches_without_kernels_are_fine_when_only_cpu_was_recorded(tmp_path: Path) -> None:
+    # Seen on an H200: `activities: [cpu]` records the runtime's launch calls, never kernels.
+    metrics = summarize({"trace.json": FIXTURES / "written" / "launches_without_kernels.json",
+                         "summary.json": '{"activities": ["cpu"]}'}, tmp_path,
+                        {"activities": ["cpu"]})
+    assert metrics["torch_capture"] == "ok"
+    assert metrics["torch_cpu_time_ms"] == pytest.approx(0.04)
+
+
 def test_nothing_recorded_is_empty(tmp_path: Path) -> None:
     metrics = summarize({"trace.json": FIXTURES / "written" / "no_events.json"}, tmp_path)
     assert metrics["torch_capture"] == "empty"

@@ -125,6 +125,11 @@ def test_portable_gemm_source_runs_on_nvidia(tmp_path: Path):
 @needs_nvidia
 @needs_torch
 def test_nsys_torch_matmul(tmp_path: Path):
+    from aorta.collectors.nsys import NsysCollector
+
+    capability = NsysCollector().probe()
+    if not capability.usable:   # the sweep's preflight refuses it for this same reason
+        pytest.skip(f"nsys cannot measure here: {capability.reason}")
     result = run_readme_command("nsys/torch-matmul", tmp_path)
     metrics = result["metrics"]
     if metrics.get("nsys_capture") != "ok":
@@ -169,7 +174,9 @@ def test_instrumentation_examples_report_cycles_per_scope(tmp_path: Path, key: s
     cycles = metrics["proton_scope_cycles"]
     assert set(cycles) == scopes and all(v > 0 for v in cycles.values())
     assert "proton_kernel_count" not in metrics
-    if key == "proton/amd-instrumentation":
+    if key == "proton/amd-instrumentation" and VENDOR == "amd":
+        # On an H200 the order reverses: `cheap` holds the wait for the global load, which
+        # costs more than eight register FMAs (measured 685687 vs 224717 cycles, Triton 3.6.0).
         assert cycles["expensive"] > cycles["cheap"]
 
 

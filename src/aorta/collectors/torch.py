@@ -235,7 +235,9 @@ class TorchCollector(Collector):
             return metrics | capture_status(self.name, "unparsed",
                                             "operator durations add up to infinity")
         metrics.update(cpu_metrics)
-        if figures.launches:
+        recorded = metrics.get("torch_activities", opts.activities)
+        if figures.launches and any(a in GPU_NAMES for a in recorded):
+            # Kernels were launched while a GPU activity was recorded, yet none arrived.
             return metrics | capture_status(
                 self.name, "empty",
                 f"the payload launched {figures.launches} GPU kernels (runtime launch calls in "
