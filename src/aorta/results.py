@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 __all__ = ["TRIAL_SCHEMA", "TrialResult", "Verdict", "atomic_write_text", "write_json",
-           "read_json", "read_trial", "trial_is_complete"]
+           "read_json", "read_trial", "trial_is_complete", "finite_json"]
 
 TRIAL_SCHEMA = 1
 Verdict = Literal["pass", "fail", "error"]
@@ -110,17 +110,18 @@ def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
 
 def write_json(path: Path, doc: Any) -> None:
     """Strict JSON (a NaN or infinity becomes null: no reader has to guess), atomically."""
-    atomic_write_text(path, json.dumps(_finite(doc), indent=2, allow_nan=False,
+    atomic_write_text(path, json.dumps(finite_json(doc), indent=2, allow_nan=False,
                                        default=str) + "\n")
 
 
-def _finite(value: Any) -> Any:
+def finite_json(value: Any) -> Any:
+    """`value` with every NaN or infinity replaced by None (strict JSON has neither)."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: finite_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
+        return [finite_json(v) for v in value]
     return value
 
 

@@ -70,7 +70,11 @@ def ctx(trial_dir: Path, env: dict[str, str]) -> TrialContext:
 
 def outcome(stderr: Path | None = None, launched: bool = True,
             timed_out: bool = False) -> TrialOutcome:
-    return TrialOutcome(0, None, timed_out, launched, stderr)
+    return TrialOutcome(0, None, timed_out, launched, stderr, dict(TRIAL_ENV))
+
+
+# The environment of the trial `wrapped_dir` set up: summarize finds the same tool with it.
+TRIAL_ENV: dict[str, str] = {}
 
 
 def options(**raw: Any) -> NcuOptions:
@@ -206,7 +210,9 @@ def test_ncu_and_cprofile_can():
 def wrapped_dir(tmp_path: Path, fake_ncu: str) -> tuple[NcuCollector, Path]:
     collector, out = NcuCollector(), tmp_path / "trial" / "ncu"
     out.mkdir(parents=True)
-    collector.wrap(Launch(("./app",)), out, options(), ctx(out.parent, {"NCU_BIN": fake_ncu}))
+    TRIAL_ENV.clear()
+    TRIAL_ENV["NCU_BIN"] = fake_ncu
+    collector.wrap(Launch(("./app",)), out, options(), ctx(out.parent, TRIAL_ENV))
     return collector, out
 
 

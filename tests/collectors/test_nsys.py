@@ -76,7 +76,11 @@ def ctx(trial_dir: Path, env: dict[str, str]) -> TrialContext:
 
 def outcome(stderr: Path | None = None, launched: bool = True,
             timed_out: bool = False) -> TrialOutcome:
-    return TrialOutcome(0, None, timed_out, launched, stderr)
+    return TrialOutcome(0, None, timed_out, launched, stderr, dict(TRIAL_ENV))
+
+
+# The environment of the trial `wrapped_dir` set up: summarize finds the same tool with it.
+TRIAL_ENV: dict[str, str] = {}
 
 
 # --- options ---------------------------------------------------------------------------------
@@ -212,7 +216,9 @@ def test_probe_without_nsys(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
 def wrapped_dir(tmp_path: Path, binary: str) -> tuple[NsysCollector, Path]:
     collector, out = NsysCollector(), tmp_path / "trial" / "nsys"
     out.mkdir(parents=True)
-    collector.wrap(Launch(("./app",)), out, options(), ctx(out.parent, {"NSYS_BIN": binary}))
+    TRIAL_ENV.clear()
+    TRIAL_ENV["NSYS_BIN"] = binary
+    collector.wrap(Launch(("./app",)), out, options(), ctx(out.parent, TRIAL_ENV))
     return collector, out
 
 

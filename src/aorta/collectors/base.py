@@ -88,6 +88,8 @@ class TrialOutcome:
     timed_out: bool
     launched: bool
     stderr_path: Path | None = None
+    #: The environment the trial started from (before collectors), to find the same tools.
+    base_env: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

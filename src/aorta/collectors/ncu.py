@@ -117,9 +117,6 @@ class NcuCollector(Collector):
     options_model = NcuOptions
     summary = "Nsight Compute: per-launch GPU time and hardware metrics (NVIDIA)"
 
-    def __init__(self) -> None:
-        # The binary each wrap resolved (by artifact dir), so the export uses the same ncu.
-        self._binaries: dict[Path, str] = {}
 
     def claims(self, options: CollectorOptions) -> frozenset[str]:
         return frozenset({"cupti"})
@@ -131,14 +128,14 @@ class NcuCollector(Collector):
             raise SetupError(f"ncu: the command must start with a program, got "
                              f"{list(launch.argv[:1])!r}; give the command after `--`")
         binary = resolve_binary(ENV_BIN, "ncu", ctx.base_env, self.name)
-        self._binaries[out_dir] = binary
         return launch.with_prefix(ncu_argv(binary, options, out_dir))
 
     def summarize(self, out_dir: Path, options: CollectorOptions,
                   outcome: TrialOutcome) -> Metrics:
         assert isinstance(options, NcuOptions)
         metrics: Metrics = {"ncu_artifact_dir": str(out_dir)}
-        binary = self._binaries.pop(out_dir, None) or find_binary(ENV_BIN, "ncu", os.environ)
+        # The trial's own environment finds the same ncu that wrapped it.
+        binary = find_binary(ENV_BIN, "ncu", outcome.base_env or os.environ)
         report = out_dir / REPORT
         if not report.is_file():
             state, reason = _no_report(out_dir, outcome)

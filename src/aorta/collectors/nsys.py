@@ -101,9 +101,6 @@ class NsysCollector(Collector):
     options_model = NsysOptions
     summary = "Nsight Systems: whole-process timeline; CUDA kernel summary (NVIDIA)"
 
-    def __init__(self) -> None:
-        # The binary each wrap resolved (by artifact dir), so `nsys stats` uses the same nsys.
-        self._binaries: dict[Path, str] = {}
 
     def claims(self, options: CollectorOptions) -> frozenset[str]:
         return frozenset({"cupti"})
@@ -114,13 +111,13 @@ class NsysCollector(Collector):
         if not launch.argv:
             raise SetupError("nsys: the command is empty; give the command after `--`")
         binary = resolve_binary(ENV_BIN, "nsys", ctx.base_env, self.name)
-        self._binaries[out_dir] = binary
         return launch.with_prefix(nsys_argv(binary, options, out_dir))
 
     def summarize(self, out_dir: Path, options: CollectorOptions,
                   outcome: TrialOutcome) -> Metrics:
         metrics: Metrics = {"nsys_artifact_dir": str(out_dir)}
-        binary = self._binaries.pop(out_dir, None) or find_binary(ENV_BIN, "nsys", os.environ)
+        # The trial's own environment finds the same nsys that wrapped it.
+        binary = find_binary(ENV_BIN, "nsys", outcome.base_env or os.environ)
         report = next((out_dir / r for r in REPORTS if (out_dir / r).is_file()), None)
         if report is None:
             state, reason = _no_report(out_dir, outcome, binary)

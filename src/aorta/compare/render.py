@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from aorta.results import finite_json
 from aorta.compare.model import CellComparison, Comparison, Row
 
 __all__ = ["text_lines", "markdown_lines", "json_text", "COMPARE_SCHEMA", "fmt_number",
@@ -196,7 +197,7 @@ def json_text(comparison: Comparison, regressions: Sequence[Row] = ()) -> str:
             "kernels": [_row_doc(r) for r in c.kernel_rows()],
         } for c in comparison.cells],
     }
-    return json.dumps(_finite(doc), indent=2, allow_nan=False)
+    return json.dumps(finite_json(doc), indent=2, allow_nan=False)
 
 
 def _row_doc(row: Row) -> dict[str, Any]:
@@ -208,12 +209,3 @@ def _row_doc(row: Row) -> dict[str, Any]:
             doc.pop(key)
     return doc
 
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value

@@ -119,7 +119,7 @@ def run_trial(spec: TrialSpec, caller_env: Mapping[str, str],
     proc = run_process(launch.argv, env, spec.trial_dir / "stdout.log",
                        spec.trial_dir / "stderr.log", spec.timeout, spec.grace, cancel=cancel)
     outcome = TrialOutcome(proc.exit_code, proc.signal, proc.timed_out, proc.launched,
-                           spec.trial_dir / "stderr.log")
+                           spec.trial_dir / "stderr.log", base_env)
     metrics: dict[str, object] = {}
     warnings: list[str] = []
     ctx = TrialContext(spec.cell, spec.index, spec.trial_dir, base_env)
