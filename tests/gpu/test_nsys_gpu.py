@@ -96,7 +96,7 @@ def test_collector_live_wrap_run_summarize(tmp_path: Path) -> None:
     code, output = run(list(launch.argv), tmp_path, env)
     stderr = out.parent / "stderr.log"
     stderr.write_text(output)
-    metrics = collector.summarize(out, options, TrialOutcome(code, None, False, True, stderr))
+    metrics = collector.summarize(out, options, TrialOutcome(code, None, False, True, stderr, env))
     assert "ncu_matmul: launches=5" in output, output[-3000:]
     if CAN_EXPORT:
         assert_full_capture(metrics)
