@@ -117,7 +117,7 @@ class Recipe(_Strict):
     axes: dict[str, dict[str, Variant]] = Field(default_factory=dict)
     mitigation_axis: list[str] | None = None
     diagnostic_axis: list[str] | None = None
-    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
+    executor: ExecutorConfig = Field(default_factory=lambda: ExecutorConfig())
     baseline: bool = False    # add interleaved trials with no collector, to measure overhead
 
     _check_env = field_validator("env", mode="before")(_env_mapping)

@@ -51,7 +51,7 @@ def format_validation_error(exc: Any, prefix: tuple[Any, ...] = (),
         return f"{path}: unknown key{hint}"
     if kind == "missing":
         return f"{path}: required key is missing"
-    msg = err["msg"]
+    msg = str(err["msg"])
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
     if not prefix + loc:  # a rule across keys: the message names them itself

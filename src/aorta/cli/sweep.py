@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -40,7 +42,10 @@ class _NeedsSeparator(click.Command):
         return super().parse_args(ctx, args)
 
 
-def _options(fn):  # type: ignore[no-untyped-def]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _options(fn: F) -> F:
     decorators = [
         click.option("--recipe", type=click.Path(path_type=Path, dir_okay=False),
                      help="Recipe YAML: trials, axes, collectors and their options."),
@@ -82,7 +87,7 @@ def sweep() -> None:
 @sweep.command("run", cls=_NeedsSeparator)
 @_options
 @click.pass_context
-def run_command(ctx: click.Context, **kwargs: object) -> int:
+def run_command(ctx: click.Context, /, **kwargs: Any) -> int:
     """Run COMMAND (after --) for every cell and trial of the recipe.
 
     \b
@@ -96,18 +101,18 @@ def run_command(ctx: click.Context, **kwargs: object) -> int:
 @sweep.command("plan", cls=_NeedsSeparator)
 @_options
 @click.pass_context
-def plan_command(ctx: click.Context, **kwargs: object) -> int:
+def plan_command(ctx: click.Context, /, **kwargs: Any) -> int:
     """Same as `sweep run --dry-run`: validate and print the plan."""
     return run(_collect_options(ctx, kwargs, dry_run=True))
 
 
-def _collect_options(ctx: click.Context, kwargs: dict[str, object],
+def _collect_options(ctx: click.Context, kwargs: dict[str, Any],
                      dry_run: bool = False) -> SweepRunOptions:
-    command = tuple(kwargs.pop("command"))  # type: ignore[call-overload]
+    command: tuple[str, ...] = tuple(kwargs.pop("command"))
     if command and not ctx.meta.get("aorta_separator"):
         raise click.UsageError("put '--' between aorta's options and the command: "
                                "aorta sweep run [OPTIONS] -- COMMAND [ARGS...]")
-    opts = SweepRunOptions(command=command, **kwargs)  # type: ignore[arg-type]
+    opts = SweepRunOptions(command=command, **kwargs)
     return SweepRunOptions(**{**opts.__dict__, "dry_run": opts.dry_run or dry_run})
 
 
@@ -124,7 +129,8 @@ def run(opts: SweepRunOptions) -> int:
     if opts.recipe is not None:
         loaded = load_recipe(opts.recipe)
     else:
-        loaded = LoadedRecipe(recipe=Recipe(schema_version=1), path=None, sha256=None)
+        loaded = LoadedRecipe(recipe=Recipe.model_validate({"schema_version": 1}), path=None,
+                              sha256=None)
     overrides = Overrides(command=opts.command or None, trials=opts.trials,
                           timeout=opts.timeout,
                           collect=parse_collect_flag(opts.collect) if opts.collect is not None

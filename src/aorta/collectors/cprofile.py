@@ -24,7 +24,7 @@ from aorta.collectors.child_import import importable_by_child
 from aorta.collectors.python_launch import split_python_launch
 from aorta.errors import SetupError
 from aorta.collectors.ranks import rank_name, rank_of, rollup
-from aorta.parsers.pstats_file import read_pstats
+from aorta.parsers.pstats_file import FunctionRow, read_pstats
 
 __all__ = ["CProfileCollector", "CProfileOptions"]
 
@@ -79,7 +79,10 @@ class CProfileCollector(Collector):
         assert isinstance(options, CProfileOptions)
         cumulative = options.sort == "cumulative"
         rows = sorted(summary.functions, key=lambda r: -r.cum_ms) if cumulative else summary.functions
-        ms = (lambda r: r.cum_ms) if cumulative else (lambda r: r.self_ms)
+
+        def ms(row: FunctionRow) -> float:
+            return row.cum_ms if cumulative else row.self_ms
+
         metrics.update({
             "cprofile_time_ms": summary.total_ms,
             "cprofile_call_count": summary.calls,

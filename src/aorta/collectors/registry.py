@@ -61,7 +61,8 @@ def get(name: str) -> Collector:
     module_name, _, attr = table[name].partition(":")
     cls = getattr(importlib.import_module(module_name), attr)
     _check(name, cls)
-    return cls()
+    collector: Collector = cls()
+    return collector
 
 
 def _check(name: str, cls: type) -> None:
