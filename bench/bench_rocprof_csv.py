@@ -3,14 +3,17 @@
 Generates a ROCm 7 `kernel_trace.csv` of N rows (default 5 million) in a temporary directory:
 a training-step-like cycle of dispatches over 20 kernel names taken from real ROCm workloads
 (hipBLASLt/Tensile GEMMs, PyTorch templates whose quoted names hold commas, RCCL, Triton, rocclr
-helpers). Then, each in a fresh process so peak memory is that reader's alone:
+helpers). Then, each in a fresh process so peak memory is that reader's alone, runs by turns:
 
-- `aorta`: `aorta.parsers.rocprof_csv.read_trace`
+- `arrow`: `aorta.parsers.rocprof_csv.read_trace(..., reader="arrow")`, pyarrow's CSV parser
+  (the `fast` extra; skipped when pyarrow is not installed)
+- `python`: `read_trace(..., reader="python")`, the pure-Python scanner
 - `dictreader`: the same aggregation (KERNEL_DISPATCH rows, end >= start, per-kernel total,
   count and longest) written as a plain `csv.DictReader` loop
 
-and prints rows per second, the ratio, and peak resident memory (VmHWM of the process,
-interpreter included). Both must agree on every kernel's total and count.
+and prints each reader's median wall time over the runs, rows per second, its speed against
+`dictreader`, and peak resident memory (`ru_maxrss` of the worker process, interpreter and
+imports included). All must agree on every kernel's total, count and longest.
 
     python bench/bench_rocprof_csv.py [--rows 5000000] [--repeats 3]
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib.util
 import json
 import os
 import platform
@@ -150,33 +154,38 @@ def dictreader_totals(path: Path) -> dict[str, list[int]]:
     return totals
 
 
-def aorta_totals(path: Path) -> dict[str, list[int]]:
+def aorta_totals(path: Path, reader: str) -> dict[str, list[int]]:
     from aorta.parsers.kernel_table import KernelTable
     from aorta.parsers.rocprof_csv import read_trace
 
     table = KernelTable()
-    read_trace(path, table)
+    read_trace(path, table, reader=reader)
     return {r.name: [int(r.total_ns), r.calls or 0, int(r.max_ns)] for r in table.rows.values()}
 
 
 def worker(reader: str, path: Path) -> None:
     """One measurement in this (fresh) process; prints JSON."""
-    read = aorta_totals if reader == "aorta" else dictreader_totals
     wall, cpu = time.perf_counter(), time.process_time()
-    totals = read(path)
+    totals = dictreader_totals(path) if reader == "dictreader" else aorta_totals(path, reader)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     print(json.dumps({"wall_s": wall, "cpu_s": cpu, "peak_mib": peak_rss_mib(),
+                      "hwm_mib": high_water_mib(),
                       "totals": sorted([k, *v] for k, v in totals.items())}))
 
 
 def peak_rss_mib() -> float:
-    """This process's peak resident memory. Linux's VmHWM starts afresh at exec; ru_maxrss
-    would also count the parent that spawned us."""
+    """This process's peak resident memory, `ru_maxrss` (KiB on Linux). Linux carries the
+    parent's peak over an exec into it, so the parent stays small: the trace is generated in
+    a process of its own."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def high_water_mib() -> float:
+    """The same from /proc (VmHWM starts afresh at exec): a cross-check, Linux only."""
     try:
-        status = Path("/proc/self/status").read_text()
-        return int(status.split("VmHWM:")[1].split()[0]) / 1024
+        return int(Path("/proc/self/status").read_text().split("VmHWM:")[1].split()[0]) / 1024
     except (OSError, IndexError, ValueError):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        return float("nan")
 
 
 @dataclass(frozen=True)
@@ -184,15 +193,29 @@ class Run:
     wall_s: float
     cpu_s: float
     peak_mib: float
+    hwm_mib: float
     totals: list[list[object]]
 
 
-def measure(reader: str, path: Path) -> Run:
+def run_self(*args: str) -> str:
+    """This script run again in a fresh process with `args`; its stdout."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
-    done = subprocess.run([sys.executable, __file__, "--worker", reader, str(path)], env=env,
-                          capture_output=True, text=True, check=True, timeout=3600)
-    return Run(**json.loads(done.stdout))
+    done = subprocess.run([sys.executable, __file__, *args], env=env, capture_output=True,
+                          text=True, check=True, timeout=3600)
+    return done.stdout
+
+
+def measure(reader: str, path: Path) -> Run:
+    return Run(**json.loads(run_self("--worker", reader, str(path))))
+
+
+def readers() -> list[str]:
+    """Not importing pyarrow here: this process's peak memory would pass to every worker."""
+    if importlib.util.find_spec("pyarrow") is None:
+        print("pyarrow is not installed: the arrow reader is skipped", file=sys.stderr)
+        return ["python", "dictreader"]
+    return ["arrow", "python", "dictreader"]
 
 
 def main() -> int:
@@ -200,23 +223,27 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=5_000_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--worker", nargs=2, metavar=("READER", "PATH"), help=argparse.SUPPRESS)
+    parser.add_argument("--generate", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(args.worker[0], Path(args.worker[1]))
         return 0
+    if args.generate:
+        generate(Path(args.generate), args.rows)
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "aorta_4242_kernel_trace.csv"
         began = time.perf_counter()
-        generate(path, args.rows)
+        run_self("--generate", str(path), "--rows", str(args.rows))
         size_mib = path.stat().st_size / 2**20
         print(f"generated {args.rows:,} rows, {size_mib:,.0f} MiB in "
               f"{time.perf_counter() - began:.0f} s")
-        runs: dict[str, list[Run]] = {"aorta": [], "dictreader": []}
-        for _ in range(args.repeats):          # interleaved, so machine load hits both alike
+        runs: dict[str, list[Run]] = {reader: [] for reader in readers()}
+        for _ in range(args.repeats):          # by turns, so machine load hits all alike
             for reader in runs:
                 runs[reader].append(measure(reader, path))
-        if runs["aorta"][0].totals != runs["dictreader"][0].totals:
-            print("MISMATCH: the two readers disagree", file=sys.stderr)
+        if len({json.dumps(rs[0].totals) for rs in runs.values()}) != 1:
+            print("MISMATCH: the readers disagree", file=sys.stderr)
             return 1
         report(runs, args.rows)
     return 0
@@ -224,15 +251,14 @@ def main() -> int:
 
 def report(runs: dict[str, list[Run]], rows: int) -> None:
     wall = {reader: statistics.median(r.wall_s for r in rs) for reader, rs in runs.items()}
-    cpu = {reader: statistics.median(r.cpu_s for r in rs) for reader, rs in runs.items()}
     for reader, results in runs.items():
         walls = ", ".join(f"{r.wall_s:.2f}" for r in results)
         cpus = ", ".join(f"{r.cpu_s:.2f}" for r in results)
         print(f"{reader:>10}: median {wall[reader]:6.2f} s wall, {rows / wall[reader]:>10,.0f} "
-              f"rows/s (runs {walls}; cpu s {cpus}); "
-              f"peak RSS {max(r.peak_mib for r in results):.0f} MiB")
-    print(f"     ratio: {wall['dictreader'] / wall['aorta']:.1f}x wall, "
-          f"{cpu['dictreader'] / cpu['aorta']:.1f}x cpu (DictReader / aorta, medians)")
+              f"rows/s, {wall['dictreader'] / wall[reader]:5.1f}x DictReader "
+              f"(runs {walls}; cpu s {cpus}); "
+              f"peak RSS {max(r.peak_mib for r in results):.0f} MiB "
+              f"(VmHWM {max(r.hwm_mib for r in results):.0f})")
     print(f"   machine: {platform.machine()}, {os.cpu_count()} cpus, Python "
           f"{platform.python_version()}, {platform.platform()}")
 

@@ -36,7 +36,7 @@ def stats(path: Path) -> tuple[KernelTable, FileReport]:
 
 def trace(path: Path) -> tuple[KernelTable, FileReport]:
     table = KernelTable()
-    return table, read_trace(path, table)
+    return table, read_trace(path, table, reader="python")   # the pure-Python scanner
 
 
 # --- real published output ------------------------------------------------------------------
