@@ -78,4 +78,8 @@ def real_run(tmp_path: Path) -> Path:
     """A copy of the real H200 run (tests may write report.html into it)."""
     target = tmp_path / "h200-proton-softmax"
     shutil.copytree(FIXTURES / "h200-proton-softmax", target)
+    # The failed trials' proton dirs were empty (the payload died before Proton wrote);
+    # git keeps no empty directory, so they are made here as the run left them.
+    for trial in range(3):
+        (target / "cells" / "bad" / f"trial_{trial}" / "proton").mkdir(exist_ok=True)
     return target
