@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 __all__ = ["TRIAL_SCHEMA", "TrialResult", "Verdict", "atomic_write_text", "write_json",
-           "read_json", "read_trial", "trial_is_complete", "finite_json"]
+           "read_json", "read_run_record", "RUN_SCHEMA", "read_trial", "trial_is_complete", "finite_json"]
 
 TRIAL_SCHEMA = 1
 Verdict = Literal["pass", "fail", "error"]
@@ -128,6 +128,28 @@ def finite_json(value: Any) -> Any:
 def read_json(path: Path) -> Any:
     with open(path, encoding="utf-8") as fh:
         return json.load(fh)
+
+
+RUN_SCHEMA = 1
+
+
+def read_run_record(path: Path, action: str, fix: str = "") -> dict[str, Any]:
+    """A run's `run.json`, or `RunDirError` saying why it cannot be used to `action` it
+    (unreadable, not a run record, or written by a newer aorta). `fix` ends each message."""
+    from aorta.errors import RunDirError
+
+    tail = f"; {fix}" if fix else ""
+    try:
+        doc = read_json(path)
+    except (OSError, ValueError) as exc:
+        raise RunDirError(f"{path}: unreadable ({exc}){tail}") from None
+    version = doc.get("schema_version") if isinstance(doc, dict) else None
+    if isinstance(version, int) and version > RUN_SCHEMA:
+        raise RunDirError(f"{path}: written by a newer aorta (run schema {version}); upgrade "
+                          f"aorta to {action} it")
+    if not isinstance(doc, dict) or "run" not in doc:
+        raise RunDirError(f"{path}: not an aorta run record{tail}")
+    return doc
 
 
 def read_trial(path: Path) -> TrialResult | None:

@@ -16,12 +16,11 @@ from typing import Any
 
 from aorta.compare.model import TrialCounts
 from aorta.errors import UserError
-from aorta.results import TrialResult, read_json, read_trial
+from aorta.results import TrialResult, read_run_record, read_trial
 
 __all__ = ["RunRef", "KernelEntry", "CellSamples", "LoadedRun", "parse_ref", "load_run",
-           "pair_cells", "RUN_SCHEMA_READ"]
+           "pair_cells"]
 
-RUN_SCHEMA_READ = 1
 
 
 @dataclass(frozen=True)
@@ -99,17 +98,7 @@ def _read_run_doc(path: Path) -> dict[str, Any]:
         inside = sorted(p.parent.name for p in path.glob("*/run.json"))
         hint = f"; runs inside it: {', '.join(inside[:5])}" if inside else ""
         raise UserError(f"{path}: not a run directory (no run.json){hint}")
-    try:
-        doc = read_json(run_json)
-    except (OSError, ValueError) as exc:
-        raise UserError(f"{run_json}: unreadable ({exc})") from None
-    if not isinstance(doc, dict):
-        raise UserError(f"{run_json}: not a run record")
-    version = doc.get("schema_version")
-    if isinstance(version, int) and version > RUN_SCHEMA_READ:
-        raise UserError(f"{run_json}: written by a newer aorta (run schema {version}); "
-                        f"upgrade aorta to compare it")
-    return doc
+    return read_run_record(run_json, "compare")
 
 
 def _cell_names(path: Path, run_doc: Mapping[str, Any]) -> list[str]:

@@ -20,12 +20,11 @@ from aorta.report.model import (CellReport, KernelBar, KernelChart, MetricSummar
 from aorta.report.notices import cell_notices, clean_text, failures, run_notices
 from aorta.report.numbers import unit_of
 from aorta.report.slots import Slot, read_slots, trial_files
-from aorta.results import TrialResult, read_json
+from aorta.results import TrialResult, read_json, read_run_record
 from aorta.summary import summarize_cell
 
 __all__ = ["build_report", "read_run_doc"]
 
-RUN_SCHEMA_READ = 1
 TOP_BARS = 10
 HARNESS = ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib")
 
@@ -62,18 +61,7 @@ def read_run_doc(run_dir: Path) -> dict[str, Any]:
     if not path.is_file():
         raise RunDirError(f"{run_dir}: not an aorta run directory (no run.json); pass the "
                           f"directory a sweep printed as 'results:' (<output>/<run>)")
-    try:
-        doc = read_json(path)
-    except (OSError, ValueError) as exc:
-        raise RunDirError(f"{path}: unreadable ({exc}); it is not a run aorta can report") \
-            from None
-    if not isinstance(doc, dict) or "run" not in doc:
-        raise RunDirError(f"{path}: not an aorta run record (no 'run' key)")
-    version = doc.get("schema_version")
-    if isinstance(version, int) and version > RUN_SCHEMA_READ:
-        raise RunDirError(f"{path}: written by a newer aorta (run schema {version}); upgrade "
-                          f"aorta to report it")
-    return doc
+    return read_run_record(path, "report")
 
 
 def _optional_json(path: Path) -> Any:

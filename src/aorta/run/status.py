@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from aorta.errors import RunDirError
-from aorta.results import read_json, read_trial
+from aorta.results import read_run_record, read_trial
 from aorta.run.slurm_commands import JobState, missing_command, query_jobs
 from aorta.run.slurm_lost import describe_end
 
@@ -75,15 +75,9 @@ def run_status(run_dir: Path) -> RunStatus:
 
 def _run_doc(run_dir: Path) -> dict[str, Any]:
     path = run_dir / "run.json"
-    try:
-        doc = read_json(path)
-    except FileNotFoundError:
-        raise RunDirError(f"{run_dir}: no run.json, so not an aorta run directory") from None
-    except (OSError, ValueError) as exc:
-        raise RunDirError(f"{path}: unreadable ({exc})") from None
-    if not isinstance(doc, dict):
-        raise RunDirError(f"{path}: not a run record")
-    return doc
+    if not path.is_file():
+        raise RunDirError(f"{run_dir}: no run.json, so not an aorta run directory")
+    return read_run_record(path, "read")
 
 
 def _trial_keys(run_dir: Path, doc: dict[str, Any], jobs: dict[str, Any]) -> list[str]:

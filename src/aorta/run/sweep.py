@@ -17,7 +17,8 @@ from typing import Any
 from aorta import __version__
 from aorta.errors import RunDirError, SetupError
 from aorta.plan import Plan
-from aorta.results import TrialResult, atomic_write_text, read_json, read_trial, write_json
+from aorta.results import (RUN_SCHEMA, TrialResult, atomic_write_text, read_run_record,
+                           read_trial, write_json)
 from aorta.run.lock import RunLock
 from aorta.run.progress import Progress
 from aorta.run.executors import Executor, SerialExecutor
@@ -26,7 +27,6 @@ from aorta.summary import CellSummary, matrix_document, perf_markdown, summarize
 
 __all__ = ["SweepOutcome", "run_sweep", "preflight", "trial_specs", "RUN_SCHEMA"]
 
-RUN_SCHEMA = 1
 
 
 @dataclass(frozen=True)
@@ -151,16 +151,7 @@ def _read_run(run_dir: Path) -> dict[str, Any] | None:
     path = run_dir / "run.json"
     if not path.exists():
         return None
-    try:
-        doc = read_json(path)
-    except (OSError, ValueError):
-        raise RunDirError(f"{path}: unreadable; pass --fresh to start the run over") from None
-    if not isinstance(doc, dict):
-        raise RunDirError(f"{path}: not a run record; pass --fresh to start the run over")
-    if isinstance(doc.get("schema_version"), int) and doc["schema_version"] > RUN_SCHEMA:
-        raise RunDirError(f"{path}: written by a newer aorta (run schema "
-                          f"{doc['schema_version']}); upgrade aorta to resume it")
-    return doc
+    return read_run_record(path, "resume", "pass --fresh to start the run over")
 
 
 def _write_summaries(plan: Plan, run_dir: Path, specs: list[TrialSpec],
