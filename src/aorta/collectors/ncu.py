@@ -27,6 +27,7 @@ from pydantic import Field, Strict, field_validator
 
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status)
+from aorta.collectors.options import split_words
 from aorta.collectors.tool_process import (find_binary, gpu_present, host_counter_access,
                                            read_tail, resolve_binary, run_tool, tool_version)
 from aorta.errors import SetupError
@@ -275,7 +276,7 @@ def _no_report(out_dir: Path, outcome: TrialOutcome) -> tuple[str, str]:
 
 def _split_list(value: Any) -> list[str]:
     if isinstance(value, str):
-        return [part for part in re.split(r"[,\s]+", value) if part]
+        return split_words(value)
     if isinstance(value, (list, tuple)):
         if not all(isinstance(v, str) for v in value):
             raise ValueError("must be a list of strings")

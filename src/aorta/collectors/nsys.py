@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,6 +27,7 @@ from pydantic import Field, field_validator, model_validator
 
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status)
+from aorta.collectors.options import split_words
 from aorta.collectors.tool_process import (find_binary, gpu_present, read_tail, resolve_binary,
                                            run_tool, tool_version)
 from aorta.errors import SetupError
@@ -78,7 +78,7 @@ class NsysOptions(CollectorOptions):
     @classmethod
     def _trace_list(cls, value: Any) -> Any:
         if isinstance(value, str):
-            value = [part for part in re.split(r"[,\s]+", value) if part]
+            value = split_words(value)
         if isinstance(value, (list, tuple)):
             value = list(dict.fromkeys(value))
             if "cuda" not in value:

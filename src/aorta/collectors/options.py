@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -10,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 from aorta.errors import OptionError
 from aorta.schema_errors import format_validation_error
 
-__all__ = ["validate_options", "option_table"]
+__all__ = ["validate_options", "option_table", "split_words"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -38,3 +39,8 @@ def option_table(model: type[BaseModel]) -> list[tuple[str, str, str]]:
         default = "required" if field.is_required() else repr(field.get_default(call_default_factory=True))
         rows.append((key, default, field.description or ""))
     return rows
+
+
+def split_words(text: str) -> list[str]:
+    """A list option written as one string: `"kernel, hip rccl"` -> ["kernel", "hip", "rccl"]."""
+    return [part for part in re.split(r"[,\s]+", text) if part]

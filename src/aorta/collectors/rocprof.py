@@ -37,6 +37,7 @@ from pydantic import Field, field_validator
 
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status)
+from aorta.collectors.options import split_words
 from aorta.collectors.tool_process import find_binary, read_tail, resolve_binary, run_tool
 from aorta.errors import SetupError
 from aorta.parsers.kernel_table import KernelTable
@@ -81,7 +82,7 @@ class RocprofUnavailableError(SetupError):
 def _tokens(value: Any, lower: bool, what: str) -> Any:
     """A comma/space separated string (or a list) -> a de-duplicated list, order kept."""
     if isinstance(value, str):
-        value = [part for part in re.split(r"[,\s]+", value) if part]
+        value = split_words(value)
     if isinstance(value, (list, tuple)):
         value = [v.strip().lower() if lower and isinstance(v, str) else v for v in value]
         value = list(dict.fromkeys(value))

@@ -32,6 +32,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from aorta.collectors.base import (RANK_TOKEN, Capability, Collector, CollectorOptions, Launch,
                                    Metrics, TrialContext, TrialOutcome, capture_status)
+from aorta.collectors.options import split_words
 from aorta.collectors.ranks import rollup
 from aorta.collectors.child_import import importable_by_child
 from aorta.collectors.python_launch import split_python_launch
@@ -84,7 +85,7 @@ class TorchOptions(CollectorOptions):
     @classmethod
     def _split(cls, value: Any) -> Any:
         if isinstance(value, str):
-            value = [part for part in re.split(r"[,\s]+", value) if part]
+            value = split_words(value)
         if isinstance(value, (list, tuple)):
             value = [v.strip().lower() if isinstance(v, str) else v for v in value]
             value = list(dict.fromkeys(value))      # repeated names count once
