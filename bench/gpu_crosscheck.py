@@ -42,13 +42,13 @@ def run(collector: str, out: Path, trials: int, command: list[str]) -> Path:
 def kernel_medians(run_dir: Path, collector: str) -> dict[str, float]:
     """Median over passing trials of each kernel's total ms in one trial."""
     from aorta.compare.names import normalise
-    from aorta.results import read_trial
+    from aorta.store.run_dir import RunStore
 
     per_kernel: dict[str, list[float]] = {}
-    trials = sorted((run_dir / "cells" / "default").glob("trial_*/result.json"))
-    for path in trials:
-        result = read_trial(path)
-        if result is None or result.verdict != "pass":
+    store = RunStore(run_dir)
+    for slot in store.slots(store.read_run()):
+        result = slot.result
+        if result is None or result.baseline or result.verdict != "pass":
             continue
         seen: dict[str, float] = {}
         for row in result.metrics.get(f"{collector}_kernels") or []:

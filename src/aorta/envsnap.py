@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from aorta import __version__
+from aorta.redaction import looks_secret, redact_env
 
 __all__ = ["ENV_SCHEMA", "snapshot", "steering_env", "redact", "looks_secret"]
 
@@ -30,16 +31,11 @@ STEERING_PREFIXES = ("CUDA_", "HIP_", "ROCR_", "ROCM_", "HSA_", "NCCL_", "RCCL_"
                      "PYTORCH_", "TRITON_", "OMP_", "MKL_", "OPENBLAS_", "NVIDIA_", "CUBLAS_",
                      "CUDNN_", "MIOPEN_", "AMD_", "GPU_", "XLA_", "JAX_", "TF_", "AORTA_",
                      "LD_LIBRARY_PATH", "LD_PRELOAD", "PATH", "PYTHONPATH", "SLURM_")
-_SECRET = re.compile(r"(TOKEN|SECRET|PASSW(OR)?D|CREDENTIAL|PRIVATE|API_?KEY|ACCESS_?KEY|AUTH|"
-                     r"COOKIE|SESSION_?KEY)", re.IGNORECASE)
-
-
-def looks_secret(name: str) -> bool:
-    return bool(_SECRET.search(name))
 
 
 def redact(env: Mapping[str, str]) -> dict[str, str]:
-    return {k: ("<redacted>" if looks_secret(k) else v) for k, v in env.items()}
+    """Values of secret names hidden, URL passwords and credential shapes scrubbed."""
+    return redact_env(env)
 
 
 def steering_env(env: Mapping[str, str]) -> dict[str, str]:

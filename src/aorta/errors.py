@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "EXIT_OK", "EXIT_BROKEN", "EXIT_USAGE", "EXIT_STRICT", "EXIT_REGRESSION", "EXIT_INTERRUPTED",
     "UserError", "RecipeError", "OptionError", "ConflictError", "SetupError", "RunDirError",
+    "DiskFullError",
 ]
 
 EXIT_OK = 0
@@ -46,3 +47,8 @@ class SetupError(UserError):
 
 class RunDirError(UserError):
     """The run directory is locked, or holds a different run."""
+
+
+class DiskFullError(UserError):
+    """The disk filled up while the run wrote its records: the run is marked interrupted,
+    what finished is kept, and the same command resumes once there is space."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,12 +19,17 @@ from pydantic import ValidationError
 
 from aorta.collectors.base import CollectorOptions
 from aorta.errors import RecipeError, UserError
-from aorta.recipe import ExecutorConfig, LoadedRecipe, Recipe, Variant
+from aorta.recipe import MAX_TIMEOUT_S, ExecutorConfig, LoadedRecipe, Recipe, Variant
+from aorta.redaction import PATTERN_ONLY
+from aorta.results import MAX_TRIALS_PER_CELL
 from aorta.schema_errors import format_validation_error
+from aorta.store.names import check_name, name_problem, printable, shorten
 
 __all__ = ["Cell", "Overrides", "Plan", "build_plan", "parse_collect_flag"]
 
 DEFAULT_CELL = "default"
+#: Trials one sweep may plan, baseline trials included.
+MAX_PLANNED_TRIALS = 100_000
 
 
 @dataclass(frozen=True)
@@ -70,17 +76,21 @@ class Plan:
     def fingerprint(self) -> str:
         """Identity of what a trial measures. Trial count and timeout are left out, so a rerun
         with more trials extends a run instead of being refused."""
+        # Credentials are redacted first: a rotated token does not make another run, and
+        # no hash of a secret reaches run.json.
         ident = {
-            "command": list(self.command),
-            "cells": [[c.name, dict(c.env), list(c.args)] for c in self.cells],
+            "command": PATTERN_ONLY.argv(self.command),
+            "cells": [[c.name, PATTERN_ONLY.env(c.env), PATTERN_ONLY.argv(c.args)]
+                      for c in self.cells],
             "collectors": {n: o.model_dump(mode="json") for n, o in self.collectors.items()},
-            "env": self.recipe.env,
+            "env": PATTERN_ONLY.env(self.recipe.env),
             "env_passthrough_mode": self.recipe.env_passthrough_mode,
         }
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()
 
     def resolved_recipe(self) -> dict[str, Any]:
-        """The recipe after overrides, with bundles expanded and options typed: reloadable."""
+        """The recipe after overrides, with bundles expanded and options typed: reloadable,
+        except that credentials are written as `<redacted>`."""
         doc: dict[str, Any] = {
             "schema_version": self.recipe.schema_version,
             "mode": "probe",
@@ -88,11 +98,14 @@ class Plan:
             "trials": self.recipe.trials,
             "timeout_per_trial": self.recipe.timeout_per_trial,
             "kill_grace_s": self.recipe.kill_grace_s,
-            "env": dict(self.recipe.env),
-            "command": list(self.command),
+            "max_log_mib": self.recipe.max_log_mib,
+            "env": PATTERN_ONLY.env(self.recipe.env),
+            "command": PATTERN_ONLY.argv(self.command),
             "collect": {n: o.model_dump(mode="json") for n, o in self.collectors.items()},
             "env_passthrough_mode": self.recipe.env_passthrough_mode,
-            "axes": {axis: {name: v.model_dump() for name, v in variants.items()}
+            "axes": {axis: {name: {"env": PATTERN_ONLY.env(v.env),
+                                   "args": PATTERN_ONLY.argv(v.args)}
+                            for name, v in variants.items()}
                      for axis, variants in self.recipe.all_axes().items()},
             "executor": self.recipe.executor.model_dump(exclude_defaults=True),
             "baseline": self.recipe.baseline,
@@ -118,8 +131,14 @@ def build_plan(loaded: LoadedRecipe, overrides: Overrides) -> Plan:
     source = str(loaded.path) if loaded.path else "recipe"
     updates: dict[str, Any] = {}
     if overrides.trials is not None:
+        if not 1 <= overrides.trials <= MAX_TRIALS_PER_CELL:
+            raise UserError(f"--trials: {overrides.trials} is not between 1 and "
+                            f"{MAX_TRIALS_PER_CELL}")
         updates["trials"] = overrides.trials
     if overrides.timeout is not None:
+        if not (math.isfinite(overrides.timeout) and 0 < overrides.timeout <= MAX_TIMEOUT_S):
+            raise UserError(f"--timeout: {overrides.timeout} is not a number of seconds above "
+                            f"0 and at most {MAX_TIMEOUT_S:g}")
         updates["timeout_per_trial"] = overrides.timeout
     if overrides.collect is not None:
         # The seed's rule: the flag replaces the list; survivors keep their option blocks.
@@ -138,9 +157,15 @@ def build_plan(loaded: LoadedRecipe, overrides: Overrides) -> Plan:
         raise UserError(f"the command starts with {command[0]!r}, which looks like an aorta "
                         f"option: put aorta's options before '--'")
     collectors = _validate_collectors(recipe.collect, source, overrides.collect is not None)
+    cells = _expand_cells(recipe.all_axes(), source)
+    planned = len(cells) * recipe.trials * (2 if recipe.baseline else 1)
+    if planned > MAX_PLANNED_TRIALS:
+        raise UserError(f"{source}: {len(cells)} cell(s) x {recipe.trials} trial(s)"
+                        f"{' x 2 (baseline)' if recipe.baseline else ''} = {planned} trials; at "
+                        f"most {MAX_PLANNED_TRIALS} per sweep: use fewer trials or cells")
     return Plan(recipe=recipe, source=loaded.path, source_sha256=loaded.sha256,
                 run_name=_run_name(recipe, loaded.path), command=tuple(command),
-                cells=_expand_cells(recipe.all_axes(), source), collectors=collectors)
+                cells=cells, collectors=collectors)
 
 
 def _executor_override(recipe: Recipe, overrides: Overrides) -> ExecutorConfig:
@@ -193,16 +218,27 @@ def _expand_cells(axes: Mapping[str, Mapping[str, Variant]], source: str) -> tup
                 env[key], owner[key] = value, f"{axis}.{name}"
             args.extend(variant.args)
         variants = tuple((axis, name) for axis, name, _ in combo)
-        cells.append(Cell("-".join(name for _, name, _ in combo), variants, env, tuple(args)))
+        # A long joined name is shortened with a hash of all of it (the variants are kept).
+        cells.append(Cell(shorten("-".join(name for _, name, _ in combo)), variants, env,
+                          tuple(args)))
+    if len({c.name for c in cells}) != len(cells):
+        raise RecipeError(f"{source}: axes: two cells get the same directory name; rename a "
+                          f"variant")
     return tuple(cells)
 
 
 def _run_name(recipe: Recipe, path: Path | None) -> str:
+    """The run directory's name: the ticket, else the recipe file's name (example recipes
+    are all called recipe.yaml, so their directory names them better). A name derived from a
+    file is shortened when long, and refused when it could not be one directory's name."""
     if recipe.ticket:
         return recipe.ticket
     if path is None:
         return "adhoc"
-    # Example recipes are all called recipe.yaml: their directory names them better.
-    if path.stem == "recipe" and path.parent.name:
-        return path.parent.resolve().name
-    return path.stem
+    name = path.resolve().parent.name if path.stem == "recipe" else path.stem
+    problem = name_problem(name)
+    if problem is not None:
+        raise UserError(f"{path}: the run would be named {printable(name)} after the recipe "
+                        f"file, which {problem}; add 'ticket: NAME' to the recipe (letters, "
+                        f"digits, _ . -) or rename the file")
+    return check_name("run name", shorten(name), "add 'ticket: NAME' to the recipe")

@@ -20,6 +20,7 @@ Every error names the file, the dotted key path, the bad value and what is allow
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import shlex
 from pathlib import Path
@@ -28,14 +29,25 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from aorta.errors import RecipeError
+from aorta.results import MAX_TRIALS_PER_CELL
 from aorta.schema_errors import format_validation_error
+from aorta.store.names import MAX_NAME_BYTES, PLAIN_NAME
 
-__all__ = ["Recipe", "Variant", "ExecutorConfig", "BUNDLES", "SCHEMA_VERSION", "load_recipe", "recipe_from_mapping",
-           "LoadedRecipe"]
+__all__ = ["Recipe", "Variant", "ExecutorConfig", "BUNDLES", "SCHEMA_VERSION", "load_recipe",
+           "recipe_from_mapping", "LoadedRecipe", "MAX_CELLS", "MAX_TIMEOUT_S",
+           "MAX_GRACE_S", "MAX_LOG_MIB"]
 
 SCHEMA_VERSION = 1
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_VARIANT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.]*$")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_VARIANT_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.]*")
+_DEVICE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/\-]*")   # 0, GPU-<uuid>, MIG-<uuid>/1/0
+MAX_CELLS = 10_000
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+MAX_GRACE_S = 3600.0
+MAX_LOG_MIB = 1024
+_MAX_NAME_CHARS = 64
+_MAX_VALUE_BYTES = 128 << 10       # Linux's limit for one argument or environment string
+_MAX_ITEMS = 4096
 
 #: Named environment bundles for ROCm/aorta's `mitigation_axis` / `diagnostic_axis` keys.
 BUNDLES: dict[str, dict[str, str]] = {
@@ -51,17 +63,44 @@ def _env_mapping(value: Any) -> dict[str, str]:
         return {}
     if not isinstance(value, dict):
         raise ValueError("must be a mapping of NAME: value")
+    if len(value) > _MAX_ITEMS:
+        raise ValueError(f"has {len(value)} variables; at most {_MAX_ITEMS}")
     out = {}
     for key, val in value.items():
-        if not isinstance(key, str) or not _ENV_NAME.match(key):
+        if not isinstance(key, str) or not _ENV_NAME.fullmatch(key) or len(key) > 256:
             raise ValueError(f"{key!r} is not a valid environment variable name "
                              f"(letters, digits, _; not starting with a digit)")
         if isinstance(val, bool) or not isinstance(val, (str, int, float)):
             raise ValueError(f"the value of {key} must be a string (quote it in YAML)")
         if "\0" in str(val):
             raise ValueError(f"the value of {key} contains a NUL byte")
+        if isinstance(val, float) and not math.isfinite(val):
+            raise ValueError(f"the value of {key} must be a string (quote it in YAML)")
+        if len(str(val).encode("utf-8", "surrogateescape")) > _MAX_VALUE_BYTES:
+            raise ValueError(f"the value of {key} is longer than {_MAX_VALUE_BYTES >> 10} KiB")
         out[key] = str(val)
     return out
+
+
+def _arguments(value: Any) -> Any:
+    """A list of command-line arguments: strings without NUL, of a size exec accepts."""
+    if not isinstance(value, list):
+        return value
+    if len(value) > _MAX_ITEMS:
+        raise ValueError(f"has {len(value)} arguments; at most {_MAX_ITEMS}")
+    for arg in value:
+        if isinstance(arg, str) and "\0" in arg:
+            raise ValueError("an argument contains a NUL byte")
+        if isinstance(arg, str) and len(arg.encode("utf-8", "surrogateescape")) > _MAX_VALUE_BYTES:
+            raise ValueError(f"an argument is longer than {_MAX_VALUE_BYTES >> 10} KiB")
+    return value
+
+
+def _plain_text(value: Any) -> Any:
+    """A setting passed to another program: no control characters."""
+    if isinstance(value, str) and any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise ValueError("contains a control character")
+    return value
 
 
 class _Strict(BaseModel):
@@ -75,6 +114,7 @@ class Variant(_Strict):
     args: list[str] = Field(default_factory=list)
 
     _check_env = field_validator("env", mode="before")(_env_mapping)
+    _check_args = field_validator("args", mode="before")(_arguments)
 
 
 class ExecutorConfig(_Strict):
@@ -85,11 +125,31 @@ class ExecutorConfig(_Strict):
     partition: str | None = None
     account: str | None = None
     time: str | None = None
-    gpus_per_trial: int = Field(0, ge=0)
-    cpus_per_trial: int = Field(1, ge=1)
+    gpus_per_trial: int = Field(0, ge=0, le=1024)
+    cpus_per_trial: int = Field(1, ge=1, le=100_000)
     mem: str | None = None
-    max_parallel: int | None = Field(None, ge=1)
+    max_parallel: int | None = Field(None, ge=1, le=100_000)
     sbatch_args: list[str] = Field(default_factory=list)
+
+    _check_text = field_validator("partition", "account", "time", "mem", mode="before")(
+        _plain_text)
+    _check_args = field_validator("sbatch_args", mode="before")(_arguments)
+
+    @field_validator("gpus", mode="before")
+    @classmethod
+    def _gpus(cls, value: Any) -> Any:
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, list) or value == "all":
+            return value
+        if len(items) > 1024:
+            raise ValueError("lists more than 1024 devices")
+        for item in items:
+            text = str(item).strip() if isinstance(item, (str, int)) and not isinstance(
+                item, bool) else None
+            if text is None or (text and not _DEVICE_ID.fullmatch(text)):
+                raise ValueError(f"{str(item)[:40]!r} is not a device id (an index such as 0, "
+                                 f"or a GPU/MIG UUID), nor 'all'")
+        return value
 
     @model_validator(mode="after")
     def _kind_keys(self) -> ExecutorConfig:
@@ -107,9 +167,10 @@ class Recipe(_Strict):
     schema_version: int
     mode: str = "probe"
     ticket: str | None = None
-    trials: int = Field(1, ge=1)
-    timeout_per_trial: float | None = Field(None, gt=0)
-    kill_grace_s: float = Field(10.0, ge=0)
+    trials: int = Field(1, ge=1, le=MAX_TRIALS_PER_CELL)
+    timeout_per_trial: float | None = Field(None, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
+    kill_grace_s: float = Field(10.0, ge=0, le=MAX_GRACE_S, allow_inf_nan=False)
+    max_log_mib: int = Field(32, ge=1, le=MAX_LOG_MIB)   # cap per log file: head + tail
     env: dict[str, str] = Field(default_factory=dict)
     command: list[str] | None = None
     collect: dict[str, dict[str, Any] | None] = Field(default_factory=dict)
@@ -141,8 +202,11 @@ class Recipe(_Strict):
     @field_validator("ticket")
     @classmethod
     def _ticket(cls, value: str | None) -> str | None:
-        if value is not None and not re.match(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$", value):
-            raise ValueError("must be a directory-safe name (letters, digits, _ . -)")
+        if value is not None and not PLAIN_NAME.fullmatch(value):
+            raise ValueError("must be a directory-safe name (letters, digits, _ . -, not "
+                             "starting with . or -)")
+        if value is not None and len(value.encode()) > MAX_NAME_BYTES:
+            raise ValueError(f"is longer than {MAX_NAME_BYTES} characters")
         return value
 
     @field_validator("command", mode="before")
@@ -152,7 +216,7 @@ class Recipe(_Strict):
             value = shlex.split(value)  # a convenience for writing; nothing runs through a shell
         if isinstance(value, list) and not value:
             raise ValueError("must not be empty")
-        return value
+        return _arguments(value)
 
     @field_validator("collect", mode="before")
     @classmethod
@@ -171,12 +235,16 @@ class Recipe(_Strict):
     @classmethod
     def _axes(cls, value: dict[str, dict[str, Variant]]) -> dict[str, dict[str, Variant]]:
         for axis, variants in value.items():
+            if not _VARIANT_NAME.fullmatch(axis) or len(axis) > _MAX_NAME_CHARS:
+                raise ValueError(f"axis name {axis[:_MAX_NAME_CHARS]!r} must use letters, "
+                                 f"digits, _ and . (at most {_MAX_NAME_CHARS})")
             if not variants:
                 raise ValueError(f"axis {axis!r} has no variants")
             for name in variants:
-                if not _VARIANT_NAME.match(name):
-                    raise ValueError(f"variant name {name!r} of axis {axis!r} must use letters, "
-                                     f"digits, _ and . (it becomes part of a directory name)")
+                if not _VARIANT_NAME.fullmatch(name) or len(name) > _MAX_NAME_CHARS:
+                    raise ValueError(f"variant name {name[:_MAX_NAME_CHARS]!r} of axis "
+                                     f"{axis!r} must use letters, digits, _ and . (at most "
+                                     f"{_MAX_NAME_CHARS}; it becomes part of a directory name)")
         return value
 
     @field_validator("mitigation_axis", "diagnostic_axis")
@@ -196,6 +264,10 @@ class Recipe(_Strict):
         for sugar in ("mitigation", "diagnostic"):
             if getattr(self, f"{sugar}_axis") is not None and sugar in self.axes:
                 raise ValueError(f"axes.{sugar} clashes with {sugar}_axis; keep one of them")
+        cells = math.prod(len(v) for v in self.all_axes().values())
+        if cells > MAX_CELLS:
+            raise ValueError(f"the axes make {cells} cells; at most {MAX_CELLS} are accepted "
+                             f"(use fewer axes or variants, or several recipes)")
         return self
 
     def all_axes(self) -> dict[str, dict[str, Variant]]:
@@ -221,19 +293,10 @@ class LoadedRecipe(BaseModel):
 
 def load_recipe(path: Path) -> LoadedRecipe:
     """Read and validate a YAML (or JSON) recipe; `RecipeError` with a one-line message."""
-    import yaml
+    from aorta.recipe_yaml import load_yaml, read_recipe_bytes
 
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise RecipeError(f"{path}: cannot read the recipe ({exc.strerror or exc})") from None
-    try:
-        doc = yaml.safe_load(data)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise RecipeError(f"{path}: not valid YAML{where}: {problem}") from None
+    data = read_recipe_bytes(path)
+    doc = load_yaml(data, str(path))
     recipe = recipe_from_mapping(doc, str(path))
     return LoadedRecipe(recipe=recipe, path=path, sha256=hashlib.sha256(data).hexdigest())
 

@@ -7,15 +7,18 @@ from pathlib import Path
 
 from aorta.collectors.base import Launch
 from aorta.plan import Plan
+from aorta.redaction import PATTERN_ONLY, Redactor
 from aorta.run.sweep import SweepOutcome
 
 __all__ = ["plan_lines", "summary_lines"]
 
 
-def plan_lines(plan: Plan, run_dir: Path, first: Launch) -> list[str]:
+def plan_lines(plan: Plan, run_dir: Path, first: Launch,
+               redactor: Redactor = PATTERN_ONLY) -> list[str]:
+    """What a dry run prints, credentials redacted."""
     lines = [f"run directory: {run_dir}",
              f"recipe: {plan.source or '(none: defaults)'}",
-             f"command: {shlex.join(plan.command)}",
+             f"command: {shlex.join(redactor.argv(plan.command))}",
              f"trials per cell: {plan.trials}   timeout per trial: "
              f"{plan.recipe.timeout_per_trial or 'none'}   environment: "
              f"{plan.recipe.env_passthrough_mode}",
@@ -26,14 +29,15 @@ def plan_lines(plan: Plan, run_dir: Path, first: Launch) -> list[str]:
     for cell in plan.cells:
         extra = []
         if cell.env:
-            extra.append(" ".join(f"{k}={v}" for k, v in cell.env.items()))
+            extra.append(" ".join(f"{k}={v}" for k, v in redactor.env(cell.env).items()))
         if cell.args:
-            extra.append("args: " + shlex.join(cell.args))
+            extra.append("args: " + shlex.join(redactor.argv(cell.args)))
         lines.append(f"  {cell.name}" + (f"  ({'; '.join(extra)})" if extra else ""))
     lines.append(f"first trial launch ({plan.cells[0].name}/trial_0):")
-    lines.append(f"  argv: {shlex.join(first.argv)}")
+    lines.append(f"  argv: {shlex.join(redactor.argv(first.argv))}")
     if first.env:
-        lines.append("  env: " + " ".join(f"{k}={shlex.quote(v)}" for k, v in first.env.items()))
+        lines.append("  env: " + " ".join(f"{k}={shlex.quote(v)}"
+                                          for k, v in redactor.env(first.env).items()))
     if first.unset:
         lines.append("  unset: " + " ".join(sorted(first.unset)))
     lines.append(f"total: {len(plan.cells) * plan.trials} trial(s); nothing was run (dry run)")

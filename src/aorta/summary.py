@@ -85,28 +85,32 @@ class Overhead:
     n_baseline: int
 
 
-def _samples(results: Iterable[TrialResult]) -> dict[str, list[float]]:
+def _samples(results: Iterable[TrialResult], allow_partial: bool = False
+             ) -> dict[str, list[float]]:
     values: dict[str, list[float]] = {}
     for r in results:
         if r.verdict == "pass":
-            for key, value in r.numeric_metrics().items():
+            for key, value in r.numeric_metrics(allow_partial).items():
                 values.setdefault(key, []).append(value)
     return values
 
 
 def summarize_cell(name: str, planned: int, results: Iterable[TrialResult],
-                   collectors: Sequence[str] = ()) -> CellSummary:
+                   collectors: Sequence[str] = (), allow_partial: bool = False) -> CellSummary:
+    """Verdict counts, capture states, and statistics over passing trials of figures that
+    are measurements (a collector's figures count when its capture is `ok`, or `partial`
+    with `allow_partial`)."""
     everything = list(results)
     results = [r for r in everything if not r.baseline]
-    values = _samples(results)
-    base_values = _samples(r for r in everything if r.baseline)
+    values = _samples(results, allow_partial)
+    base_values = _samples((r for r in everything if r.baseline), allow_partial)
     captures: dict[str, dict[str, int]] = {}
     for c in collectors:
         for r in results:
-            state = r.metrics.get(f"{c}_capture")
-            if isinstance(state, str):
-                captures.setdefault(c, {}).setdefault(state, 0)
-                captures[c][state] += 1
+            capture = r.captures.get(c)
+            if capture is not None:
+                captures.setdefault(c, {}).setdefault(capture.state, 0)
+                captures[c][capture.state] += 1
     reasons = sorted({r.reason for r in results if r.verdict != "pass"})
     count = {v: sum(r.verdict == v for r in results) for v in ("pass", "fail", "error")}
     reasons += sorted({f"baseline: {r.reason}" for r in everything

@@ -6,7 +6,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from aorta.results import TrialResult, Verdict, write_json
+from aorta.results import TrialResult, Verdict
+from aorta.store.files import write_json
 
 
 def trial(cell: str, index: int, verdict: Verdict = "pass", wall: float | None = 1.0,

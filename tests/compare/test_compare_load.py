@@ -8,7 +8,7 @@ import pytest
 
 from aorta.compare.load import RunRef, load_run, pair_cells, parse_ref
 from aorta.errors import UserError
-from aorta.results import write_json
+from aorta.store.files import write_json
 
 from compare_helpers import kernels, make_run, timed_cell, trial
 

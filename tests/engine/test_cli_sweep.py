@@ -196,8 +196,9 @@ def test_cprofile_measures_a_python_payload_and_refuses_a_native_one(tmp_path: P
     proc = run_aorta("sweep", "run", "--collect", "cprofile", "--output", str(out), "--",
                      sys.executable, str(script))
     assert proc.returncode == 0, proc.stderr
-    m = trial_result(out / "adhoc", "default", 0)["metrics"]
-    assert m["cprofile_capture"] == "ok" and m["cprofile_call_count"] > 0
+    result = trial_result(out / "adhoc", "default", 0)
+    m = result["metrics"]
+    assert result["captures"]["cprofile"]["state"] == "ok" and m["cprofile_call_count"] > 0
     assert m["cprofile_time_ms"] > 0 and len(m["cprofile_top_functions"]) == 5
     # A collector that cannot attach stops the sweep before any trial: never run unprofiled.
     native = run_aorta("sweep", "run", "--collect", "cprofile", "--output", str(tmp_path / "n"),

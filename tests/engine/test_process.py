@@ -83,10 +83,10 @@ def test_non_executable_is_126(tmp_path: Path):
 
 
 def test_env_is_exactly_what_was_given(tmp_path: Path):
-    res = run_process([PY, "-c", "import os; print(sorted(k for k in os.environ if k.startswith('AORTA_T')))"],
-                      {"AORTA_T1": "x", "PATH": os.environ["PATH"]}, tmp_path / "o", tmp_path / "e")
+    res = run_process([PY, "-c", "import os; print(sorted(k for k in os.environ if k.startswith('AORTA_X')))"],
+                      {"AORTA_X1": "x", "PATH": os.environ["PATH"]}, tmp_path / "o", tmp_path / "e")
     assert res.exit_code == 0
-    assert (tmp_path / "o").read_text().strip() == "['AORTA_T1']"
+    assert (tmp_path / "o").read_text().strip() == "['AORTA_X1']"
 
 
 def _alive(pid: int) -> bool:

@@ -112,7 +112,7 @@ def test_two_rank_torchrun_under_the_torch_profiler(tmp_path: Path, payload):
     assert sorted(p.name for p in torch_dir.iterdir()) == ["rank0", "rank1"]
     assert all((torch_dir / r / "trace.json").is_file() for r in ("rank0", "rank1"))
     m = result["metrics"]
-    assert m["torch_capture"] == "ok" and m["torch_rank_count"] == 2
+    assert result["captures"]["torch"]["state"] == "ok" and m["torch_rank_count"] == 2
     ops = {r: v["cpu_op_count"] for r, v in m["torch_ranks"].items()}
     assert m["torch_cpu_op_count"] == ops["0"] + ops["1"]
     times = [v["cpu_time_ms"] for v in m["torch_ranks"].values()]

@@ -10,8 +10,10 @@ import pytest
 
 from aorta.envsnap import redact, snapshot, steering_env
 from aorta.parsers.kernel_table import KernelTable
-from aorta.results import TrialResult, read_trial, write_json
-from aorta.run.lock import RunLock
+from aorta.results import NewerRecord, TrialResult
+from aorta.store.files import write_json_file
+from aorta.store.lock import RunLock
+from aorta.store.run_dir import RunStore
 from aorta.errors import RunDirError
 from aorta.summary import summarize_cell
 
@@ -31,20 +33,22 @@ def test_pass_requires_exit_zero():
 
 def test_json_round_trip_and_non_finite_become_null(tmp_path: Path):
     t = trial(x_gpu_time_ms=float("nan"), y=float("inf"), nested={"z": [float("-inf"), 1.0]})
-    write_json(tmp_path / "result.json", t.to_json())
-    doc = json.loads((tmp_path / "result.json").read_text())
+    RunStore(tmp_path).write_trial(t)
+    doc = json.loads((tmp_path / "cells/c/trial_0/result.json").read_text())
     assert doc["metrics"] == {"x_gpu_time_ms": None, "y": None, "nested": {"z": [None, 1.0]}}
-    assert read_trial(tmp_path / "result.json") is not None
-    assert not list(tmp_path.glob(".result.json.*"))   # no temp file left behind
+    assert RunStore(tmp_path).read_slot("c", "trial_0").state == "complete"
+    assert not list(tmp_path.glob("cells/c/trial_0/.result.json.*"))   # no temp file left
 
 
 def test_partial_or_newer_trial_files_are_not_complete(tmp_path: Path):
-    (tmp_path / "a.json").write_text('{"cell": "c", "verd')
-    assert read_trial(tmp_path / "a.json") is None
+    store = RunStore(tmp_path)
+    (tmp_path / "cells/c/trial_0").mkdir(parents=True)
+    (tmp_path / "cells/c/trial_0/result.json").write_text('{"cell": "c", "verd')
+    assert store.read_slot("c", "trial_0").state == "corrupt"
     doc = trial().to_json() | {"schema_version": 99}
-    (tmp_path / "b.json").write_text(json.dumps(doc))
-    assert read_trial(tmp_path / "b.json") is None
-    with pytest.raises(ValueError, match="upgrade aorta"):
+    write_json_file(tmp_path, ("cells", "c", "trial_0"), "result.json", doc)
+    assert store.read_slot("c", "trial_0").state == "newer"
+    with pytest.raises(NewerRecord, match="upgrade aorta"):
         TrialResult.from_json(doc)
 
 
@@ -82,10 +86,14 @@ def test_overflowing_total_publishes_nothing():
 
 def test_snapshot_never_raises_and_redacts():
     snap = snapshot({"CUDA_VISIBLE_DEVICES": "0", "HF_TOKEN": "hunter2", "HOME": "/root",
-                     "NCCL_DEBUG": "INFO", "MY_API_KEY": "k"})
-    assert snap["env_vars"] == {"CUDA_VISIBLE_DEVICES": "0", "NCCL_DEBUG": "INFO"}
+                     "NCCL_DEBUG": "INFO", "MY_API_KEY": "k",
+                     "TORCH_DB_URL": "postgres://u:pw1234@db/x",
+                     "PYTHONPATH": "/opt:https://me:hunter3@git.example/x"})
+    assert snap["env_vars"] == {"CUDA_VISIBLE_DEVICES": "0", "NCCL_DEBUG": "INFO",
+                                "PYTHONPATH": "/opt:https://me:<redacted>@git.example/x",
+                                "TORCH_DB_URL": "postgres://u:<redacted>@db/x"}
     assert snap["schema_version"] == 1 and snap["host"]["cpu_count"]
-    assert "hunter2" not in json.dumps(snap)
+    assert "hunter2" not in json.dumps(snap) and "pw1234" not in json.dumps(snap)
     assert redact({"GITHUB_TOKEN": "x", "PATH": "/bin"}) == {"GITHUB_TOKEN": "<redacted>", "PATH": "/bin"}
     assert steering_env({"TRITON_API_TOKEN": "x"}) == {"TRITON_API_TOKEN": "<redacted>"}
 

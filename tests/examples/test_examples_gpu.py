@@ -88,7 +88,7 @@ def calls(metrics: dict[str, Any], table: str) -> dict[str, int | None]:
 def assert_passed_with_capture(result: dict[str, Any], collector: str) -> dict[str, Any]:
     metrics = result["metrics"]
     assert result["verdict"] == "pass", (result["reason"], result.get("stderr_tail"))
-    assert metrics[f"{collector}_capture"] == "ok", metrics.get(f"{collector}_capture_reason")
+    assert result["captures"][collector]["state"] == "ok", result["captures"][collector]
     return metrics
 
 
@@ -132,8 +132,8 @@ def test_nsys_torch_matmul(tmp_path: Path):
         pytest.skip(f"nsys cannot measure here: {capability.reason}")
     result = run_readme_command("nsys/torch-matmul", tmp_path)
     metrics = result["metrics"]
-    if metrics.get("nsys_capture") != "ok":
-        pytest.skip(f"nsys made no report here: {metrics.get('nsys_capture_reason')}")
+    if result["captures"]["nsys"]["state"] != "ok":
+        pytest.skip(f"nsys made no report here: {result['captures']['nsys']['reason']}")
     metrics = assert_passed_with_capture(result, "nsys")
     assert metrics["nsys_kernel_count"] > 0 and metrics["nsys_kernel_count"] % 23 == 0
     assert metrics["nsys_gpu_time_ms"] > 0

@@ -169,5 +169,5 @@ def test_torch_example_cpu_command_runs_end_to_end(tmp_path: Path):
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(next(tmp_path.glob("*/cells/*/trial_0/result.json")).read_text())
     metrics = result["metrics"]
-    assert result["verdict"] == "pass" and metrics["torch_capture"] == "ok"
+    assert result["verdict"] == "pass" and result["captures"]["torch"]["state"] == "ok"
     assert {row["name"]: row["calls"] for row in metrics["torch_ops"]}["aten::mm"] == 3

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from aorta.results import TrialResult, read_trial, write_json
+from aorta.results import TrialResult
+from aorta.store.files import write_json
+from aorta.store.run_dir import RunStore
 from aorta.summary import summarize_cell
 from report_helpers import ENV, FIXTURES
 
@@ -67,7 +69,7 @@ def _results(run_dir: Path, cell: str, planned: int) -> list[TrialResult]:
     found = []
     for prefix in ("trial", "baseline"):
         for i in range(planned):
-            result = read_trial(run_dir / "cells" / cell / f"{prefix}_{i}" / "result.json")
+            result = RunStore(run_dir).read_slot(cell, f"{prefix}_{i}").result
             if result is not None:
                 found.append(result)
     return found

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from aorta.errors import RunDirError
+from aorta.results import Capture
 from aorta.report import build_report
 from report_helpers import ENV, HOSTILE, kernels, trial
 
@@ -75,7 +76,9 @@ def test_unreadable_result_is_missing_and_said_so(make_run) -> None:
     (run_dir / "cells" / "a" / "trial_1" / "result.json").write_text('{"cell": "a", "ind')
     report = build_report(run_dir)
     assert report.cells[0].missing == 1
-    assert any("cannot be read in trial_1" in n.message for n in report.warnings)
+    assert any(n.kind == "corrupt" and "trial_1/result.json is not a valid record" in n.message
+               for n in report.warnings)
+    assert report.cells[0].trials[1].verdict == "corrupt"
 
 
 def test_failures_keep_their_stderr_and_control_codes_are_stripped(make_run) -> None:
@@ -100,8 +103,8 @@ def test_stderr_falls_back_to_the_log_tail(make_run) -> None:
 
 
 def test_unreliable_cell_and_capture_problems_of_passing_trials(make_run) -> None:
-    empty = {"nsys_capture": "empty", "nsys_capture_reason": "no kernel ran"}
-    run_dir = make_run({"a": [trial("a", 0, metrics=empty), trial("a", 1, metrics=empty),
+    empty = {"nsys": Capture("empty", "no kernel ran")}
+    run_dir = make_run({"a": [trial("a", 0, captures=empty), trial("a", 1, captures=empty),
                               trial("a", 2, "error", reason="collector setup failed",
                                     exit_code=None)]})
     report = build_report(run_dir)

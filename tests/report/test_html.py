@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote
 
+from aorta.results import Capture
 from aorta.report import build_report, render_html, write_html, write_report
 from report_helpers import HOSTILE, kernels, trial
 
@@ -62,7 +63,7 @@ def test_hostile_payload_text_is_escaped(make_run) -> None:
     run_dir = make_run({"a": [
         trial("a", 0, metrics={"nsys_kernels": kernels((hostile_kernel, 1, 2.0))}),
         trial("a", 1, "fail", stderr_tail=HOSTILE,
-              metrics={"nsys_capture": "unparsed", "nsys_capture_reason": "<marquee>bad</marquee> csv"}),
+              captures={"nsys": Capture("unparsed", "<marquee>bad</marquee> csv")}),
     ]})
     page = write_report(run_dir).read_text()
     parsed = _parse(page)
@@ -108,7 +109,7 @@ def test_interrupted_run_page(make_run) -> None:
     run_dir = make_run({"a": [trial("a", 0), None]}, status="interrupted")
     text = "".join(_parse(render_html(build_report(run_dir))).text)
     assert "interrupted" in text and "1 of 2 planned trial(s) have no result" in text
-    assert "no readable result.json" in text
+    assert "not run yet" in text
 
 
 def test_no_passing_trial_at_all(make_run) -> None:

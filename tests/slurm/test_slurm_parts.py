@@ -18,19 +18,28 @@ import pytest
 
 from aorta.collectors.registry import get
 from aorta.recipe import ExecutorConfig
-from aorta.results import write_json
+from aorta.store.files import write_json
 from aorta.run.slurm import batch_script, job_name, sbatch_options
 from aorta.run.slurm_commands import JobState, parse_sacct, parse_squeue
 from aorta.run.slurm_lost import describe_end, lost_result
 from aorta.run.slurm_worker import (gpu_pin, read_manifest, spec_from_json, spec_to_json,
                                     write_manifest)
+from aorta.errors import UserError
 from aorta.run.trial import TrialSpec
+from aorta.store.run_dir import RunStore
 from aorta_testing import REPO, run_aorta, trial_result, write_recipe
 
 
-def _spec(trial_dir: Path, command: list[str], **extra) -> TrialSpec:
-    return TrialSpec(cell="c", index=int(trial_dir.name.split("_")[-1]), trial_dir=trial_dir,
-                     command=tuple(command), env={"MODE": "x"}, collectors={}, **extra)
+def _spec(run_dir: Path, index: int, command: list[str], **extra) -> TrialSpec:
+    return TrialSpec(cell="c", index=index, run_dir=run_dir, command=tuple(command),
+                     env={"MODE": "x"}, collectors={}, **extra)
+
+
+def _manifest(run_dir: Path, specs: list[TrialSpec], host: str,
+              caller_env: dict[str, str] | None = None) -> tuple[Path, dict[str, str]]:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    secrets = write_manifest(RunStore(run_dir), "m.json", specs, host, caller_env or {})
+    return run_dir / "slurm" / "m.json", secrets
 
 
 def _worker(manifest: Path, task: int, **env: str) -> subprocess.Popen[str]:
@@ -89,16 +98,37 @@ def test_squeue_and_sacct_lines_are_read_and_junk_is_skipped():
 
 def test_a_spec_survives_the_manifest(tmp_path: Path):
     collectors = {"cprofile": get("cprofile").validate({"sort": "cumulative"})}
-    spec = TrialSpec(cell="fp32", index=3, trial_dir=tmp_path / "cells/fp32/baseline_3",
+    spec = TrialSpec(cell="fp32", index=3, run_dir=tmp_path,
                      command=("python", "b.py", "--n", "2"), env={"A": "1"},
                      collectors=collectors, env_mode="clean", timeout=12.5, grace=2.0,
                      baseline=True)
-    manifest = tmp_path / "m.json"
-    write_manifest(manifest, [spec], "driver-host")
+    manifest, secrets = _manifest(tmp_path, [spec], "driver-host")
     host, trials = read_manifest(manifest)
     again = spec_from_json(json.loads(json.dumps(trials[0])))
-    assert host == "driver-host" and again == spec
+    assert host == "driver-host" and again == spec and secrets == {}
+    assert spec.trial_dir == tmp_path / "cells/fp32/baseline_3"
     assert spec_to_json(again)["collectors"] == {"cprofile": {"sort": "cumulative"}}
+
+
+def test_a_manifest_holds_no_credential_and_the_job_gets_them_from_its_environment(
+        tmp_path: Path):
+    spec = TrialSpec(cell="c", index=0, run_dir=tmp_path,
+                     command=("python", "b.py", "--api-key=sk-abcdefghijklmnopqrstuvwxyz",
+                              "--token", "tok-12345678"),
+                     env={"HF_TOKEN": "hf-secret-value", "DB": "postgres://u:pw123456@h/d",
+                          "N": "1"}, collectors={})
+    manifest, secrets = _manifest(tmp_path, [spec], "h")
+    text = manifest.read_text()
+    for secret in ("sk-abcdefghijklmnopqrstuvwxyz", "tok-12345678", "hf-secret-value",
+                   "pw123456"):
+        assert secret not in text
+    assert sorted(secrets.values()) == sorted(["--api-key=sk-abcdefghijklmnopqrstuvwxyz",
+                                               "tok-12345678", "hf-secret-value",
+                                               "postgres://u:pw123456@h/d"])
+    _, trials = read_manifest(manifest)
+    assert spec_from_json(trials[0], secrets) == spec
+    with pytest.raises(UserError, match="AORTA_SECRET_.* is not in the job's environment"):
+        spec_from_json(trials[0], {})
 
 
 def test_a_manifest_of_another_version_is_refused(tmp_path: Path):
@@ -112,8 +142,7 @@ def test_a_manifest_of_another_version_is_refused(tmp_path: Path):
 
 
 def test_a_worker_whose_task_is_not_in_the_manifest_says_so_in_one_line(tmp_path: Path):
-    manifest = tmp_path / "m.json"
-    write_manifest(manifest, [_spec(tmp_path / "t" / "trial_0", ["true"])], "h")
+    manifest, _ = _manifest(tmp_path, [_spec(tmp_path, 0, ["true"])], "h")
     worker = _worker(manifest, 5)
     assert worker.wait(timeout=60) == 2
     err = worker.stderr.read()
@@ -123,25 +152,24 @@ def test_a_worker_whose_task_is_not_in_the_manifest_says_so_in_one_line(tmp_path
 def test_worker_runs_its_array_task_and_snapshots_a_node_other_than_the_drivers(
         tmp_path: Path, payload):
     script = payload("import os, sys; print(sys.argv[1], os.environ['MODE'])")
-    specs = [_spec(tmp_path / "away" / f"trial_{i}", [sys.executable, str(script), f"t{i}"])
-             for i in range(2)]
-    away = tmp_path / "away.json"
-    write_manifest(away, specs, "some-other-host")
+    away_run = tmp_path / "away"
+    specs = [_spec(away_run, i, [sys.executable, str(script), f"t{i}"]) for i in range(2)]
+    away, _ = _manifest(away_run, specs, "some-other-host")
     proc = _worker(away, 1)
     assert proc.wait(timeout=60) == 0, proc.stderr.read()
-    assert not (tmp_path / "away" / "trial_0").exists()   # task 1 runs the second trial only
-    result = json.loads((tmp_path / "away/trial_1/result.json").read_text())
+    away_cell = away_run / "cells" / "c"
+    assert not (away_cell / "trial_0").exists()   # task 1 runs the second trial only
+    result = json.loads((away_cell / "trial_1/result.json").read_text())
     assert (result["verdict"], result["host"]) == ("pass", socket.gethostname())
-    assert (tmp_path / "away/trial_1/stdout.log").read_text() == "t1 x\n"
-    node_env = json.loads((tmp_path / "away/trial_1/node_env.json").read_text())
+    assert (away_cell / "trial_1/stdout.log").read_text() == "t1 x\n"
+    node_env = json.loads((away_cell / "trial_1/node_env.json").read_text())
     assert node_env["host"]["hostname"] == socket.gethostname()
 
-    here = tmp_path / "here.json"
-    write_manifest(here, [_spec(tmp_path / "here" / "trial_0", specs[0].command)],
-                   socket.gethostname())
+    here_run = tmp_path / "here"
+    here, _ = _manifest(here_run, [_spec(here_run, 0, specs[0].command)], socket.gethostname())
     assert _worker(here, 0).wait(timeout=60) == 0
-    assert (tmp_path / "here/trial_0/result.json").exists()
-    assert not (tmp_path / "here/trial_0/node_env.json").exists()
+    assert (here_run / "cells/c/trial_0/result.json").exists()
+    assert not (here_run / "cells/c/trial_0/node_env.json").exists()
 
 
 def test_slurms_sigterm_stops_the_payload_and_leaves_no_result(tmp_path: Path, payload):
@@ -151,9 +179,8 @@ def test_slurms_sigterm_stops_the_payload_and_leaves_no_result(tmp_path: Path, p
         open({str(pid_file)!r}, "w").write(str(os.getpid()))
         time.sleep(60)
     """)
-    manifest = tmp_path / "m.json"
-    write_manifest(manifest, [_spec(tmp_path / "t" / "trial_0", [sys.executable, str(script)])],
-                   socket.gethostname())
+    manifest, _ = _manifest(tmp_path, [_spec(tmp_path, 0, [sys.executable, str(script)])],
+                            socket.gethostname())
     worker = _worker(manifest, 0)
     deadline = time.monotonic() + 30
     while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
@@ -162,7 +189,7 @@ def test_slurms_sigterm_stops_the_payload_and_leaves_no_result(tmp_path: Path, p
     worker.send_signal(signal.SIGTERM)   # what scancel or a time limit sends
     assert worker.wait(timeout=30) == 143
     assert "stopped by Slurm (SIGTERM)" in worker.stderr.read()
-    assert not (tmp_path / "t/trial_0/result.json").exists()
+    assert not (tmp_path / "cells/c/trial_0/result.json").exists()
     with pytest.raises(ProcessLookupError):
         os.kill(payload_pid, 0)
 
@@ -179,7 +206,7 @@ def test_a_lost_job_becomes_an_error_record_with_slurms_reason(tmp_path: Path):
     logs.mkdir()
     (logs / "7_1.err").write_text("slurmstepd: error: *** JOB 9 ON n1 CANCELLED AT 2026-01-01 "
                                   "DUE TO TIME LIMIT ***\n")
-    spec = TrialSpec(cell="c", index=1, trial_dir=tmp_path / "cells/c/trial_1",
+    spec = TrialSpec(cell="c", index=1, run_dir=tmp_path,
                      command=("bench",), env={"API_TOKEN": "s3cret", "N": "1"}, collectors={})
     result = lost_result(spec, "7_1", JobState("7_1", "TIMEOUT", None, "n1", "0:15"), logs)
     on_disk = trial_result(tmp_path, "c", 1)
@@ -225,8 +252,9 @@ def test_status_of_a_local_run_and_of_slurm_jobs_that_were_cancelled_or_never_ra
 def test_status_of_a_job_that_slurm_no_longer_knows(tmp_path: Path):
     run_dir = tmp_path / "r"
     jobs = {"cells/c/trial_0": {"job": "99999997_0"}}
-    write_json(run_dir / "run.json", {"run": "r", "status": "running", "cells": ["c"],
-                                      "trials_per_cell": 1, "slurm": {"jobs": jobs}})
+    write_json(run_dir / "run.json", {"schema_version": 2, "run": "r", "status": "running",
+                                      "command": ["x"], "cells": ["c"], "trials_per_cell": 1,
+                                      "slurm": {"jobs": jobs}})
     status = run_aorta("sweep", "status", "--json", str(run_dir))
     trial = json.loads(status.stdout)["trials"][0]
     if shutil.which("squeue") is None:
@@ -240,8 +268,8 @@ def test_status_of_a_job_that_slurm_no_longer_knows(tmp_path: Path):
 def test_status_of_something_that_is_not_a_run(tmp_path: Path):
     proc = run_aorta("sweep", "status", str(tmp_path))
     assert proc.returncode == 2
-    assert proc.stderr.strip() == f"aorta: error: {tmp_path}: no run.json, so not an aorta run " \
-                                  f"directory"
+    assert proc.stderr.strip() == f"aorta: error: {tmp_path}: not an aorta run directory (no " \
+                                  f"run.json)"
 
 
 def test_slurm_executor_without_sbatch_is_refused_before_anything_runs(tmp_path: Path):

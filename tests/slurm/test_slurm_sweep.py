@@ -119,7 +119,7 @@ def test_trials_run_as_slurm_jobs_and_status_reads_them(tmp_path: Path, payload)
             result = trial_result(run_dir, cell, i)
             job = record["jobs"][f"cells/{cell}/trial_{i}"]["job"]
             assert result["verdict"] == "pass" and result["host"] == socket.gethostname()
-            assert result["metrics"]["cprofile_capture"] == "ok"
+            assert result["captures"]["cprofile"]["state"] == "ok"
             # The payload itself saw Slurm's variables: it ran inside that array task.
             stdout = (run_dir / "cells" / cell / f"trial_{i}" / "stdout.log").read_text()
             assert stdout.split()[:2] == job.split("_") and stdout.split()[0] == array

@@ -42,8 +42,8 @@ def report(run_dir: Path, fmt: Format, output: Path | None) -> int:
 
 def run(opts: ReportOptions) -> int:
     """Build the report and write or print it. Returns the exit code."""
-    from aorta.report import REPORT_FILE, build_report, render_json, render_markdown, write_html
-    from aorta.results import atomic_write_text
+    from aorta.report import (REPORT_FILE, build_report, render_json, render_markdown,
+                              write_html, write_report_file)
 
     built = build_report(opts.run_dir)
     if opts.format == "html":
@@ -54,6 +54,6 @@ def run(opts: ReportOptions) -> int:
     if opts.output is None:
         click.echo(text, nl=False)
     else:
-        atomic_write_text(opts.output, text)
+        write_report_file(opts.run_dir, opts.output, text)
         click.echo(str(opts.output))
     return EXIT_OK

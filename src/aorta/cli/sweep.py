@@ -123,8 +123,8 @@ def run(opts: SweepRunOptions) -> int:
     from aorta.render import plan_lines, summary_lines
     from aorta.run.executors import make_executor
     from aorta.run.progress import make_progress
-    from aorta.run.sweep import preflight, run_sweep, trial_specs
-    from aorta.run.trial import child_environment, wrap_launch
+    from aorta.run.sweep import plan_redactor, preflight, run_sweep, trial_specs
+    from aorta.run.trial import child_environment, spec_launch
 
     if opts.recipe is not None:
         loaded = load_recipe(opts.recipe)
@@ -142,9 +142,10 @@ def run(opts: SweepRunOptions) -> int:
     caller_env = dict(os.environ)  # a copy: os.environ itself is never changed
     output = opts.output.resolve()
     first = trial_specs(plan, output / plan.run_name)[0]
-    first_launch = wrap_launch(first, child_environment(first.env_mode, caller_env, first.env))
+    first_launch = spec_launch(first, child_environment(first.env_mode, caller_env, first.env))
     if opts.dry_run:
-        for line in plan_lines(plan, output / plan.run_name, first_launch):
+        for line in plan_lines(plan, output / plan.run_name, first_launch,
+                               plan_redactor(plan, caller_env)):
             click.echo(line)
         return EXIT_OK
     outcome = run_sweep(plan, output, caller_env, make_progress(sys.stderr), opts.fresh,

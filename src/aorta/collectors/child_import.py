@@ -8,25 +8,12 @@ whole site-packages is never added, since that would shadow the payload's standa
 from __future__ import annotations
 
 import os
-import site
-import sysconfig
-from functools import cache
 
 from aorta.collectors.base import Launch, TrialContext
 from aorta.errors import SetupError
+from aorta.source_tree import aorta_root
 
 __all__ = ["aorta_root", "importable_by_child"]
-
-
-@cache
-def aorta_root() -> str | None:
-    """The directory holding the `aorta` package, or None when it is installed in a site dir."""
-    import aorta
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(aorta.__file__)))
-    site_dirs = {*site.getsitepackages(), site.getusersitepackages(),
-                 *(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))}
-    return None if root in {os.path.abspath(p) for p in site_dirs} else root
 
 
 def importable_by_child(launch: Launch, ctx: TrialContext, flags: tuple[str, ...],

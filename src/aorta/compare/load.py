@@ -16,7 +16,8 @@ from typing import Any
 
 from aorta.compare.model import TrialCounts
 from aorta.errors import UserError
-from aorta.results import TrialResult, read_run_record, read_trial
+from aorta.results import TrialResult
+from aorta.store.run_dir import RunStore, Slot
 
 __all__ = ["RunRef", "KernelEntry", "CellSamples", "LoadedRun", "parse_ref", "load_run",
            "pair_cells"]
@@ -72,70 +73,46 @@ def parse_ref(text: str) -> RunRef:
     return RunRef(Path(head), cell)
 
 
-def load_run(ref: RunRef) -> LoadedRun:
+def load_run(ref: RunRef, allow_partial: bool = False) -> LoadedRun:
     """Read a run directory (only `ref.cell` when one is named). Raises UserError when the
-    directory is missing, is not a run, or lacks the named cell."""
-    run_doc = _read_run_doc(ref.path)
-    names = _cell_names(ref.path, run_doc)
+    directory is missing, is not a run, or lacks the named cell. A collector's figures count
+    when its capture is `ok` (or `partial`, with `allow_partial`)."""
+    store = RunStore(ref.path)
+    run = store.read_run("compare")
+    names = run.cells + [c for c in store.cells_on_disk() if c not in run.cells]
     if ref.cell is not None:
         if ref.cell not in names:
             raise UserError(f"{ref.path}: no cell {ref.cell!r}; its cells are "
                             f"{', '.join(names) or '(none)'}")
         names = [ref.cell]
-    planned = run_doc.get("trials_per_cell")
-    planned = planned if isinstance(planned, int) and planned > 0 else None
-    return LoadedRun(ref, {name: _load_cell(ref.path / "cells" / name, name, planned)
+    slots: dict[str, list[Slot]] = {name: [] for name in names}
+    for slot in store.slots(run, names):
+        if not slot.baseline:
+            slots[slot.cell].append(slot)
+    return LoadedRun(ref, {name: _load_cell(name, slots[name], allow_partial)
                            for name in names})
 
 
-def _read_run_doc(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        raise UserError(f"{path}: no such directory")
-    if not path.is_dir():
-        raise UserError(f"{path}: not a directory; give a run directory (it holds run.json)")
-    run_json = path / "run.json"
-    if not run_json.is_file():
-        inside = sorted(p.parent.name for p in path.glob("*/run.json"))
-        hint = f"; runs inside it: {', '.join(inside[:5])}" if inside else ""
-        raise UserError(f"{path}: not a run directory (no run.json){hint}")
-    return read_run_record(run_json, "compare")
-
-
-def _cell_names(path: Path, run_doc: Mapping[str, Any]) -> list[str]:
-    listed = run_doc.get("cells")
-    names = [c for c in listed if isinstance(c, str)] if isinstance(listed, list) else []
-    on_disk = sorted(p.name for p in (path / "cells").glob("*") if p.is_dir())
-    return names + [n for n in on_disk if n not in names]
-
-
-def _load_cell(cell_dir: Path, name: str, planned: int | None) -> CellSamples:
-    results = [r for r in (read_trial(p / "result.json") for p in _trial_dirs(cell_dir))
-               if r is not None]
+def _load_cell(name: str, slots: list[Slot], allow_partial: bool) -> CellSamples:
+    results = [s.result for s in slots if s.result is not None]
     passing = [r for r in results if r.verdict == "pass"]
     metrics: dict[str, list[float]] = {}
     tables: dict[str, list[TrialTable]] = {}
     for trial in passing:
-        for key, value in trial.numeric_metrics().items():
+        for key, value in trial.numeric_metrics(allow_partial).items():
             metrics.setdefault(key, []).append(value)
+        untrusted = trial.untrusted_prefixes(allow_partial)
         for key, table in _tables(trial).items():
-            tables.setdefault(key, []).append(table)
-    # A result.json that exists but cannot be read counts as missing, never as a pass.
-    written = sum(1 for p in _trial_dirs(cell_dir) if (p / "result.json").exists())
+            if not key.startswith(untrusted):
+                tables.setdefault(key, []).append(table)
+    # A record that is missing or cannot be read counts as missing, never as a pass.
     counts = TrialCounts(
         passed=len(passing),
         failed=sum(r.verdict == "fail" for r in results),
         errored=sum(r.verdict == "error" for r in results),
-        missing=max(0, max(planned or 0, written) - len(results)))
+        missing=len(slots) - len(results))
     return CellSamples(name, counts, {k: tuple(v) for k, v in metrics.items()},
                        {k: tuple(v) for k, v in tables.items()})
-
-
-def _trial_dirs(cell_dir: Path) -> list[Path]:
-    def index(p: Path) -> int:
-        suffix = p.name.removeprefix("trial_")
-        return int(suffix) if suffix.isdigit() else -1
-
-    return sorted((p for p in cell_dir.glob("trial_*") if p.is_dir()), key=index)
 
 
 def _tables(trial: TrialResult) -> dict[str, TrialTable]:

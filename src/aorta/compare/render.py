@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from aorta.results import finite_json
+from aorta.store.files import finite_json
 from aorta.compare.model import CellComparison, Comparison, Row
 
 __all__ = ["text_lines", "markdown_lines", "json_text", "COMPARE_SCHEMA", "fmt_number",

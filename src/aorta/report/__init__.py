@@ -11,10 +11,12 @@ from aorta.report.html import render_html
 from aorta.report.json_doc import render_json
 from aorta.report.markdown import render_markdown
 from aorta.report.model import Report
-from aorta.results import atomic_write_text
+from aorta.redaction import PATTERN_ONLY
+from aorta.store.files import write_anywhere
+from aorta.store.run_dir import RunStore
 
 __all__ = ["Report", "build_report", "render_html", "render_markdown", "render_json",
-           "write_report", "write_html", "REPORT_FILE"]
+           "write_report", "write_html", "write_report_file", "REPORT_FILE"]
 
 REPORT_FILE = "report.html"
 
@@ -31,5 +33,15 @@ def write_html(report: Report, run_dir: Path, target: Path) -> Path:
     """Write the page to `target`, its artifact links pointing at `run_dir` from there."""
     base = os.path.relpath(run_dir.resolve(), target.resolve().parent).replace(os.sep, "/")
     link_base = "" if base == "." else base + "/"
-    atomic_write_text(target, render_html(report, link_base))
+    write_report_file(run_dir, target, render_html(report, link_base))
     return target
+
+
+def write_report_file(run_dir: Path, target: Path, text: str) -> None:
+    """Into the run directory through its store (confined), elsewhere where the user asked;
+    credential shapes are scrubbed either way."""
+    text = PATTERN_ONLY.text(text)
+    if target.parent.resolve() == run_dir.resolve():
+        RunStore(run_dir).write_text(target.name, text)
+    else:
+        write_anywhere(target, text)

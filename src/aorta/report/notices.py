@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from aorta.report.model import CellReport, Failure, Notice
-from aorta.report.slots import Slot, trial_files
 from aorta.results import TrialResult
+from aorta.store.run_dir import RunStore, Slot
 
 __all__ = ["failures", "cell_notices", "run_notices", "clean_text", "STDERR_TAIL_BYTES"]
 
@@ -27,13 +27,13 @@ def clean_text(text: str) -> str:
     return _CONTROL.sub("", _ANSI.sub("", text))
 
 
-def failures(run_dir: Path, slots: Sequence[Slot], collectors: list[str]) -> list[Failure]:
+def failures(store: RunStore, slots: Sequence[Slot], collectors: list[str]) -> list[Failure]:
     """One record per distinct ending (verdict, reason, stderr tail) of a cell's trials."""
     groups: dict[tuple[str, str, str | None], list[Slot]] = {}
     for slot in slots:
         if slot.result is not None and slot.result.verdict != "pass":
             key = (slot.result.verdict, clean_text(slot.result.reason),
-                   _stderr_tail(run_dir, slot))
+                   _stderr_tail(store.root, slot))
             groups.setdefault(key, []).append(slot)
     out = []
     for (verdict, reason, tail), (first, *others) in groups.items():
@@ -43,7 +43,7 @@ def failures(run_dir: Path, slots: Sequence[Slot], collectors: list[str]) -> lis
             cell=first.cell, name=first.name, verdict=verdict, reason=reason,
             exit_code=result.exit_code, signal=result.signal, timed_out=result.timed_out,
             stderr_tail=tail, captures=bad_captures(result, collectors),
-            files=trial_files(run_dir, first, collectors), repeats=[s.name for s in others]))
+            files=store.trial_files(first, collectors), repeats=[s.name for s in others]))
     return out
 
 
@@ -70,15 +70,15 @@ def bad_captures(result: TrialResult, collectors: list[str]) -> dict[str, str]:
     """Collector -> "state: reason" for every capture that is not ok."""
     out = {}
     for c in collectors:
-        state = result.metrics.get(f"{c}_capture")
-        if isinstance(state, str) and state != "ok":
-            why = result.metrics.get(f"{c}_capture_reason")
-            out[c] = clean_text(f"{state}: {why}" if why else state)
+        capture = result.captures.get(c)
+        if capture is not None and capture.state != "ok":
+            out[c] = clean_text(f"{capture.state}: {capture.reason}" if capture.reason
+                                else capture.state)
     return out
 
 
-def cell_notices(run_dir: Path, cell: CellReport, slots: Sequence[Slot],
-                 collectors: list[str]) -> list[Notice]:
+def cell_notices(cell: CellReport, slots: Sequence[Slot], collectors: list[str]
+                 ) -> list[Notice]:
     notices = []
     if cell.unreliable:
         finished = cell.passed + cell.failed + cell.errored
@@ -86,18 +86,18 @@ def cell_notices(run_dir: Path, cell: CellReport, slots: Sequence[Slot],
                               f"errored (10% or more): this cell's numbers need a second look",
                               cell.name))
     absent = [s.name for s in slots if s.result is None]
-    unreadable = [name for name in absent
-                  if (run_dir / "cells" / cell.name / name / "result.json").exists()]
+    unreadable = [s for s in slots if s.state in ("corrupt", "newer")]
     if absent:
         notices.append(Notice("missing", f"{len(absent)} of {len(slots)} planned trial(s) "
                               f"have no result: {name_list(absent)}", cell.name))
-    if unreadable:
-        notices.append(Notice("missing", f"result.json exists but cannot be read in "
-                              f"{name_list(unreadable)}", cell.name))
+    for slot in unreadable:
+        notices.append(Notice("corrupt", f"{slot.name}/result.json is not a valid record "
+                              f"({clean_text(slot.problem or '')}); it counts as missing, and "
+                              f"the same sweep command runs the trial again", cell.name))
     done = [s for s in slots if s.result is not None]
     passing = [s for s in done if s.result is not None and s.result.verdict == "pass"]
     notices += _capture_notices(cell.name, passing, collectors)
-    return notices + _trial_warnings(cell.name, done, collectors)
+    return notices + _trial_warnings(cell.name, done)
 
 
 def _capture_notices(cell: str, passing: list[Slot], collectors: list[str]) -> list[Notice]:
@@ -111,15 +111,12 @@ def _capture_notices(cell: str, passing: list[Slot], collectors: list[str]) -> l
             for (c, why), names in grouped.items()]
 
 
-def _trial_warnings(cell: str, done: list[Slot], collectors: list[str]) -> list[Notice]:
+def _trial_warnings(cell: str, done: list[Slot]) -> list[Notice]:
     seen: dict[str, list[str]] = {}
     for slot in done:
         assert slot.result is not None
-        said = [why.split(": ", 1)[-1] for why in bad_captures(slot.result, collectors).values()]
         for text in (clean_text(str(w)) for w in slot.result.warnings):
-            # the engine repeats each capture problem as a warning: say it once
-            if not any(reason in text for reason in said):
-                seen.setdefault(text, []).append(slot.name)
+            seen.setdefault(text, []).append(slot.name)
     return [Notice("trial", f"{text} ({name_list(names)})", cell) for text, names in seen.items()]
 
 

@@ -19,6 +19,7 @@ from typing import Protocol
 from aorta.recipe import ExecutorConfig
 from aorta.results import TrialResult
 from aorta.run.trial import TrialSpec, run_trial
+from aorta.run.warden import Warden
 
 __all__ = ["Executor", "SerialExecutor", "DeviceExecutor", "OnStart", "OnDone", "RunTrial",
            "make_executor"]
@@ -30,8 +31,9 @@ RunTrial = Callable[..., TrialResult]
 
 class Executor(Protocol):
     def run(self, specs: Sequence[TrialSpec], caller_env: Mapping[str, str],
-            on_start: OnStart, on_done: OnDone) -> None:
-        """Run every spec; raise KeyboardInterrupt (after cleaning up) when interrupted."""
+            on_start: OnStart, on_done: OnDone, warden: Warden | None = None) -> None:
+        """Run every spec; raise KeyboardInterrupt (after cleaning up) when interrupted.
+        `warden` starts and contains the payloads of trials run on this host."""
 
 
 class SerialExecutor:
@@ -39,10 +41,10 @@ class SerialExecutor:
         self.runner = runner
 
     def run(self, specs: Sequence[TrialSpec], caller_env: Mapping[str, str],
-            on_start: OnStart, on_done: OnDone) -> None:
+            on_start: OnStart, on_done: OnDone, warden: Warden | None = None) -> None:
         for spec in specs:
             on_start(spec)
-            on_done(self.runner(spec, caller_env))
+            on_done(self.runner(spec, caller_env, warden=warden))
 
 
 class DeviceExecutor:
@@ -59,7 +61,7 @@ class DeviceExecutor:
         self.runner = runner
 
     def run(self, specs: Sequence[TrialSpec], caller_env: Mapping[str, str],
-            on_start: OnStart, on_done: OnDone) -> None:
+            on_start: OnStart, on_done: OnDone, warden: Warden | None = None) -> None:
         free: queue.Queue[str] = queue.Queue()
         for device in self.devices:
             free.put(device)
@@ -75,7 +77,7 @@ class DeviceExecutor:
                                  device_env={**spec.device_env, self.variable: device})
                 with report:
                     on_start(pinned)
-                result = self.runner(pinned, caller_env, cancel=cancel)
+                result = self.runner(pinned, caller_env, cancel=cancel, warden=warden)
                 with report:
                     on_done(result)
             finally:

@@ -1,22 +1,32 @@
-"""Running one command the way a trial must: no shell, its own process group, logs to files,
-a timeout that takes the whole group down, and the kernel's own accounting of what it cost.
+"""Running one payload the way a trial must: no shell, a session of its own, capped logs, a
+timeout that takes everything it started down, and the kernel's own accounting of its cost.
+
+The payload is started and reaped by the trial warden (run/warden_server.py), which also
+kills whatever the payload leaves behind, wherever it went, and kills everything if this
+driver dies. This module adds the driver's clock: the timeout (SIGTERM to the payload's group,
+`grace` seconds, then SIGKILL to all of it) and cancellation.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import secrets as token_source
 import signal
-import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["ProcessResult", "run_process", "Cancelled"]
+from aorta.results import LogInfo
+from aorta.run.proc_table import TOKEN_VARIABLE
+from aorta.run.warden import Handle, SpawnFailed, Warden
 
-_POLL_GROUP_S = 0.05
+__all__ = ["ProcessResult", "run_process", "Cancelled", "DEFAULT_LOG_LIMIT"]
+
 _POLL_CANCEL_S = 0.1
+DEFAULT_LOG_LIMIT = 32 << 20
 
 
 class Cancelled(Exception):
@@ -36,31 +46,58 @@ class ProcessResult:
     cpu_sys_s: float | None
     max_rss_mib: float | None
     exec_error: str | None = None  # why it could not start (then exit_code is 127 or 126)
+    lost: str | None = None        # the warden died: nothing is known about how it ended
+    leftovers: int = 0             # processes it left behind, killed at its end
+    survivors: int = 0             # ... and those that could not be killed
+    logs: Mapping[str, LogInfo] = field(default_factory=dict)
+
+
+OnStarted = Callable[[Handle], None]
 
 
 def run_process(argv: Sequence[str], env: Mapping[str, str], stdout: Path, stderr: Path,
-                timeout: float | None = None, grace: float = 10.0,
-                cwd: Path | None = None, cancel: threading.Event | None = None) -> ProcessResult:
+                timeout: float | None = None, grace: float = 10.0, cwd: Path | None = None,
+                cancel: threading.Event | None = None, *, warden: Warden | None = None,
+                log_limit: int = DEFAULT_LOG_LIMIT, secrets: Sequence[str] = (),
+                on_started: OnStarted | None = None) -> ProcessResult:
     """Run `argv` to completion. On timeout: SIGTERM to its group, `grace` seconds, SIGKILL.
 
-    Whatever the payload leaves behind in its process group is killed once it exits, so no
-    grandchild outlives the trial. A KeyboardInterrupt, or `cancel` being set, kills the group,
-    reaps it and raises (KeyboardInterrupt, or `Cancelled`).
-    """
-    with open(stdout, "wb") as out, open(stderr, "wb") as err:
-        start = time.perf_counter()
-        try:
-            proc = subprocess.Popen(list(argv), env=dict(env), stdout=out, stderr=err,
-                                    stdin=subprocess.DEVNULL, cwd=cwd, start_new_session=True,
-                                    close_fds=True)
-        except OSError as exc:
-            code = 127 if isinstance(exc, FileNotFoundError) else 126 \
-                if isinstance(exc, PermissionError) else 1
-            message = f"aorta: cannot execute {argv[0]!r}: {exc.strerror or exc}"
-            err.write((message + "\n").encode())
-            return ProcessResult(False, code, None, False, time.perf_counter() - start,
-                                 None, None, None, exec_error=message)
-        return _supervise(proc, start, timeout, grace, cancel)
+    The child's environment is `env` plus `AORTA_TRIAL_TOKEN`, by which its descendants are
+    found. A KeyboardInterrupt, or `cancel` being set, kills everything it started and
+    raises (KeyboardInterrupt, or `Cancelled`). Without a `warden`, one is started for this
+    call alone."""
+    if warden is None:
+        with Warden.start() as own:
+            return run_process(argv, env, stdout, stderr, timeout, grace, cwd, cancel,
+                               warden=own, log_limit=log_limit, secrets=secrets,
+                               on_started=on_started)
+    token = token_source.token_hex(16)
+    start = time.perf_counter()
+    try:
+        handle = warden.spawn(argv, {**env, TOKEN_VARIABLE: token}, stdout, stderr, token,
+                              log_limit, secrets, cwd)
+    except SpawnFailed as exc:
+        code = 127 if exc.errno == errno.ENOENT else 126 if exc.errno in (
+            errno.EACCES, errno.ENOEXEC, errno.EISDIR, errno.EPERM) else 1
+        return ProcessResult(False, code, None, False, time.perf_counter() - start, None, None,
+                             None, exec_error=str(exc))
+    if on_started is not None:
+        on_started(handle)
+    timed_out = False
+    try:
+        if not _wait(handle.done, timeout, cancel):
+            timed_out = True
+            warden.signal(handle, signal.SIGTERM)
+            if not handle.done.wait(grace):
+                warden.kill(handle)
+                handle.done.wait()
+    except BaseException:
+        warden.signal(handle, signal.SIGTERM)
+        if not handle.done.wait(1.0):
+            warden.kill(handle)
+            handle.done.wait(10.0)
+        raise
+    return _result(handle, timed_out, time.perf_counter() - start)
 
 
 def _wait(done: threading.Event, seconds: float | None, cancel: threading.Event | None) -> bool:
@@ -79,67 +116,21 @@ def _wait(done: threading.Event, seconds: float | None, cancel: threading.Event 
             return False
 
 
-def _supervise(proc: subprocess.Popen[bytes], start: float, timeout: float | None,
-               grace: float, cancel: threading.Event | None) -> ProcessResult:
-    reaped: dict[str, object] = {}
-    done = threading.Event()
-
-    def reap() -> None:
-        # wait4 gives the child's own rusage (CPU time, max RSS), unlike getrusage deltas,
-        # which would mix trials that run at the same time.
-        _, status, usage = os.wait4(proc.pid, 0)
-        reaped.update(status=status, usage=usage, end=time.perf_counter())
-        done.set()
-
-    waiter = threading.Thread(target=reap, name=f"reap-{proc.pid}", daemon=True)
-    waiter.start()
-    timed_out = False
-    try:
-        if not _wait(done, timeout, cancel):
-            timed_out = True
-            _signal_group(proc.pid, signal.SIGTERM)
-            if not done.wait(grace):
-                _signal_group(proc.pid, signal.SIGKILL)
-                done.wait()
-    except BaseException:
-        _signal_group(proc.pid, signal.SIGTERM)
-        if not done.wait(1.0):
-            _signal_group(proc.pid, signal.SIGKILL)
-            done.wait()
-        _kill_leftovers(proc.pid)
-        proc.returncode = -1
-        raise
-    _kill_leftovers(proc.pid)
-    status = int(reaped["status"])  # type: ignore[call-overload]
-    usage = reaped["usage"]
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+def _result(handle: Handle, timed_out: bool, elapsed: float) -> ProcessResult:
+    msg = handle.outcome or {}
+    if "lost" in msg:
+        return ProcessResult(True, None, None, timed_out, elapsed, None, None, None,
+                             lost=str(msg["lost"]))
+    status = int(msg["status"])
+    sig = _termsig(status)
+    logs = {name: LogInfo(int(v[0]), int(v[1]), v[2]) for name, v in msg["logs"].items()}
     return ProcessResult(
-        launched=True,
-        exit_code=None if sig is not None else os.WEXITSTATUS(status),
-        signal=sig,
-        timed_out=timed_out,
-        wall_s=float(reaped["end"]) - start,  # type: ignore[arg-type]
-        cpu_user_s=usage.ru_utime,  # type: ignore[attr-defined]
-        cpu_sys_s=usage.ru_stime,  # type: ignore[attr-defined]
-        max_rss_mib=usage.ru_maxrss / 1024.0,  # type: ignore[attr-defined]  # Linux: KiB
-    )
+        launched=True, exit_code=None if sig is not None else os.WEXITSTATUS(status),
+        signal=sig, timed_out=timed_out, wall_s=float(msg["wall_s"]),
+        cpu_user_s=float(msg["utime"]), cpu_sys_s=float(msg["stime"]),
+        max_rss_mib=float(msg["maxrss_kib"]) / 1024.0,   # Linux reports KiB
+        leftovers=int(msg["killed"]), survivors=int(msg["survivors"]), logs=logs)
 
 
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _kill_leftovers(pgid: int) -> None:
-    """SIGKILL whatever still runs in the trial's group (daemonised grandchildren)."""
-    _signal_group(pgid, signal.SIGKILL)
-    deadline = time.monotonic() + 2.0
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except (ProcessLookupError, PermissionError):
-            return
-        time.sleep(_POLL_GROUP_S)
+def _termsig(status: int) -> int | None:
+    return os.WTERMSIG(status) if os.WIFSIGNALED(status) else None

@@ -15,6 +15,7 @@ class Progress(Protocol):
     def start(self, total: int, already_done: int) -> None: ...
     def trial_started(self, cell: str, index: int) -> None: ...
     def trial_done(self, result: TrialResult) -> None: ...
+    def note(self, line: str) -> None: ...
     def close(self) -> None: ...
 
 
@@ -41,6 +42,9 @@ class PlainProgress:
         tail = "" if result.verdict == "pass" else f" ({result.reason})"
         print(f"[{self.done}/{self.total}] {result.cell}/trial_{result.index} "
               f"{result.verdict} {wall}{tail}", file=self.stream, flush=True)
+
+    def note(self, line: str) -> None:
+        print(f"aorta: {line}", file=self.stream, flush=True)
 
     def close(self) -> None:
         pass
@@ -72,6 +76,9 @@ class BarProgress:
             self.bar.console.print(f"{result.cell}/trial_{result.index}: {result.verdict} "
                                    f"({result.reason})", markup=False)
         self.bar.advance(self.task)
+
+    def note(self, line: str) -> None:
+        self.bar.console.print(f"aorta: {line}", markup=False)
 
     def close(self) -> None:
         self.bar.stop()

@@ -28,12 +28,13 @@ from typing import Any
 
 from aorta.errors import SetupError
 from aorta.recipe import ExecutorConfig
-from aorta.results import TrialResult, atomic_write_text, read_trial
+from aorta.results import TrialResult
 from aorta.run.slurm_commands import (JobState, SlurmError, cancel_jobs, missing_command,
                                       query_jobs, sbatch)
 from aorta.run.slurm_lost import lost_result
 from aorta.run.slurm_worker import write_manifest
 from aorta.run.trial import TrialSpec
+from aorta.store.run_dir import RunStore
 
 __all__ = ["SlurmExecutor", "sbatch_options", "batch_script", "job_name", "MAX_ARRAY_TASKS"]
 
@@ -108,6 +109,7 @@ class SlurmExecutor:
         self.python = python
         self.note = note or _note_on_stderr
         self.run_dir: Path | None = None
+        self.store: RunStore | None = None
         self.record: dict[str, Any] = {"jobs": {}, "submissions": []}
         self.save: Callable[[], None] = lambda: None
 
@@ -116,6 +118,7 @@ class SlurmExecutor:
         from a run that `--fresh` discarded has its live jobs cancelled: they measured what
         the user threw away and would write into the new run's directories."""
         self.run_dir = run_dir
+        self.store = RunStore(run_dir)
         self.save = save
         previous = run_doc.get("slurm") or {}
         name = job_name(run_dir)
@@ -131,7 +134,7 @@ class SlurmExecutor:
         save()
 
     def run(self, specs: Sequence[TrialSpec], caller_env: Mapping[str, str],
-            on_start: OnStart, on_done: OnDone) -> None:
+            on_start: OnStart, on_done: OnDone, warden: object = None) -> None:
         if self.run_dir is None:
             raise RuntimeError("SlurmExecutor.run before attach: the run directory is unknown")
         by_key = {self._key(s): s for s in specs}
@@ -145,9 +148,9 @@ class SlurmExecutor:
             self._cancel()   # every job of the sweep is in the record, watched or not
             raise
 
-    def _key(self, spec: TrialSpec) -> str:
-        assert self.run_dir is not None
-        return spec.trial_dir.relative_to(self.run_dir).as_posix()
+    @staticmethod
+    def _key(spec: TrialSpec) -> str:
+        return spec.key
 
     def _reattach(self, by_key: Mapping[str, TrialSpec]) -> dict[str, str]:
         """The trials whose job from an earlier driver is still known to Slurm: they are
@@ -186,16 +189,20 @@ class SlurmExecutor:
     def _submit_array(self, specs: Sequence[TrialSpec], caller_env: Mapping[str, str],
                       after: str | None) -> str:
         assert self.run_dir is not None
+        assert self.store is not None
         folder = self.run_dir / "slurm"
         number = len(self.record["submissions"]) + 1
         manifest = folder / f"submit_{number}.json"
         script = folder / f"submit_{number}.sh"
-        write_manifest(manifest, specs, socket.gethostname())
-        atomic_write_text(script, batch_script(self.python, manifest, self.run_dir.name),
-                          mode=0o755)
+        secrets = write_manifest(self.store, manifest.name, specs, socket.gethostname(),
+                                 caller_env)
+        self.store.write_text(script.name, batch_script(self.python, manifest,
+                                                        self.run_dir.name),
+                              parts=("slurm",), executable=True)
         options = sbatch_options(self.config, self.record["job_name"], folder, len(specs),
                                  Path(os.getcwd()), after)
-        array = sbatch(options, script, caller_env, Path(os.getcwd()))
+        # Credentials reach the jobs through their environment, never through a file.
+        array = sbatch(options, script, {**caller_env, **secrets}, Path(os.getcwd()))
         self.record["submissions"].append({"job": array, "tasks": len(specs),
                                            "script": script.name, "submitted_at": _now()})
         limit = f", at most {self.config.max_parallel} at once" if self.config.max_parallel \
@@ -204,13 +211,19 @@ class SlurmExecutor:
                   f"Slurm's logs: {folder}/{array}_<task>.err")
         return array
 
+    def _result(self, key: str) -> TrialResult | None:
+        """The trial's record once it is complete (`key` is `cells/<cell>/<trial>`)."""
+        assert self.store is not None
+        _, cell, name = key.split("/", 2)
+        return self.store.read_slot(cell, name).result
+
     def _cancel(self) -> None:
         """Ctrl-C: cancel every job of this sweep that has no result yet, wait (briefly) until
         Slurm lets go of them, and mark them so that a rerun submits them anew."""
         assert self.run_dir is not None
         open_jobs = {k: str(e["job"]) for k, e in self.record["jobs"].items()
                      if not e.get("cancelled") and not e.get("finished")
-                     and read_trial(self.run_dir / k / "result.json") is None}
+                     and self._result(k) is None}
         try:
             cancel_jobs(set(open_jobs.values()), self.record["job_name"], getpass.getuser())
             for key in open_jobs:
@@ -264,8 +277,7 @@ class _Watch:
         self.ex.save()
 
     def _collect_results(self) -> bool:
-        done = {k: r for k in self.waiting
-                if (r := read_trial(self.run_dir / k / "result.json")) is not None}
+        done = {k: r for k in self.waiting if (r := self.ex._result(k)) is not None}
         for key, result in done.items():
             self._finish(key, result)
         return bool(done)
@@ -307,7 +319,7 @@ class _Watch:
             self.ex.note(f"Slurm: {counts['running']} running, {counts['queued']} queued{why}")
 
     def _record_lost(self, key: str, job: str, state: JobState | None) -> TrialResult:
-        result = read_trial(self.run_dir / key / "result.json")
+        result = self.ex._result(key)
         if result is not None:   # it landed during the settle time after all
             return result
         return lost_result(self.by_key[key], job, state, self.run_dir / "slurm")

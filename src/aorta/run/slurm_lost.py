@@ -7,10 +7,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from aorta.envsnap import looks_secret
-from aorta.results import TrialResult, write_json
+from aorta.redaction import Redactor
+from aorta.results import TrialResult
 from aorta.run.slurm_commands import JobState
 from aorta.run.trial import TrialSpec
+from aorta.store.run_dir import RunStore
 
 __all__ = ["describe_end", "lost_result"]
 
@@ -44,15 +45,16 @@ def lost_result(spec: TrialSpec, job: str, state: JobState | None, logs: Path) -
     """Write and return the `error` record of a trial whose job ended without one. The tail
     of the job's own stderr file (`<logs>/<job>.err`) says what the worker saw."""
     overlay = {**spec.env, **spec.device_env}
+    redactor = Redactor.for_inputs([overlay], [spec.command])
     result = TrialResult(
         cell=spec.cell, index=spec.index, verdict="error",
         reason=describe_end(job, state) + " without a result",
-        argv=list(spec.command), command=list(spec.command),
-        env_overlay={k: ("<redacted>" if looks_secret(k) else v) for k, v in overlay.items()},
+        argv=redactor.argv(spec.command), command=redactor.argv(spec.command),
+        env_overlay=redactor.env(overlay),
         env_unset=[], host=state.node if state else None,
         warnings=[f"aorta: recorded by the driver; Slurm's log of the job: {logs / job}.err"],
         stderr_tail=_tail(logs / f"{job}.err"), device=spec.device, baseline=spec.baseline)
-    write_json(spec.trial_dir / "result.json", result.to_json())
+    RunStore(spec.run_dir, redactor).write_trial(result)
     return result
 
 

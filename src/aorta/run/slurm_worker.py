@@ -23,14 +23,17 @@ from types import FrameType
 from typing import Any
 
 from aorta.errors import UserError
-from aorta.results import read_json, write_json
+from aorta.redaction import Redactor, looks_secret
 from aorta.run.process import Cancelled
-from aorta.run.trial import TrialSpec, run_trial
+from aorta.run.trial import TrialSpec, run_trial, trial_redactor
+from aorta.store.files import read_json_file
+from aorta.store.run_dir import RunStore
 
 __all__ = ["MANIFEST_SCHEMA", "spec_to_json", "spec_from_json", "write_manifest",
            "read_manifest", "gpu_pin", "main"]
 
 MANIFEST_SCHEMA = 1
+SECRET_KEY = "$secret"
 _EXIT_STOPPED = 143   # 128 + SIGTERM, what a shell reports for a job stopped this way
 _PIN_VARIABLES = ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
 
@@ -52,10 +55,12 @@ def spec_to_json(spec: TrialSpec) -> dict[str, Any]:
     return doc
 
 
-def spec_from_json(doc: Mapping[str, Any]) -> TrialSpec:
-    """The inverse of `spec_to_json`. Raises UserError for options this aorta refuses."""
+def spec_from_json(doc: Mapping[str, Any], env: Mapping[str, str] | None = None) -> TrialSpec:
+    """The inverse of `spec_to_json` (placeholders filled from `env`). Raises UserError for
+    options this aorta refuses or a credential the job's environment lacks."""
     from aorta.collectors.registry import get
 
+    doc = _reveal(dict(doc), os.environ if env is None else env)
     kwargs: dict[str, Any] = {}
     for f in dataclasses.fields(TrialSpec):
         if f.name not in doc:
@@ -63,7 +68,7 @@ def spec_from_json(doc: Mapping[str, Any]) -> TrialSpec:
         value = doc[f.name]
         if f.name == "collectors":
             value = {name: get(name).validate(raw) for name, raw in value.items()}
-        elif f.name == "trial_dir":
+        elif f.name == "run_dir":
             value = Path(value)
         elif isinstance(value, list) and str(f.type).startswith("tuple"):
             value = tuple(value)
@@ -71,14 +76,52 @@ def spec_from_json(doc: Mapping[str, Any]) -> TrialSpec:
     return TrialSpec(**kwargs)
 
 
-def write_manifest(path: Path, specs: Sequence[TrialSpec], driver_host: str) -> None:
-    write_json(path, {"schema_version": MANIFEST_SCHEMA, "driver_host": driver_host,
-                      "trials": [spec_to_json(s) for s in specs]})
+def write_manifest(store: RunStore, name: str, specs: Sequence[TrialSpec], driver_host: str,
+                   caller_env: Mapping[str, str]) -> dict[str, str]:
+    """Write `<run>/slurm/<name>`. A credential in a trial's environment or command is
+    written as `{"$secret": "AORTA_SECRET_<n>"}`; the returned variables carry the values
+    to the jobs through their environment (sbatch exports the submitting environment)."""
+    secrets: dict[str, str] = {}
+    trials = [_hide_secrets(spec_to_json(s), trial_redactor(s, caller_env), secrets)
+              for s in specs]
+    store.write_json(name, {"schema_version": MANIFEST_SCHEMA, "driver_host": driver_host,
+                            "trials": trials}, parts=("slurm",))
+    return {var: value for value, var in secrets.items()}
+
+
+def _hide_secrets(doc: dict[str, Any], redactor: Redactor, secrets: dict[str, str]
+                  ) -> dict[str, Any]:
+    def placeholder(value: str) -> dict[str, str]:
+        var = secrets.setdefault(value, f"AORTA_SECRET_{len(secrets)}")
+        return {SECRET_KEY: var}
+
+    for key in ("env", "device_env"):
+        doc[key] = {k: placeholder(v) if looks_secret(k) or redactor.text(v) != v else v
+                    for k, v in doc[key].items()}
+    shown = redactor.argv(doc["command"])
+    doc["command"] = [arg if arg == seen else placeholder(arg)
+                      for arg, seen in zip(doc["command"], shown)]
+    return doc
+
+
+def _reveal(value: Any, env: Mapping[str, str]) -> Any:
+    """A manifest value with its `{"$secret": VAR}` placeholders filled from `env`."""
+    if isinstance(value, dict) and set(value) == {SECRET_KEY}:
+        var = str(value[SECRET_KEY])
+        if var not in env:
+            raise UserError(f"${var} (a credential of the trial) is not in the job's "
+                            f"environment: do not pass --export=NONE in sbatch_args")
+        return env[var]
+    if isinstance(value, dict):
+        return {k: _reveal(v, env) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_reveal(v, env) for v in value]
+    return value
 
 
 def read_manifest(path: Path) -> tuple[str, list[dict[str, Any]]]:
     """(driver host, trial docs). Raises ValueError naming what is wrong."""
-    doc = read_json(path)
+    doc = read_json_file(path)
     if not isinstance(doc, dict) or doc.get("schema_version") != MANIFEST_SCHEMA:
         raise ValueError(f"{path}: not a version-{MANIFEST_SCHEMA} aorta Slurm manifest "
                          f"(the node runs another aorta than the driver?)")
@@ -107,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # One line in the job's .err file, which the driver quotes in the trial's record.
         print(f"aorta: error: cannot run task {task} of {args[0]}: {exc}", file=sys.stderr)
         return 2
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AORTA_SECRET_")}
     pin, device = gpu_pin(env)
     if pin:
         spec = dataclasses.replace(spec, device_env={**pin, **spec.device_env}, device=device)
@@ -127,14 +170,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if wrote:
             # The payload died of Slurm's SIGTERM before the worker saw it: that verdict
             # is Slurm's doing, not the payload's, so the driver records the job's end.
-            (spec.trial_dir / "result.json").unlink(missing_ok=True)
+            RunStore(spec.run_dir).forget_result(spec.cell, spec.name)
         print(f"aorta: trial {spec.cell}/{spec.trial_dir.name} stopped by Slurm (SIGTERM)",
               file=sys.stderr)
         return _EXIT_STOPPED
     if socket.gethostname() != driver_host:
         from aorta.envsnap import snapshot
 
-        write_json(spec.trial_dir / "node_env.json", snapshot(env))
+        RunStore(spec.run_dir, trial_redactor(spec, env)).write_json(
+            "node_env.json", snapshot(env), parts=("cells", spec.cell, spec.name))
     return 0
 
 

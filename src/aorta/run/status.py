@@ -1,24 +1,25 @@
 """Where every trial of a run directory stands, read from its files and, for trials that ran
-as Slurm jobs, from the queue: complete (with its verdict), queued, running, lost (its job
-ended without a result), cancelled, or not started. Reads only; changes nothing."""
+as Slurm jobs, from the queue: complete (with its verdict), corrupt (an unreadable record),
+queued, running, lost (its job ended without a result), cancelled, or not started. Reads
+only; changes nothing."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aorta.errors import RunDirError
-from aorta.results import read_run_record, read_trial
+from aorta.results import RunRecord
 from aorta.run.slurm_commands import JobState, missing_command, query_jobs
 from aorta.run.slurm_lost import describe_end
+from aorta.store.names import name_problem
+from aorta.store.run_dir import RunStore, Slot
 
 __all__ = ["TrialStatus", "RunStatus", "run_status", "STATES"]
 
-STATES = ("complete", "running", "queued", "lost", "cancelled", "not started", "unknown")
-_TRIAL_DIR = re.compile(r"^(trial|baseline)_(\d+)$")
+STATES = ("complete", "corrupt", "running", "queued", "lost", "cancelled", "not started",
+          "unknown")
 
 
 @dataclass(frozen=True)
@@ -53,14 +54,15 @@ class RunStatus:
 def run_status(run_dir: Path) -> RunStatus:
     """Read `run_dir`'s run.json and trials; ask Slurm about trials with a job but no result.
     Raises RunDirError when `run_dir` holds no readable run."""
-    doc = _run_doc(run_dir)
-    slurm = doc.get("slurm")
-    recorded = (slurm.get("jobs") if isinstance(slurm, dict) else None) or {}
-    jobs = {k: e for k, e in recorded.items() if isinstance(e, dict)}
-    keys = _trial_keys(run_dir, doc, jobs)
-    asked = {k: str(jobs[k]["job"]) for k in keys
-             if k in jobs and not jobs[k].get("cancelled") and not jobs[k].get("finished")
-             and read_trial(run_dir / k / "result.json") is None}
+    store = RunStore(run_dir)
+    run = store.read_run("read")
+    recorded = (run.slurm.get("jobs") if isinstance(run.slurm, dict) else None) or {}
+    jobs = {k: e for k, e in recorded.items() if isinstance(e, dict)} \
+        if isinstance(recorded, dict) else {}
+    slots = store.slots(run, _cells(store, run, jobs))
+    asked = {s.dir: str(jobs[s.dir].get("job")) for s in slots
+             if s.dir in jobs and s.state != "complete" and not jobs[s.dir].get("cancelled")
+             and not jobs[s.dir].get("finished")}
     states: dict[str, JobState] | None = {}
     note = None
     if asked:
@@ -68,59 +70,31 @@ def run_status(run_dir: Path) -> RunStatus:
         states = None if note else query_jobs(set(asked.values()))
         if states is None and note is None:
             note = "squeue failed, so the state of submitted jobs is unknown"
-    trials = [_one(run_dir, k, jobs.get(k), states) for k in keys]
-    return RunStatus(run_dir, str(doc.get("run") or run_dir.name), str(doc.get("status")),
-                     doc.get("started_at"), doc.get("finished_at"), trials, note)
+    trials = [_one(s, jobs.get(s.dir), states) for s in slots]
+    return RunStatus(run_dir, run.run, run.status, run.started_at, run.finished_at, trials,
+                     note)
 
 
-def _run_doc(run_dir: Path) -> dict[str, Any]:
-    path = run_dir / "run.json"
-    if not path.is_file():
-        raise RunDirError(f"{run_dir}: no run.json, so not an aorta run directory")
-    return read_run_record(path, "read")
+def _cells(store: RunStore, run: RunRecord, jobs: dict[str, Any]) -> list[str]:
+    """The run's cells, then cells found only on disk or in Slurm's record."""
+    extra = [c for c in store.cells_on_disk() if c not in run.cells]
+    extra += sorted({k.split("/")[1] for k in jobs if k.count("/") == 2
+                     and k.startswith("cells/")} - set(run.cells) - set(extra))
+    return run.cells + [c for c in extra if name_problem(c) is None]
 
 
-def _trial_keys(run_dir: Path, doc: dict[str, Any], jobs: dict[str, Any]) -> list[str]:
-    """Every trial the run plans, has on disk, or submitted, in cell then trial order."""
-    cells = [str(c) for c in doc.get("cells") or []]
-    count = doc.get("trials_per_cell")
-    count = count if isinstance(count, int) else 0
-    keys = {f"cells/{c}/trial_{i}" for c in cells for i in range(count)}
-    if _has_baseline(run_dir):
-        keys |= {f"cells/{c}/baseline_{i}" for c in cells for i in range(count)}
-    keys |= {k for k in jobs if k.startswith("cells/")}
-    for cell_dir in (run_dir / "cells").glob("*"):
-        keys |= {f"cells/{cell_dir.name}/{d.name}" for d in cell_dir.iterdir()
-                 if d.is_dir() and _TRIAL_DIR.match(d.name)}
-    order = {c: i for i, c in enumerate(cells)}
-
-    def sort_key(key: str) -> tuple[int, str, str, int]:
-        _, cell, name = key.split("/", 2)
-        match = _TRIAL_DIR.match(name)
-        kind, index = (match.group(1), int(match.group(2))) if match else (name, 0)
-        return order.get(cell, len(order)), cell, "" if kind == "trial" else kind, index
-
-    return sorted(keys, key=sort_key)
-
-
-def _has_baseline(run_dir: Path) -> bool:
-    import yaml
-
-    try:
-        recipe = yaml.safe_load((run_dir / "recipe.resolved.yaml").read_text())
-    except (OSError, yaml.YAMLError):
-        return False
-    return isinstance(recipe, dict) and recipe.get("baseline") is True
-
-
-def _one(run_dir: Path, key: str, entry: dict[str, Any] | None,
+def _one(slot: Slot, entry: dict[str, Any] | None,
          states: dict[str, JobState] | None) -> TrialStatus:
-    _, cell, name = key.split("/", 2)
+    key, cell, name = slot.dir, slot.cell, slot.name
     job = str(entry["job"]) if entry and entry.get("job") else None
-    result = read_trial(run_dir / key / "result.json")
-    if result is not None:
+    if slot.state == "complete" and slot.result is not None:
+        result = slot.result
         return TrialStatus(key, cell, name, "complete", result.verdict,
                            None if result.verdict == "pass" else result.reason, job, result.host)
+    if slot.state in ("corrupt", "newer"):
+        return TrialStatus(key, cell, name, "corrupt", reason=f"result.json: {slot.problem}"
+                           + ("; a rerun moves it to quarantine/ and runs the trial again"
+                              if slot.state == "corrupt" else ""), job=job)
     if job is None or (entry and entry.get("finished")):   # finished: its result was removed
         return TrialStatus(key, cell, name, "not started")
     if entry and entry.get("cancelled"):

@@ -1,13 +1,12 @@
-"""The sweep loop: preflight, the run directory (lock, resume, provenance), every trial, and the
-summaries, which are written whatever happens, Ctrl-C included.
+"""The sweep loop: the run directory (lock, resume, provenance), every trial, and the
+summaries, which are written whatever happens: Ctrl-C, a crash of a trial, a full disk.
 
-    <output>/<run>/run.json  recipe.resolved.yaml  env.json  matrix.json  perf.md
-                   cells/<cell>/trial_<i>/result.json ...
+Files and their places belong to `aorta.store`; this module decides what to run.
 """
 
 from __future__ import annotations
 
-import shutil
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -15,18 +14,20 @@ from pathlib import Path
 from typing import Any
 
 from aorta import __version__
-from aorta.errors import RunDirError, SetupError
+from aorta.errors import DiskFullError, RunDirError, SetupError
 from aorta.plan import Plan
-from aorta.results import (RUN_SCHEMA, TrialResult, atomic_write_text, read_run_record,
-                           read_trial, write_json)
-from aorta.run.lock import RunLock
-from aorta.run.progress import Progress
+from aorta.redaction import Redactor
+from aorta.results import RunRecord, TrialResult
 from aorta.run.executors import Executor, SerialExecutor
+from aorta.run.progress import Progress
+from aorta.run.stale import kill_stale_trials
 from aorta.run.trial import TrialSpec
+from aorta.run.warden import Warden
+from aorta.store.files import is_disk_full
+from aorta.store.run_dir import ENV, MATRIX, PERF, RECIPE, RunStore, Slot
 from aorta.summary import CellSummary, matrix_document, perf_markdown, summarize_cell
 
-__all__ = ["SweepOutcome", "run_sweep", "preflight", "trial_specs", "RUN_SCHEMA"]
-
+__all__ = ["SweepOutcome", "run_sweep", "preflight", "trial_specs", "plan_redactor"]
 
 
 @dataclass(frozen=True)
@@ -52,122 +53,222 @@ def preflight(plan: Plan) -> None:
             raise SetupError(f"collector {name} cannot measure on this machine: {cap.reason}{fix}")
 
 
+def plan_redactor(plan: Plan, caller_env: Mapping[str, str]) -> Redactor:
+    """Knows every secret among the sweep's inputs: the caller's environment, the recipe's
+    and every cell's variables, and the command line."""
+    return Redactor.for_inputs([caller_env, plan.recipe.env, *(c.env for c in plan.cells)],
+                               [plan.command + c.args for c in plan.cells])
+
+
 def trial_specs(plan: Plan, run_dir: Path) -> list[TrialSpec]:
     """Every trial in run order. With `baseline`, each profiled trial is followed by one with
     no collector, so drift over the run affects both alike."""
     specs = []
     for cell, index in plan.trial_ids():
         spec = TrialSpec(
-            cell=cell.name, index=index, trial_dir=run_dir / "cells" / cell.name / f"trial_{index}",
-            command=plan.command + cell.args, env={**plan.recipe.env, **cell.env},
-            collectors=plan.collectors, env_mode=plan.recipe.env_passthrough_mode,
-            timeout=plan.recipe.timeout_per_trial, grace=plan.recipe.kill_grace_s)
+            cell=cell.name, index=index, run_dir=run_dir, command=plan.command + cell.args,
+            env={**plan.recipe.env, **cell.env}, collectors=plan.collectors,
+            env_mode=plan.recipe.env_passthrough_mode, timeout=plan.recipe.timeout_per_trial,
+            grace=plan.recipe.kill_grace_s, max_log_bytes=plan.recipe.max_log_mib << 20)
         specs.append(spec)
         if plan.recipe.baseline:
-            specs.append(replace(spec, trial_dir=spec.trial_dir.with_name(f"baseline_{index}"),
-                                 collectors={}, baseline=True))
+            specs.append(replace(spec, collectors={}, baseline=True))
     return specs
 
 
 def run_sweep(plan: Plan, output: Path, caller_env: Mapping[str, str], progress: Progress,
               fresh: bool = False, executor: Executor | None = None) -> SweepOutcome:
-    """Run every trial of `plan` that has no complete result yet under `output`/<run>."""
-    import yaml
+    """Run every trial of `plan` that has no complete result yet under `output`/<run>.
 
-    from aorta.envsnap import snapshot
+    Raises `DiskFullError` when the disk fills up: the run is then marked interrupted, what
+    finished is kept, and the same command resumes it."""
+    store = RunStore.in_output(output, plan.run_name, plan_redactor(plan, caller_env))
+    try:
+        store.create()
+        with store.lock():
+            return _Sweep(plan, store, caller_env, progress, executor or SerialExecutor()
+                          ).run(fresh)
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise DiskFullError(f"no space left on device while writing under {store.root}"
+                                f"{f' ({exc.filename})' if exc.filename else ''}: the trials "
+                                f"that finished are kept and the run is marked interrupted; "
+                                f"free some space, then rerun the same command to resume") \
+                from None
+        raise
 
-    run_dir = output / plan.run_name
-    run_dir.mkdir(parents=True, exist_ok=True)
-    with RunLock(run_dir):
-        run_doc = _claim_run_dir(plan, run_dir, fresh)
-        atomic_write_text(run_dir / "recipe.resolved.yaml",
-                          yaml.safe_dump(plan.resolved_recipe(), sort_keys=False))
-        if not (run_dir / "env.json").exists():
-            write_json(run_dir / "env.json", snapshot(caller_env))
-        specs = trial_specs(plan, run_dir)
-        todo = [s for s in specs if read_trial(s.trial_dir / "result.json") is None]
-        progress.start(len(specs), len(specs) - len(todo))
-        status, ran = "interrupted", 0
+
+class _Sweep:
+    def __init__(self, plan: Plan, store: RunStore, caller_env: Mapping[str, str],
+                 progress: Progress, executor: Executor) -> None:
+        self.plan, self.store, self.caller_env = plan, store, caller_env
+        self.progress, self.executor = progress, executor
+
+    def run(self, fresh: bool) -> SweepOutcome:
+        import yaml
+
+        from aorta.envsnap import snapshot
+
+        store, plan = self.store, self.plan
+        store.keep_reserve()
+        previous = self._previous(fresh)
+        specs = trial_specs(plan, store.root)
+        slots = {s.dir: s for s in store.slots(self._planned_record(previous, "running"))}
+        _refuse_newer(store, slots.values())
+        todo = [s for s in specs if slots[s.key].state != "complete"]
+        run = self._claim(previous, len(todo))
+        killed = kill_stale_trials(store, plan_cells(plan))
+        if killed:
+            self.progress.note(f"killed {killed} process(es) left running by an earlier, "
+                               f"interrupted run of this directory")
+        corrupt = [k for k, s in slots.items() if s.state == "corrupt"]
+        if corrupt:
+            self.progress.note(f"{len(corrupt)} trial record(s) were corrupt: each is moved "
+                               f"to quarantine/ and its trial runs again")
+        store.write_text(RECIPE, yaml.safe_dump(plan.resolved_recipe(), sort_keys=False))
+        if store.read_json(ENV) is None:
+            store.write_json(ENV, snapshot(self.caller_env))
+        return self._execute(run, specs, todo)
+
+    def _previous(self, fresh: bool) -> RunRecord | None:
+        store = self.store
+        previous = store.read_run("resume") if store.has_run() and not fresh else None
+        if fresh:
+            previous = _read_for_discard(store)
+            store.discard()
+        elif previous is not None and previous.fingerprint != self.plan.fingerprint():
+            raise RunDirError(
+                f"{store.root}: holds a run of a different recipe or command (recipe "
+                f"{previous.recipe}, command {' '.join(previous.command)!r}); pass --fresh to "
+                f"replace it, or choose another --output or ticket")
+        elif previous is None and store.cells_on_disk():
+            raise RunDirError(f"{store.root}: has trial results but no run.json, so aorta "
+                              f"cannot tell what produced them; pass --fresh to replace them "
+                              f"or use another --output")
+        return previous if not fresh else _discarded(previous)
+
+    def _planned_record(self, previous: RunRecord | None, status: str) -> RunRecord:
+        plan, now = self.plan, _now()
+        slurm = previous.slurm if previous is not None else None
+        return RunRecord(
+            run=plan.run_name, fingerprint=plan.fingerprint(),
+            command=self.store.redactor.argv(plan.command), collectors=list(plan.collectors),
+            cells=plan_cells(plan), trials_per_cell=plan.trials, baseline=plan.recipe.baseline,
+            status=status, aorta_version=__version__,
+            recipe=str(plan.source) if plan.source else None, recipe_sha256=plan.source_sha256,
+            cwd=os.getcwd(),
+            created_at=previous.created_at if previous and previous.created_at else now,
+            started_at=previous.started_at if previous else None,
+            finished_at=previous.finished_at if previous else None,
+            history=list(previous.history) if previous else [], slurm=slurm)
+
+    def _claim(self, previous: RunRecord | None, to_run: int) -> RunRecord:
+        """Write run.json as running. A rerun with nothing left to run keeps the run's own
+        start and finish times; its visit is in the history."""
+        now = _now()
+        run = self._planned_record(previous, "running")
+        run = replace(run, started_at=now if to_run or run.started_at is None
+                      else run.started_at,
+                      history=run.history + [{"started_at": now, "trials_to_run": to_run}])
+        self.store.write_run(run)
+        return run
+
+    def _execute(self, run: RunRecord, specs: list[TrialSpec], todo: list[TrialSpec]
+                 ) -> SweepOutcome:
+        store = self.store
+        self.progress.start(len(specs), len(specs) - len(todo))
+        ran = 0
 
         def done(result: TrialResult) -> None:
             nonlocal ran
             ran += 1
-            progress.trial_done(result)
+            self.progress.trial_done(result)
 
-        executor = executor or SerialExecutor()
-        attach = getattr(executor, "attach", None)
+        attach = getattr(self.executor, "attach", None)
+        slurm_state: dict[str, Any] = {}
         if attach is not None:   # executors that keep state in run.json (Slurm job ids)
-            attach(run_dir, run_doc, lambda: write_json(run_dir / "run.json", run_doc))
+            doc = run.to_json()
+            attach(store.root, doc, lambda: self._save_slurm(run, doc, slurm_state))
+        status, full = "interrupted", None
         try:
-            executor.run(todo, caller_env, lambda s: progress.trial_started(s.cell, s.index),
-                         done)
+            if todo:
+                with Warden.start() as warden:
+                    self.executor.run(todo, self.caller_env,
+                                      lambda s: self.progress.trial_started(s.cell, s.index),
+                                      done, warden=warden)
             status = "complete"
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            full = exc
         finally:
-            progress.close()
-            cells = _write_summaries(plan, run_dir, specs, run_doc, status)
-    return SweepOutcome(run_dir, cells, status, ran)
+            self.progress.close()
+            if slurm_state:
+                run = replace(run, slurm=slurm_state.get("slurm"))
+            cells = self._finish(run, specs, status, ran_any=bool(todo))
+        if full is not None:
+            raise full
+        return SweepOutcome(store.root, cells, status, ran)
+
+    def _save_slurm(self, run: RunRecord, doc: dict[str, Any], state: dict[str, Any]) -> None:
+        state["slurm"] = doc.get("slurm")
+        self.store.write_run(replace(run, slurm=doc.get("slurm")))
+
+    def _finish(self, run: RunRecord, specs: list[TrialSpec], status: str,
+                ran_any: bool) -> list[CellSummary]:
+        """run.json first (it says how the run stands), then the summaries. The reserve is
+        given back first, so that on a full disk run.json can still say `interrupted`."""
+        store, plan = self.store, self.plan
+        store.free_reserve()
+        finished = _now() if ran_any or run.finished_at is None else run.finished_at
+        history = [*run.history[:-1], {**run.history[-1], "finished_at": _now(),
+                                       "status": status}]
+        run = replace(run, status=status, finished_at=finished, history=history)
+        store.write_run(run)
+        by_cell: dict[str, list[TrialResult]] = {c.name: [] for c in plan.cells}
+        for slot in store.slots(run):
+            if slot.result is not None and slot.cell in by_cell:
+                by_cell[slot.cell].append(slot.result)
+        cells = [summarize_cell(c.name, plan.trials, by_cell[c.name], list(plan.collectors))
+                 for c in plan.cells]
+        try:
+            store.write_json(MATRIX, matrix_document(run.to_json(), cells))
+            store.write_text(PERF, perf_markdown(f"aorta run {plan.run_name}", run.to_json(),
+                                                 cells))
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+        return cells
 
 
-def _claim_run_dir(plan: Plan, run_dir: Path, fresh: bool) -> dict[str, Any]:
-    """Check the directory holds this run (or nothing), then write `run.json` as running."""
-    fingerprint = plan.fingerprint()
-    previous = _read_run(run_dir)
-    slurm = (previous or {}).get("slurm")   # job ids: live jobs re-attach, --fresh cancels them
-    if fresh:
-        for name in ("cells", "matrix.json", "perf.md", "env.json", "run.json"):
-            target = run_dir / name
-            if target.is_dir():
-                shutil.rmtree(target)
-            else:
-                target.unlink(missing_ok=True)
-        previous = None
-    elif previous is not None and previous.get("fingerprint") != fingerprint:
-        raise RunDirError(
-            f"{run_dir}: holds a run of a different recipe or command (recipe "
-            f"{previous.get('recipe')}, command {' '.join(previous.get('command') or [])!r}); "
-            f"pass --fresh to replace it, or choose another --output or ticket")
-    elif previous is None and (run_dir / "cells").exists():
-        raise RunDirError(f"{run_dir}: has trial results but no run.json, so aorta cannot tell "
-                          f"what produced them; pass --fresh to replace them or use another "
-                          f"--output")
-    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    doc = {
-        "schema_version": RUN_SCHEMA, "aorta_version": __version__, "run": plan.run_name,
-        "fingerprint": fingerprint,
-        "recipe": str(plan.source) if plan.source else None, "recipe_sha256": plan.source_sha256,
-        "command": list(plan.command), "collectors": list(plan.collectors),
-        "cells": [c.name for c in plan.cells], "trials_per_cell": plan.trials,
-        "created_at": (previous or {}).get("created_at", now), "started_at": now,
-        "finished_at": None, "status": "running",
-        "history": (previous or {}).get("history", []) + [{"started_at": now}],
-    }
-    if isinstance(slurm, dict):
-        doc["slurm"] = {**slurm, "discarded": fresh}
-    write_json(run_dir / "run.json", doc)
-    return doc
+def plan_cells(plan: Plan) -> list[str]:
+    return [c.name for c in plan.cells]
 
 
-def _read_run(run_dir: Path) -> dict[str, Any] | None:
-    path = run_dir / "run.json"
-    if not path.exists():
+def _refuse_newer(store: RunStore, slots: Any) -> None:
+    newer = [s for s in slots if s.state == "newer"]
+    if newer:
+        first: Slot = newer[0]
+        raise RunDirError(f"{store.root / first.dir / 'result.json'}: {first.problem}; "
+                          f"{len(newer)} such record(s) in this run; they are left as they "
+                          f"are: upgrade aorta to resume the run, or use another --output")
+
+
+def _read_for_discard(store: RunStore) -> RunRecord | None:
+    try:
+        return store.read_run("replace") if store.has_run() else None
+    except RunDirError:
+        return None   # --fresh replaces an unreadable run.json too
+
+
+def _discarded(previous: RunRecord | None) -> RunRecord | None:
+    """After --fresh only the Slurm record survives, marked discarded: its live jobs measure
+    what the user threw away and are cancelled before new ones are submitted."""
+    if previous is None or not isinstance(previous.slurm, dict):
         return None
-    return read_run_record(path, "resume", "pass --fresh to start the run over")
+    return replace(previous, created_at=None, started_at=None, finished_at=None, history=[],
+                   slurm={**previous.slurm, "discarded": True})
 
 
-def _write_summaries(plan: Plan, run_dir: Path, specs: list[TrialSpec],
-                     run_doc: dict[str, Any], status: str) -> list[CellSummary]:
-    by_cell: dict[str, list[TrialResult]] = {c.name: [] for c in plan.cells}
-    for spec in specs:
-        result = read_trial(spec.trial_dir / "result.json")
-        if result is not None:
-            by_cell[spec.cell].append(result)
-    cells = [summarize_cell(c.name, plan.trials, by_cell[c.name], list(plan.collectors))
-             for c in plan.cells]
-    run_doc.update(status=status,
-                   finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    run_doc["history"][-1].update(finished_at=run_doc["finished_at"], status=status)
-    write_json(run_dir / "run.json", run_doc)
-    write_json(run_dir / "matrix.json", matrix_document(run_doc, cells))
-    atomic_write_text(run_dir / "perf.md", perf_markdown(f"aorta run {plan.run_name}", run_doc,
-                                                         cells))
-    return cells
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

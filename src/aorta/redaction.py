@@ -1,0 +1,177 @@
+"""The one redaction policy: what looks like a credential, and how every writer hides it.
+
+Recognised, wherever a value is recorded (records, reports, rerun scripts, logs):
+- a variable or command-line option whose *name* says it holds a secret (`HF_TOKEN`,
+  `MY_PASSWORD`, `AWS_SECRET_ACCESS_KEY`, `--api-key`): its value is hidden. Names are read
+  word by word, so `MAX_TOKENS` or `--num-tokens` are not secrets;
+- a URL that carries a password, `postgres://user:PASSWORD@host/db`, anywhere in a value;
+- a value shaped like a well-known credential (GitHub, OpenAI/Anthropic-style `sk-`, AWS
+  access key ids, Slack, Hugging Face, GitLab, Google API keys, JSON web tokens, PEM private
+  keys).
+
+A `Redactor` also knows the clear values it found among one run's inputs (environment values
+of secret names, URL passwords, secret option values), and removes them from free text such
+as a payload's stderr. Values shorter than `MIN_SCRUB_CHARS` are hidden where they are
+recorded but not searched for in free text: scrubbing every "abc" would destroy the logs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["REDACTED", "MIN_SCRUB_CHARS", "Redactor", "CREDENTIALS_IN_BYTES", "looks_secret", "redact_env",
+           "redact_argv", "redact_text", "PATTERN_ONLY"]
+
+REDACTED = "<redacted>"
+MIN_SCRUB_CHARS = 6
+
+# Words that make a name secret on their own, and pairs that do ("API KEY", "ACCESS KEY").
+_SECRET_WORDS = frozenset({
+    "TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASS", "PASSPHRASE", "PWD_HASH",
+    "CREDENTIAL", "CREDENTIALS", "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY", "COOKIE",
+    "AUTH", "DSN", "BEARER", "SAS"})
+_KEY_QUALIFIERS = frozenset({"API", "ACCESS", "SECRET", "PRIVATE", "SESSION", "SIGNING",
+                             "ENCRYPTION", "MASTER", "LICENSE", "CLIENT", "AUTH"})
+_WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
+
+_URL_PASSWORD_SOURCE = r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^\s/@:]*:)(?P<pw>[^\s/@]+)@"
+_URL_PASSWORD = re.compile(_URL_PASSWORD_SOURCE)
+_TOKEN_SHAPES_SOURCE = "|".join((
+    r"\bgh[pousr]_[A-Za-z0-9]{30,}",
+    r"\bgithub_pat_[A-Za-z0-9_]{30,}",
+    r"\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{20,}",
+    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+    r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",
+    r"\bhf_[A-Za-z0-9]{30,}",
+    r"\bglpat-[A-Za-z0-9_\-]{20,}",
+    r"\bAIza[0-9A-Za-z_\-]{35}",
+    r"\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)",
+))
+_TOKEN_SHAPES = re.compile(_TOKEN_SHAPES_SOURCE)
+#: URL passwords and credential shapes, for byte streams (whole match replaced).
+CREDENTIALS_IN_BYTES = re.compile(
+    f"{_URL_PASSWORD_SOURCE}|{_TOKEN_SHAPES_SOURCE}".replace("(?P<head>", "(?:")
+    .replace("(?P<pw>", "(?:").encode())
+
+
+def looks_secret(name: str) -> bool:
+    """Whether a variable or option name says that its value is a credential."""
+    words = [w.upper() for w in _WORD_SPLIT.split(name) if w]
+    if any(w in _SECRET_WORDS for w in words):
+        return True
+    return any(w == "KEY" and i > 0 and words[i - 1] in _KEY_QUALIFIERS
+               for i, w in enumerate(words))
+
+
+def redact_text(text: str) -> str:
+    """`text` with URL passwords and credential-shaped values replaced (no known values)."""
+    return PATTERN_ONLY.text(text)
+
+
+def redact_env(env: Mapping[str, str]) -> dict[str, str]:
+    return PATTERN_ONLY.env(env)
+
+
+def redact_argv(argv: Sequence[str]) -> list[str]:
+    return PATTERN_ONLY.argv(argv)
+
+
+def _option_name(arg: str) -> str | None:
+    """`--api-key=x` or `--api-key` -> `api-key`; None for anything that is not an option."""
+    if not arg.startswith("-") or arg in ("-", "--") or arg[1:2].isdigit():
+        return None
+    return arg.lstrip("-").split("=", 1)[0]
+
+
+class Redactor:
+    """Hides credentials in what aorta writes. `secrets` are clear values known to be secret
+    (found in the run's inputs); the name and shape rules apply to everything."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        kept = sorted({s for s in secrets if len(s) >= MIN_SCRUB_CHARS}, key=len, reverse=True)
+        self.secrets: tuple[str, ...] = tuple(kept)
+        self._known = re.compile("|".join(re.escape(s) for s in kept)) if kept else None
+
+    @classmethod
+    def for_inputs(cls, envs: Iterable[Mapping[str, str]] = (),
+                   argvs: Iterable[Sequence[str]] = ()) -> Redactor:
+        """A redactor that also knows every secret value in these environments and argvs."""
+        found: set[str] = set()
+        for env in envs:
+            for key, value in env.items():
+                found |= _secret_values(key, value)
+        for argv in argvs:
+            found |= _argv_secrets(argv)
+        return cls(found)
+
+    def with_secrets(self, more: Iterable[str]) -> Redactor:
+        return Redactor((*self.secrets, *more))
+
+    def text(self, text: str) -> str:
+        """Free text with every known secret, URL password and credential shape hidden."""
+        if self._known is not None:
+            text = self._known.sub(REDACTED, text)
+        if "://" in text:
+            text = _URL_PASSWORD.sub(lambda m: m.group("head") + REDACTED + "@", text)
+        return _TOKEN_SHAPES.sub(REDACTED, text)
+
+    def env(self, env: Mapping[str, str]) -> dict[str, str]:
+        """An environment to record: values of secret names hidden, the rest scrubbed."""
+        return {k: (REDACTED if looks_secret(k) else self.text(v)) for k, v in env.items()}
+
+    def argv(self, argv: Sequence[str]) -> list[str]:
+        """A command line to record: `--api-key=V` and `--api-key V` hide V."""
+        out: list[str] = []
+        hide_next = False
+        for arg in argv:
+            if hide_next and not arg.startswith("-"):
+                out.append(REDACTED)
+                hide_next = False
+                continue
+            hide_next = False
+            name = _option_name(arg)
+            if name is not None and looks_secret(name):
+                if "=" in arg:
+                    out.append(arg.split("=", 1)[0] + "=" + REDACTED)
+                    continue
+                hide_next = True
+            out.append(self.text(arg))
+        return out
+
+    def doc(self, value: Any) -> Any:
+        """Every string of a JSON-like document scrubbed (keys included)."""
+        if isinstance(value, str):
+            return self.text(value) if len(value) >= 8 or self._known is not None else value
+        if isinstance(value, dict):
+            return {self.doc(k) if isinstance(k, str) else k: self.doc(v)
+                    for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.doc(v) for v in value]
+        return value
+
+
+def _secret_values(name: str, value: str) -> set[str]:
+    found = {value} if looks_secret(name) and value else set()
+    found |= {m.group("pw") for m in _URL_PASSWORD.finditer(value)}
+    found |= {m.group(0) for m in _TOKEN_SHAPES.finditer(value)}
+    return found
+
+
+def _argv_secrets(argv: Sequence[str]) -> set[str]:
+    found: set[str] = set()
+    for i, arg in enumerate(argv):
+        name = _option_name(arg)
+        if name is not None and looks_secret(name):
+            if "=" in arg:
+                found.add(arg.split("=", 1)[1])
+            elif i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+                found.add(argv[i + 1])
+        found |= _secret_values("", arg)
+    return {f for f in found if f}
+
+
+#: The policy with no known values: names, URL passwords and credential shapes only.
+PATTERN_ONLY = Redactor()

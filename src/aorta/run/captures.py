@@ -1,0 +1,62 @@
+"""What each collector made of a trial: its metrics and a typed `Capture`.
+
+Collectors publish their state as `<name>_capture` (+ `<name>_capture_reason`) among their
+metrics; here it becomes the trial's typed `captures[name]`, together with what the collector
+resolved (`proton_backend` when `auto` was asked). A collector that raises, returns something
+that is not a mapping, or reports no valid state gets an `unparsed` capture with the reason:
+the trial's record is never lost to a collector's bug.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from aorta.collectors.base import CollectorOptions, TrialContext, TrialOutcome
+from aorta.results import CAPTURE_STATES, Capture, clean_metrics
+
+__all__ = ["summarize_collectors"]
+
+
+def summarize_collectors(collectors: Mapping[str, CollectorOptions], trial_dir: Path,
+                         ctx: TrialContext, outcome: TrialOutcome
+                         ) -> tuple[dict[str, Any], dict[str, Capture], list[str]]:
+    """(metrics, captures, warnings) over every collector of the trial."""
+    metrics: dict[str, Any] = {}
+    captures: dict[str, Capture] = {}
+    warnings: list[str] = []
+    for name, options in collectors.items():
+        own, capture, notes = _one(name, options, trial_dir / name, ctx, outcome)
+        metrics.update(own)
+        captures[name] = capture
+        warnings += notes
+    return metrics, captures, warnings
+
+
+def _one(name: str, options: CollectorOptions, out_dir: Path, ctx: TrialContext,
+         outcome: TrialOutcome) -> tuple[dict[str, Any], Capture, list[str]]:
+    from aorta.collectors.registry import get
+
+    collector = get(name)
+    try:
+        resolved = collector.resolved(options, ctx)
+        raw = collector.summarize(out_dir, options, outcome)
+        if not isinstance(raw, Mapping) or not isinstance(resolved, Mapping):
+            raise TypeError(f"summarize returned {type(raw).__name__}, not a mapping")
+    except Exception as exc:   # the framework, not each collector, keeps the record
+        return {}, Capture("unparsed", f"the {name} collector failed while reading its "
+                                       f"artifacts: {type(exc).__name__}: {exc}"), []
+    metrics = dict(raw)
+    state = metrics.pop(f"{name}_capture", None)
+    reason = metrics.pop(f"{name}_capture_reason", None)
+    if state not in CAPTURE_STATES:
+        state, reason = "unparsed", f"the {name} collector reported no valid capture state " \
+                                    f"({state!r})"
+    metrics, dropped = clean_metrics(metrics)
+    notes = [f"aorta: {name}: {value}" for key, value in metrics.items()
+             if key.startswith(f"{name}_") and key.endswith("_note") and value]
+    notes += [f"aorta: {name}: metric {key} was left out: not a finite JSON value"
+              for key in dropped]
+    kept = {str(k): str(v) for k, v in resolved.items() if v is not None}
+    return metrics, Capture(str(state), str(reason) if reason else None, kept), notes

@@ -1,0 +1,140 @@
+"""Finding a trial's processes in Linux's /proc, wherever they went.
+
+A trial's payload starts a session of its own, so its descendants are found by
+- session or process group: everything that stayed, including a child that moved to its own
+  process group with `setpgid` (it keeps the session);
+- its token: every trial's environment carries `AORTA_TRIAL_TOKEN=<random>`, which a
+  descendant inherits even after `setsid` or a double fork (unless it clears its environment);
+- parentage: descendants of any process already found.
+`start_ticks` (the process start time in clock ticks since boot, /proc/<pid>/stat field 22)
+keeps an unrelated process that reused a pid from being taken for one of ours.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+__all__ = ["ProcInfo", "TOKEN_VARIABLE", "processes", "proc_info", "boot_id", "trial_members",
+           "kill_all", "has_token"]
+
+TOKEN_VARIABLE = "AORTA_TRIAL_TOKEN"
+_PROC = "/proc"
+
+
+@dataclass(frozen=True)
+class ProcInfo:
+    pid: int
+    ppid: int
+    pgid: int
+    sid: int
+    state: str          # R, S, D, Z, T, ...
+    start_ticks: int
+
+
+FindMembers = Callable[[], list[ProcInfo]]
+Reap = Callable[[], None]
+
+
+def _parse_stat(pid: int, text: str) -> ProcInfo | None:
+    # "1234 (python3 x) S 1 1234 1234 0 -1 4194560 ... 22nd field: starttime ..."
+    # The command name may hold spaces and parentheses: split after the last ')'.
+    try:
+        rest = text[text.rindex(")") + 2:].split()
+        return ProcInfo(pid, int(rest[1]), int(rest[2]), int(rest[3]), rest[0], int(rest[19]))
+    except (ValueError, IndexError):
+        return None
+
+
+def proc_info(pid: int) -> ProcInfo | None:
+    try:
+        with open(f"{_PROC}/{pid}/stat") as fh:
+            return _parse_stat(pid, fh.read())
+    except OSError:
+        return None
+
+
+def processes() -> Iterator[ProcInfo]:
+    """Every process visible now (those that vanish while being read are skipped)."""
+    try:
+        names = os.listdir(_PROC)
+    except OSError:
+        return
+    for name in names:
+        if name.isdigit():
+            info = proc_info(int(name))
+            if info is not None:
+                yield info
+
+
+def has_token(pid: int, token: bytes) -> bool:
+    """Whether `pid`'s environment holds `token` (False when it cannot be read)."""
+    try:
+        with open(f"{_PROC}/{pid}/environ", "rb") as fh:
+            return token in fh.read()
+    except OSError:
+        return False
+
+
+def boot_id() -> str | None:
+    try:
+        with open(f"{_PROC}/sys/kernel/random/boot_id") as fh:
+            return fh.read().strip()
+    except OSError:
+        return None
+
+
+def token_entry(token: str) -> bytes:
+    return f"{TOKEN_VARIABLE}={token}\0".encode()
+
+
+def trial_members(root: int, root_start: int, token: str,
+                  table: Iterable[ProcInfo] | None = None) -> list[ProcInfo]:
+    """The live processes of the trial whose payload was `root` (started at `root_start`):
+    its session and group, anything carrying its token, and their descendants."""
+    me = os.getpid()
+    entry = token_entry(token)
+    found: dict[int, ProcInfo] = {}
+    others: list[ProcInfo] = []
+    for p in (processes() if table is None else table):
+        if p.pid == me or p.state == "Z" or p.start_ticks < root_start:
+            continue
+        if p.sid == root or p.pgid == root or has_token(p.pid, entry):
+            found[p.pid] = p
+        else:
+            others.append(p)
+    grew = True
+    while grew:   # children of found processes that cleared their environment and moved away
+        grew = False
+        for p in others:
+            if p.pid not in found and p.ppid in found:
+                found[p.pid] = p
+                grew = True
+    return list(found.values())
+
+
+def kill_all(find: FindMembers, deadline_s: float = 5.0, reap: Reap | None = None) -> tuple[int, int]:
+    """SIGKILL what `find()` returns until it returns nothing or the deadline passes.
+    Returns (processes killed, processes still alive). `reap` collects zombies this process
+    is the parent of (the warden is a child subreaper)."""
+    killed: set[int] = set()
+    end = time.monotonic() + deadline_s
+    while True:
+        members = find()
+        if reap is not None:
+            reap()
+        if not members:
+            return len(killed), 0
+        for p in members:
+            try:
+                os.kill(p.pid, signal.SIGKILL)
+                killed.add(p.pid)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if time.monotonic() > end:
+            return len(killed), len(find())
+        time.sleep(0.01)
+

@@ -1,0 +1,52 @@
+"""What an earlier driver left running: a trial it started and never finished (the driver
+was killed with its warden, or the machine's OOM killer took both). Before a resumed run
+starts that trial again, its old processes are found and killed, so two copies never share
+a GPU. The trial's `.running.json` says which processes were its own (run/proc_table.py)."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterable
+from typing import Any
+
+from aorta.run.proc_table import boot_id, kill_all, proc_info, trial_members
+from aorta.store.run_dir import RunStore
+
+__all__ = ["kill_stale_trials"]
+
+
+def kill_stale_trials(store: RunStore, cells: Iterable[str]) -> int:
+    """Kill the processes of every trial an earlier driver on this host left marked as
+    running; returns how many were killed. Marks from other hosts or boots are skipped (a
+    Slurm node's own worker cleans up there; a reboot already did)."""
+    killed = 0
+    here, boot = socket.gethostname(), boot_id()
+    for cell, name, mark in store.running_marks(cells):
+        if mark.get("host") != here or mark.get("boot_id") != boot or _driver_alive(mark):
+            continue   # another node's, or a live driver or Slurm worker still runs it
+        if _valid(mark):
+            pid, ticks, token = int(mark["pid"]), int(mark["start_ticks"]), str(mark["token"])
+            leader = proc_info(pid)
+            # The session and group are this trial's only while their leader is the payload
+            # itself; once it is gone, its pid may name someone else's: trust the token alone.
+            root = pid if leader is not None and leader.start_ticks == ticks else -1
+            found, _ = kill_all(lambda: trial_members(root, ticks, token), 5.0)
+            killed += found
+        store.clear_running(cell, name)
+    return killed
+
+
+def _driver_alive(mark: dict[str, Any]) -> bool:
+    driver, ticks = mark.get("driver"), mark.get("driver_start_ticks")
+    if mark.get("host") != socket.gethostname() or not isinstance(driver, int) \
+            or driver == os.getpid():
+        return False
+    info = proc_info(driver)
+    return info is not None and info.start_ticks == ticks and info.state != "Z"
+
+
+def _valid(mark: dict[str, Any]) -> bool:
+    return (isinstance(mark.get("pid"), int) and mark["pid"] > 1
+            and isinstance(mark.get("start_ticks"), int)
+            and isinstance(mark.get("token"), str) and len(mark["token"]) >= 16)

@@ -1,0 +1,178 @@
+"""The driver's side of the trial warden (run/warden_server.py): start it, ask it to start a
+payload, signal or kill one, and wait for how each ended.
+
+One warden serves a whole sweep, and several trials at once (`--gpus`): a reader thread
+routes its events to the trial they concern. Start it from the thread that will outlive the
+trials (the kernel ties the warden's parent-death signal to that thread). If the warden dies,
+every waiting trial is told so and its processes are killed from here.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from aorta.run.proc_table import ProcInfo, kill_all, trial_members
+from aorta.source_tree import aorta_root
+
+__all__ = ["Warden", "Handle", "SpawnFailed"]
+
+_BYE_TIMEOUT_S = 15.0
+
+
+class SpawnFailed(Exception):
+    """The payload could not be started (`errno` says why when the OS did)."""
+
+    def __init__(self, message: str, errno: int | None) -> None:
+        super().__init__(message)
+        self.errno = errno
+
+
+@dataclass
+class Handle:
+    """One payload the warden started."""
+
+    id: str
+    token: str
+    started: threading.Event = field(default_factory=threading.Event)
+    done: threading.Event = field(default_factory=threading.Event)
+    pid: int = 0
+    start_ticks: int = 0
+    start_msg: dict[str, Any] | None = None
+    outcome: dict[str, Any] | None = None     # the "done" event, or {"lost": reason}
+
+
+class Warden:
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.lock = threading.Lock()
+        self.handles: dict[str, Handle] = {}
+        self.ids = itertools.count()
+        self.dead: str | None = None
+        self.reader = threading.Thread(target=self._read, name="warden-events", daemon=True)
+        self.reader.start()
+
+    @classmethod
+    def start(cls) -> Warden:
+        env = dict(os.environ)
+        root = aorta_root()
+        if root is not None:   # running from a source tree: let the warden import aorta too
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+        proc = subprocess.Popen([sys.executable, "-m", "aorta.run.warden_server",
+                                 str(os.getpid())], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, env=env, start_new_session=True,
+                                close_fds=True)
+        return cls(proc)
+
+    def __enter__(self) -> Warden:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    # --- requests ------------------------------------------------------------------------
+
+    def spawn(self, argv: Sequence[str], env: Mapping[str, str], stdout: Path, stderr: Path,
+              token: str, limit: int, secrets: Sequence[str] = (),
+              cwd: Path | None = None) -> Handle:
+        """Start `argv`; returns once it runs. Raises `SpawnFailed` when it cannot start."""
+        handle = Handle(str(next(self.ids)), token)
+        with self.lock:
+            self.handles[handle.id] = handle
+        self._send({"op": "spawn", "id": handle.id, "argv": list(argv), "env": dict(env),
+                    "cwd": str(cwd) if cwd else None, "stdout": str(stdout),
+                    "stderr": str(stderr), "limit": limit, "secrets": list(secrets),
+                    "token": token})
+        handle.started.wait()
+        msg = handle.start_msg or {}
+        if msg.get("event") != "started":
+            with self.lock:
+                self.handles.pop(handle.id, None)
+            raise SpawnFailed(str(msg.get("error") or self.dead or "the warden refused"),
+                              msg.get("errno"))
+        handle.pid, handle.start_ticks = int(msg["pid"]), int(msg["start_ticks"])
+        return handle
+
+    def signal(self, handle: Handle, sig: int) -> None:
+        """`sig` to the payload's process group (a polite stop: SIGTERM)."""
+        self._send({"op": "signal", "id": handle.id, "signal": int(sig)})
+
+    def kill(self, handle: Handle) -> None:
+        """SIGKILL to every process of the trial, wherever it went."""
+        self._send({"op": "kill", "id": handle.id})
+
+    def close(self) -> None:
+        """Ask the warden to end (killing what any trial left) and wait for it."""
+        self._send({"op": "bye"})
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(_BYE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.reader.join(5.0)
+
+    def _send(self, msg: dict[str, Any]) -> None:
+        line = (json.dumps(msg) + "\n").encode()
+        with self.lock:
+            if self.dead is not None or self.proc.stdin is None or self.proc.stdin.closed:
+                return
+            try:
+                self.proc.stdin.write(line)
+                self.proc.stdin.flush()
+            except OSError:
+                pass   # the reader sees it die and tells every trial
+
+    # --- events --------------------------------------------------------------------------
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            with self.lock:
+                handle = self.handles.get(str(msg.get("id")))
+            if handle is None:
+                continue
+            if msg.get("event") in ("started", "failed"):
+                handle.start_msg = msg
+                handle.started.set()
+            elif msg.get("event") == "done":
+                with self.lock:
+                    self.handles.pop(handle.id, None)
+                handle.outcome = msg
+                handle.done.set()
+        self._lost()
+
+    def _lost(self) -> None:
+        """The warden is gone: kill what its trials left from here, and tell their waiters."""
+        with self.lock:
+            self.dead = "aorta's trial warden stopped unexpectedly"
+            pending, self.handles = list(self.handles.values()), {}
+        for handle in pending:
+            if handle.pid:
+                kill_all(_members_of(handle), 5.0)
+            handle.start_msg = handle.start_msg or {"event": "failed", "error": self.dead}
+            handle.outcome = {"lost": self.dead}
+            handle.started.set()
+            handle.done.set()
+
+
+def _members_of(handle: Handle) -> Callable[[], list[ProcInfo]]:
+    return lambda: trial_members(handle.pid, handle.start_ticks, handle.token)

@@ -1,0 +1,187 @@
+"""Writing and reading files under a run directory, confined to it.
+
+- Every directory below the run directory is opened with `O_NOFOLLOW`, one component at a
+  time from the run directory's own descriptor, and every file is created relative to its
+  directory's descriptor: a symbolic link planted anywhere under the run directory (or at the
+  run directory itself) is refused, never followed, even if it appears between two writes.
+- Files are written atomically (a temporary file in the same directory, then `os.replace`),
+  so a reader sees the old file or the new one, never half of one.
+- Files are created with mode 0666 (0777 for scripts) and the process umask applies, so a
+  shared results directory stays readable by the group when the umask says so.
+- JSON is read strictly: no NaN or Infinity and a size limit; nesting too deep for the parser
+  fails as a value error too. (Record validation bounds the depth of what it accepts.)
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import math
+import os
+import secrets
+import stat
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from aorta.errors import RunDirError
+
+__all__ = ["open_dir", "write_bytes", "write_text", "write_anywhere", "write_json", "write_json_file", "json_text",
+           "read_json_file", "read_text_file", "finite_json", "is_disk_full", "RecordError",
+           "MAX_RECORD_BYTES", "remove_tree"]
+
+MAX_RECORD_BYTES = 256 << 20
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class RecordError(ValueError):
+    """A file exists but is not a valid record (unreadable, not strict JSON, too deep)."""
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+@contextmanager
+def open_dir(root: Path, parts: Sequence[str], create: bool = False) -> Iterator[int]:
+    """A descriptor of `root/parts...`, opened without following any symbolic link.
+
+    `root` itself must not be a link either. Raises `RunDirError` for a link or a non-directory
+    on the way, `FileNotFoundError` when a part is missing and `create` is false."""
+    path = root
+    try:
+        fd = os.open(root, _DIR_FLAGS)
+    except OSError as exc:
+        _refuse(root, exc)
+        raise
+    try:
+        for part in parts:
+            path = path / part
+            if create:
+                try:
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                except FileExistsError:
+                    pass
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                _refuse(path, exc)
+                raise
+            os.close(fd)
+            fd = child
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _refuse(path: Path, exc: OSError) -> None:
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        raise RunDirError(f"{path}: is a symbolic link or not a directory; aorta writes only "
+                          f"inside the run directory and never follows links there: remove "
+                          f"it, or choose another --output") from None
+
+
+def write_bytes(root: Path, parts: Sequence[str], name: str, data: bytes,
+                executable: bool = False) -> Path:
+    """Write `data` to `root/parts.../name` atomically; directories are made as needed."""
+    with open_dir(root, parts, create=True) as dfd:
+        tmp = f".{name[:40]}.{secrets.token_hex(6)}.tmp"
+        mode = 0o777 if executable else 0o666
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     mode, dir_fd=dfd)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=dfd)
+            except OSError:
+                pass
+            raise
+    return root.joinpath(*parts, name)
+
+
+def write_anywhere(path: Path, text: str) -> Path:
+    """Write `path` atomically where the user asked (a report outside any run directory):
+    its folder may be reached through links; the file itself is replaced, never followed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_bytes(Path(os.path.realpath(path.parent)), (), path.name,
+                text.encode("utf-8", "surrogateescape"))
+    return path
+
+
+def write_text(root: Path, parts: Sequence[str], name: str, text: str,
+               executable: bool = False) -> Path:
+    return write_bytes(root, parts, name, text.encode("utf-8", "surrogateescape"), executable)
+
+
+def json_text(doc: Any) -> str:
+    """Strict JSON text: NaN and infinities become null, so no reader has to guess."""
+    return json.dumps(finite_json(doc), indent=2, allow_nan=False, default=str) + "\n"
+
+
+def write_json_file(root: Path, parts: Sequence[str], name: str, doc: Any) -> Path:
+    return write_text(root, parts, name, json_text(doc))
+
+
+def write_json(path: Path, doc: Any) -> Path:
+    """Strict JSON at `path` (its folders made as needed), atomically; for files outside a
+    run directory's store, such as test fixtures and benchmarks' inputs."""
+    return write_anywhere(path, json_text(doc))
+
+
+def finite_json(value: Any) -> Any:
+    """`value` with every NaN or infinity replaced by None (strict JSON has neither)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_json(v) for v in value]
+    return value
+
+
+def read_text_file(path: Path, limit: int = MAX_RECORD_BYTES) -> str:
+    """A file's text; `RecordError` when it is larger than `limit` or not a regular file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise RecordError("not a regular file")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise RecordError(f"larger than {limit >> 20} MiB")
+    return data.decode("utf-8", "replace")
+
+
+def read_json_file(path: Path, limit: int = MAX_RECORD_BYTES) -> Any:
+    """Strict JSON from `path`. `OSError` when it cannot be read, `RecordError` when it is
+    not strict JSON (NaN/Infinity, nested past the parser's limit, too large)."""
+    text = read_text_file(path, limit)
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:
+        raise RecordError(f"not valid JSON ({exc})") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not strict JSON")
+
+
+def remove_tree(root: Path, parts: Sequence[str]) -> None:
+    """Remove `root/parts...` whatever it is, never following a link out of it."""
+    import shutil
+
+    path = root.joinpath(*parts)
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(info.st_mode):
+        shutil.rmtree(path)   # fd-based on Linux: links inside are removed, not followed
+    else:
+        path.unlink()

@@ -1,0 +1,103 @@
+"""A lock file that keeps two live runs out of one run directory.
+
+The lock holds `{pid, host, started_at}` from the moment it exists: it is written in full to
+a temporary file first and then linked into place, which fails if a lock is already there.
+So a full disk, or a kill at any moment, never leaves an empty or half-written lock. A lock
+left by a dead process on this host is taken over; a live holder, or any holder on another
+host (whose liveness cannot be checked from here), refuses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+from datetime import datetime, timezone
+from pathlib import Path
+from types import TracebackType
+
+from aorta.errors import RunDirError
+from aorta.store.files import open_dir
+
+__all__ = ["RunLock", "LOCK_NAME"]
+
+LOCK_NAME = ".aorta.lock"
+
+
+class RunLock:
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.path = run_dir / LOCK_NAME
+        self.held = False
+
+    def acquire(self) -> None:
+        me = json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                         "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+        with open_dir(self.run_dir, ()) as dfd:
+            tmp = f".aorta.lock.{secrets.token_hex(6)}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
+                         dir_fd=dfd)
+            try:
+                with os.fdopen(fd, "w") as fh:
+                    fh.write(me)
+                for _ in range(2):
+                    try:
+                        os.link(tmp, LOCK_NAME, src_dir_fd=dfd, dst_dir_fd=dfd,
+                                follow_symlinks=False)
+                    except FileExistsError:
+                        self._refuse_live_holder()
+                        os.unlink(LOCK_NAME, dir_fd=dfd)   # stale: its process is gone
+                        continue
+                    self.held = True
+                    return
+            finally:
+                os.unlink(tmp, dir_fd=dfd)
+        raise RunDirError(f"{self.path}: could not take the run lock; remove it if no run is live")
+
+    def _refuse_live_holder(self) -> None:
+        holder = self._holder()
+        if holder is not None and self._alive(holder):
+            raise RunDirError(
+                f"{self.run_dir}: another aorta run holds it (pid {holder.get('pid')} on "
+                f"{holder.get('host')}, since {holder.get('started_at')}); wait for it or use "
+                f"another --output")
+
+    def _holder(self) -> dict[str, object] | None:
+        try:
+            doc = json.loads(self.path.read_text())
+            return doc if isinstance(doc, dict) else None
+        except (OSError, ValueError):
+            return None  # unreadable: a lock from an older aorta or a broken disk; stale
+
+    @staticmethod
+    def _alive(holder: dict[str, object]) -> bool:
+        if holder.get("host") != socket.gethostname():
+            return True
+        pid = holder.get("pid")
+        if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+            return False
+        try:
+            os.kill(pid, 0)
+        except (ProcessLookupError, OverflowError):
+            return False
+        except PermissionError:
+            return True   # it exists, owned by someone else
+        return True
+
+    def release(self) -> None:
+        if self.held:
+            try:
+                with open_dir(self.run_dir, ()) as dfd:
+                    os.unlink(LOCK_NAME, dir_fd=dfd)
+            except (OSError, RunDirError):
+                pass
+            self.held = False
+
+    def __enter__(self) -> RunLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.release()

@@ -1,0 +1,75 @@
+"""Names that become one path component under `--output`: runs, cells and trials.
+
+A name is checked once, where it is made, so no later write can leave the run directory:
+- never empty, `.` or `..`; no `/`, `\\`, NUL, control or invisible formatting characters;
+  not starting with `-` (it would read as an option) or `.` (hidden, and `..` tricks);
+- at most `MAX_NAME_BYTES` bytes of UTF-8. A longer *derived* name (a cell joined from many
+  variant names, a run named after a long recipe file) is shortened to a prefix plus a stable
+  hash of the whole name; a longer name the user wrote (a ticket) is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+from aorta.errors import UserError
+
+__all__ = ["MAX_NAME_BYTES", "PLAIN_NAME", "name_problem", "check_name", "shorten",
+           "printable"]
+
+MAX_NAME_BYTES = 100
+_HASH_CHARS = 12
+#: Tickets, axis and variant names: letters, digits, `_`, `.` and `-`, not starting with `.`/`-`.
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+_BAD_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` cannot be one path component, or None when it can (length aside)."""
+    if not name:
+        return "is empty"
+    if name in (".", ".."):
+        return "is '.' or '..'"
+    if "/" in name or "\\" in name:
+        return "contains a path separator"
+    bad = next((c for c in name if unicodedata.category(c) in _BAD_CATEGORIES), None)
+    if bad is not None:
+        return f"contains the control or invisible character U+{ord(bad):04X}"
+    if name.startswith("-"):
+        return "starts with '-' (it would read as an option)"
+    if name.startswith("."):
+        return "starts with '.'"
+    return None
+
+
+def check_name(what: str, name: str, fix: str) -> str:
+    """`name` if it is a valid path component of at most MAX_NAME_BYTES, else `UserError`
+    naming `what` it is and the `fix`."""
+    problem = name_problem(name)
+    if problem is None and len(name.encode()) > MAX_NAME_BYTES:
+        problem = f"is {len(name.encode())} bytes long (at most {MAX_NAME_BYTES})"
+    if problem is not None:
+        raise UserError(f"{what} {printable(name)} {problem}; {fix}")
+    return name
+
+
+def shorten(name: str) -> str:
+    """`name`, or when it is longer than MAX_NAME_BYTES, its start plus a stable hash of all
+    of it (the same long name always gives the same short one)."""
+    raw = name.encode()
+    if len(raw) <= MAX_NAME_BYTES:
+        return name
+    digest = hashlib.sha256(raw).hexdigest()[:_HASH_CHARS]
+    head = raw[:MAX_NAME_BYTES - _HASH_CHARS - 1].decode("utf-8", "ignore").rstrip("-.")
+    return f"{head}-{digest}"
+
+
+def printable(text: str, limit: int = 80) -> str:
+    """`text` quoted for a one-line message: control characters escaped, long text cut."""
+    shown = "".join(c if unicodedata.category(c) not in _BAD_CATEGORIES
+                    else c.encode("unicode_escape").decode("ascii") for c in text)
+    if len(shown) > limit:
+        shown = shown[:limit - 3] + "..."
+    return "'" + shown.replace("'", "\\'") + "'"

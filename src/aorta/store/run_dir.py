@@ -1,0 +1,325 @@
+"""A run directory, and the only code that knows its layout:
+
+    <output>/<run>/
+      run.json  recipe.resolved.yaml  env.json  matrix.json  perf.md  report.html
+      .aorta.lock                     held while a sweep runs (store/lock.py)
+      .aorta.reserve                  a little space kept back to record a full disk
+      cells/<cell>/trial_<i>/         result.json stdout.log stderr.log rerun.sh <collector>/
+                                      (.running.json while the payload runs)
+      cells/<cell>/baseline_<i>/      the same trial with no collector (`baseline: true`)
+      quarantine/<cell>/<trial>.<n>/  a trial whose record was corrupt, kept aside, never deleted
+      slurm/                          batch scripts, manifests and Slurm's own logs
+
+Every write goes through `store.files` (atomic, confined: no symbolic link under the run
+directory is ever followed) and through the run's `Redactor`, so no credential reaches disk.
+Every read validates: a trial's record is `complete`, `missing`, `corrupt` (with why) or
+`newer` (written by a newer aorta), never an exception.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from aorta.errors import RunDirError
+from aorta.redaction import PATTERN_ONLY, Redactor
+from aorta.results import (NewerRecord, RecordError, RunRecord, TrialResult, run_from_json,
+                           trial_from_json)
+from aorta.store.files import (is_disk_full, json_text, open_dir, read_json_file,
+                               read_text_file, remove_tree, write_text)
+from aorta.store.lock import RunLock
+from aorta.store.names import MAX_NAME_BYTES, name_problem
+
+__all__ = ["RunStore", "Slot", "SlotState", "TRIAL_FILES", "trial_name", "parse_trial_name"]
+
+RUN_JSON, RECIPE, ENV, MATRIX, PERF = ("run.json", "recipe.resolved.yaml", "env.json",
+                                       "matrix.json", "perf.md")
+RESULT, RUNNING, RERUN = "result.json", ".running.json", "rerun.sh"
+CELLS, QUARANTINE, RESERVE = "cells", "quarantine", ".aorta.reserve"
+TRIAL_FILES = (RESULT, "stdout.log", "stderr.log", RERUN)
+RESERVE_BYTES = 1 << 20
+_TRIAL_DIR = re.compile(r"(trial|baseline)_(\d{1,5})")
+
+SlotState = Literal["complete", "missing", "corrupt", "newer"]
+
+
+def trial_name(index: int, baseline: bool = False) -> str:
+    return f"{'baseline' if baseline else 'trial'}_{index}"
+
+
+def parse_trial_name(name: str) -> tuple[int, bool] | None:
+    """`trial_3` -> (3, False); `baseline_3` -> (3, True); anything else -> None."""
+    match = _TRIAL_DIR.fullmatch(name)
+    return (int(match.group(2)), match.group(1) == "baseline") if match else None
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One trial's place in the run and what its record holds."""
+
+    cell: str
+    name: str                    # trial_<i> or baseline_<i>
+    index: int
+    baseline: bool
+    state: SlotState
+    result: TrialResult | None = None
+    problem: str | None = None   # why the record is corrupt or newer
+
+    @property
+    def dir(self) -> str:
+        """The trial directory relative to the run directory, `/`-separated."""
+        return f"{CELLS}/{self.cell}/{self.name}"
+
+
+class RunStore:
+    """One run directory. `redactor` scrubs everything written through it."""
+
+    def __init__(self, root: Path, redactor: Redactor = PATTERN_ONLY) -> None:
+        self.root = root
+        self.redactor = redactor
+
+    @classmethod
+    def in_output(cls, output: Path, run_name: str, redactor: Redactor = PATTERN_ONLY
+                  ) -> RunStore:
+        problem = name_problem(run_name)
+        if problem or len(run_name.encode()) > MAX_NAME_BYTES:
+            raise RunDirError(f"run name {run_name!r} cannot name a directory: {problem or 'too long'}")
+        return cls(output / run_name, redactor)
+
+    # --- paths ---------------------------------------------------------------------------
+
+    def trial_dir(self, cell: str, name: str) -> Path:
+        return self.root / CELLS / cell / name
+
+    def path(self, *parts: str) -> Path:
+        return self.root.joinpath(*parts)
+
+    def create(self) -> None:
+        """Make the run directory (and --output) if needed; refuse a link in its place."""
+        self.root.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.mkdir(self.root, 0o777)
+        except FileExistsError:
+            pass
+        with open_dir(self.root, ()):
+            pass   # refuses a symbolic link or a file at <output>/<run>
+
+    def lock(self) -> RunLock:
+        return RunLock(self.root)
+
+    # --- run.json ------------------------------------------------------------------------
+
+    def has_run(self) -> bool:
+        return os.path.lexists(self.path(RUN_JSON))
+
+    def read_run(self, action: str = "read") -> RunRecord:
+        """The run's record; `RunDirError` saying why it cannot be used to `action` the run."""
+        if not self.root.is_dir():
+            what = "not a directory" if self.root.exists() else "no such directory"
+            raise RunDirError(f"{self.root}: {what}; give a run directory (<output>/<run>, "
+                              f"printed by the sweep as 'results:')")
+        path = self.path(RUN_JSON)
+        if not path.is_file():
+            inside = sorted(p.parent.name for p in self.root.glob(f"*/{RUN_JSON}"))[:5]
+            hint = f"; runs inside it: {', '.join(inside)}" if inside else ""
+            raise RunDirError(f"{self.root}: not an aorta run directory (no {RUN_JSON}){hint}")
+        try:
+            return run_from_json(read_json_file(path), self._baseline_of_v1)
+        except NewerRecord as exc:
+            raise RunDirError(f"{path}: {exc}; to {action} it") from None
+        except (OSError, RecordError) as exc:
+            raise RunDirError(f"{path}: not an aorta run record, or unreadable ({exc})") from None
+
+    def _baseline_of_v1(self) -> bool:
+        import yaml
+
+        try:
+            recipe = yaml.safe_load(read_text_file(self.path(RECIPE), 1 << 20))
+        except (OSError, RecordError, yaml.YAMLError):
+            return False
+        return isinstance(recipe, dict) and recipe.get("baseline") is True
+
+    def write_run(self, record: RunRecord) -> None:
+        self.write_json(RUN_JSON, record.to_json())
+
+    # --- trials --------------------------------------------------------------------------
+
+    def read_slot(self, cell: str, name: str) -> Slot:
+        parsed = parse_trial_name(name)
+        if parsed is None:
+            raise ValueError(f"{name!r} is not a trial directory name")
+        index, baseline = parsed
+        path = self.trial_dir(cell, name) / RESULT
+        try:
+            result = trial_from_json(read_json_file(path))
+        except (FileNotFoundError, NotADirectoryError):
+            return Slot(cell, name, index, baseline, "missing")
+        except NewerRecord as exc:
+            return Slot(cell, name, index, baseline, "newer", problem=str(exc))
+        except (OSError, RecordError) as exc:
+            return Slot(cell, name, index, baseline, "corrupt", problem=str(exc))
+        if (result.cell, result.index, result.baseline) != (cell, index, baseline):
+            return Slot(cell, name, index, baseline, "corrupt",
+                        problem=f"it records {result.cell}/{result.name} but lies in "
+                                f"{CELLS}/{cell}/{name}")
+        return Slot(cell, name, index, baseline, "complete", result)
+
+    def slots(self, run: RunRecord, cells: Iterable[str] | None = None) -> list[Slot]:
+        """Every trial of the run: the planned ones, then any other trial directory found on
+        disk, in cell order, profiled trials before baseline ones."""
+        out = []
+        for cell in (run.cells if cells is None else cells):
+            names = {trial_name(i, b) for i in range(run.trials_per_cell)
+                     for b in ((False, True) if run.baseline else (False,))}
+            names |= set(self._trial_dirs_on_disk(cell))
+            ordered = sorted(names, key=lambda n: (parse_trial_name(n) or (0, False))[::-1])
+            out += [self.read_slot(cell, n) for n in ordered]
+        return out
+
+    def _trial_dirs_on_disk(self, cell: str) -> list[str]:
+        try:
+            entries = list(os.scandir(self.path(CELLS, cell)))
+        except OSError:
+            return []
+        return [e.name for e in entries
+                if parse_trial_name(e.name) is not None and e.is_dir(follow_symlinks=False)]
+
+    def trial_files(self, slot: Slot, collectors: Iterable[str]) -> dict[str, str]:
+        """Label -> path (relative to the run directory) of the trial's files that exist."""
+        base = self.path(slot.dir)
+        files = {name: f"{slot.dir}/{name}" for name in TRIAL_FILES if (base / name).is_file()}
+        files.update({f"{c}/": f"{slot.dir}/{c}/" for c in collectors if (base / c).is_dir()})
+        return files
+
+    def cells_on_disk(self) -> list[str]:
+        try:
+            entries = list(os.scandir(self.path(CELLS)))
+        except OSError:
+            return []
+        return sorted(e.name for e in entries if e.is_dir(follow_symlinks=False)
+                      and name_problem(e.name) is None)
+
+    def write_trial(self, result: TrialResult) -> None:
+        """`result.json`, written last: its presence marks the trial complete."""
+        self._write((CELLS, result.cell, result.name), RESULT,
+                    json_text(self.redactor.doc(result.to_json())))
+
+    def write_trial_file(self, cell: str, name: str, filename: str, text: str,
+                         executable: bool = False) -> None:
+        self._write((CELLS, cell, name), filename, self.redactor.text(text), executable)
+
+    def forget_result(self, cell: str, name: str) -> None:
+        """Remove a trial's record so that the trial counts as not run (a Slurm job stopped
+        mid-trial: its verdict would be Slurm's doing, not the payload's)."""
+        try:
+            with open_dir(self.root, (CELLS, cell, name)) as fd:
+                os.unlink(RESULT, dir_fd=fd)
+        except FileNotFoundError:
+            pass
+
+    def fresh_trial_dir(self, cell: str, name: str, subdirs: Sequence[str] = ()) -> Path:
+        """An empty trial directory (with empty `subdirs`), so a rerun never reads stale
+        files. A corrupt record is moved to quarantine first; a newer one is refused."""
+        slot = self.read_slot(cell, name)
+        if slot.state == "newer":
+            raise RunDirError(f"{self.trial_dir(cell, name) / RESULT}: {slot.problem}; it is "
+                              f"left as it is")
+        if slot.state == "corrupt":
+            self.quarantine(cell, name)
+        remove_tree(self.root, (CELLS, cell, name))
+        with open_dir(self.root, (CELLS, cell, name), create=True) as fd:
+            for sub in subdirs:
+                os.mkdir(sub, 0o777, dir_fd=fd)
+        return self.trial_dir(cell, name)
+
+    def quarantine(self, cell: str, name: str) -> Path:
+        """Move a trial directory to `quarantine/<cell>/<name>.<n>/`, keeping what it held."""
+        with open_dir(self.root, (CELLS, cell)) as src, \
+                open_dir(self.root, (QUARANTINE, cell), create=True) as dst:
+            for n in range(1, 10_000):
+                target = f"{name}.{n}"
+                try:
+                    os.stat(target, dir_fd=dst, follow_symlinks=False)
+                except FileNotFoundError:
+                    os.rename(name, target, src_dir_fd=src, dst_dir_fd=dst)
+                    return self.path(QUARANTINE, cell, target)
+        raise RunDirError(f"{self.path(QUARANTINE, cell)}: too many quarantined copies of {name}")
+
+    def mark_running(self, cell: str, name: str, info: dict[str, Any]) -> None:
+        """Who runs the trial's payload now, so that a later driver can find what is left of
+        it after a crash (`running_marks`)."""
+        self._write((CELLS, cell, name), RUNNING, json_text(info))
+
+    def clear_running(self, cell: str, name: str) -> None:
+        try:
+            with open_dir(self.root, (CELLS, cell, name)) as fd:
+                os.unlink(RUNNING, dir_fd=fd)
+        except FileNotFoundError:
+            pass
+
+    def running_marks(self, cells: Iterable[str]) -> list[tuple[str, str, dict[str, Any]]]:
+        """(cell, trial, mark) for every trial that a driver left marked as running."""
+        out = []
+        for cell in cells:
+            for name in self._trial_dirs_on_disk(cell):
+                try:
+                    mark = read_json_file(self.trial_dir(cell, name) / RUNNING, 1 << 16)
+                except (OSError, RecordError):
+                    continue
+                if isinstance(mark, dict):
+                    out.append((cell, name, mark))
+        return out
+
+    # --- run-level files -----------------------------------------------------------------
+
+    def write_json(self, name: str, doc: Any, parts: Sequence[str] = ()) -> None:
+        self._write(tuple(parts), name, json_text(self.redactor.doc(doc)))
+
+    def write_text(self, name: str, text: str, parts: Sequence[str] = (),
+                   executable: bool = False) -> None:
+        self._write(tuple(parts), name, self.redactor.text(text), executable)
+
+    def read_json(self, name: str, parts: Sequence[str] = ()) -> Any:
+        """A JSON file of the run, or None when it is missing, unreadable or invalid."""
+        try:
+            return read_json_file(self.path(*parts, name))
+        except (OSError, RecordError):
+            return None
+
+    def read_text(self, name: str, limit: int = 1 << 20) -> str | None:
+        try:
+            return read_text_file(self.path(name), limit)
+        except (OSError, RecordError):
+            return None
+
+    def _write(self, parts: Sequence[str], name: str, text: str, executable: bool = False
+               ) -> None:
+        write_text(self.root, parts, name, text, executable)
+
+    def discard(self) -> None:
+        """Forget every result (`--fresh`); the lock, the reserve and Slurm's folder stay."""
+        for name in (CELLS, MATRIX, PERF, ENV, RUN_JSON):
+            remove_tree(self.root, (name,))
+
+    # --- space for the last words ----------------------------------------------------------
+
+    def keep_reserve(self) -> None:
+        """Keep `RESERVE_BYTES` on the run's filesystem that `free_reserve` can give back, so
+        that a run stopped by a full disk can still record that it was interrupted."""
+        try:
+            self._write((), RESERVE, "\0" * RESERVE_BYTES)
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+
+    def free_reserve(self) -> None:
+        try:
+            os.unlink(self.path(RESERVE))
+        except OSError as exc:
+            if exc.errno != errno.ENOENT:
+                raise
