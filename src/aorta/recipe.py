@@ -125,10 +125,10 @@ class ExecutorConfig(_Strict):
     partition: str | None = None
     account: str | None = None
     time: str | None = None
-    gpus_per_trial: int = Field(0, ge=0, le=1024)
-    cpus_per_trial: int = Field(1, ge=1, le=100_000)
+    gpus_per_trial: int = Field(0, ge=0, le=1024, strict=True)
+    cpus_per_trial: int = Field(1, ge=1, le=100_000, strict=True)
     mem: str | None = None
-    max_parallel: int | None = Field(None, ge=1, le=100_000)
+    max_parallel: int | None = Field(None, ge=1, le=100_000, strict=True)
     sbatch_args: list[str] = Field(default_factory=list)
 
     _check_text = field_validator("partition", "account", "time", "mem", mode="before")(
@@ -146,7 +146,7 @@ class ExecutorConfig(_Strict):
         for item in items:
             text = str(item).strip() if isinstance(item, (str, int)) and not isinstance(
                 item, bool) else None
-            if text is None or (text and not _DEVICE_ID.fullmatch(text)):
+            if text is None or len(text) > 128 or (text and not _DEVICE_ID.fullmatch(text)):
                 raise ValueError(f"{str(item)[:40]!r} is not a device id (an index such as 0, "
                                  f"or a GPU/MIG UUID), nor 'all'")
         return value
@@ -167,10 +167,11 @@ class Recipe(_Strict):
     schema_version: int
     mode: str = "probe"
     ticket: str | None = None
-    trials: int = Field(1, ge=1, le=MAX_TRIALS_PER_CELL)
-    timeout_per_trial: float | None = Field(None, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
-    kill_grace_s: float = Field(10.0, ge=0, le=MAX_GRACE_S, allow_inf_nan=False)
-    max_log_mib: int = Field(32, ge=1, le=MAX_LOG_MIB)   # cap per log file: head + tail
+    trials: int = Field(1, ge=1, le=MAX_TRIALS_PER_CELL, strict=True)
+    timeout_per_trial: float | None = Field(None, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False,
+                                            strict=True)
+    kill_grace_s: float = Field(10.0, ge=0, le=MAX_GRACE_S, allow_inf_nan=False, strict=True)
+    max_log_mib: int = Field(32, ge=1, le=MAX_LOG_MIB, strict=True)  # per log: head + tail
     env: dict[str, str] = Field(default_factory=dict)
     command: list[str] | None = None
     collect: dict[str, dict[str, Any] | None] = Field(default_factory=dict)
@@ -179,7 +180,7 @@ class Recipe(_Strict):
     mitigation_axis: list[str] | None = None
     diagnostic_axis: list[str] | None = None
     executor: ExecutorConfig = Field(default_factory=lambda: ExecutorConfig())
-    baseline: bool = False    # add interleaved trials with no collector, to measure overhead
+    baseline: bool = Field(False, strict=True)   # interleave no-collector trials: overhead
 
     _check_env = field_validator("env", mode="before")(_env_mapping)
 
@@ -229,6 +230,17 @@ class Recipe(_Strict):
             if not all(isinstance(v, str) for v in value):
                 raise ValueError("a list of collector names must hold only strings")
             return {name: None for name in value}
+        return value
+
+    @field_validator("axes", mode="before")
+    @classmethod
+    def _axes_size(cls, value: Any) -> Any:
+        """Counted before any variant is built, so a huge matrix is refused at once."""
+        if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):
+            cells = math.prod(max(1, len(v)) for v in value.values())
+            if cells > MAX_CELLS:
+                raise ValueError(f"the axes make {cells} cells; at most {MAX_CELLS} are "
+                                 f"accepted (use fewer axes or variants, or several recipes)")
         return value
 
     @field_validator("axes")

@@ -36,12 +36,14 @@ _KEY_QUALIFIERS = frozenset({"API", "ACCESS", "SECRET", "PRIVATE", "SESSION", "S
                              "ENCRYPTION", "MASTER", "LICENSE", "CLIENT", "AUTH"})
 _WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
 
-_URL_PASSWORD_SOURCE = r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^\s/@:]*:)(?P<pw>[^\s/@]+)@"
+# Bounded repeats and a left guard keep every pattern linear on long hostile values.
+_URL_PASSWORD_SOURCE = (r"(?P<head>(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{0,30}://"
+                        r"[^\s/@:]{0,256}:)(?P<pw>[^\s/@]{1,256})@")
 _URL_PASSWORD = re.compile(_URL_PASSWORD_SOURCE)
 _TOKEN_SHAPES_SOURCE = "|".join((
     r"\bgh[pousr]_[A-Za-z0-9]{30,}",
     r"\bgithub_pat_[A-Za-z0-9_]{30,}",
-    r"\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{20,}",
+    r"\bsk-[A-Za-z0-9_\-]{20,}",
     r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
     r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",
     r"\bhf_[A-Za-z0-9]{30,}",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from aorta.report import build_report, render_html, render_json, render_markdown
 from aorta.report.markdown import md_code, md_text
-from report_helpers import HOSTILE, trial
+from report_helpers import kernels, HOSTILE, trial
 
 
 def test_json_md_and_html_name_the_same_cells_and_metrics(real_run: Path) -> None:
@@ -52,20 +52,34 @@ def test_json_is_strict_even_with_non_finite_statistics(make_run) -> None:
 
 
 def test_markdown_fences_hostile_stderr(make_run) -> None:
-    run_dir = make_run({"a": [trial("a", 0, "fail", stderr_tail=HOSTILE + "\n````\nafter\n")]})
+    run_dir = make_run({"a": [trial("a", 0, "fail", stderr_tail="plain\n````\nafter\n")]})
     md = render_markdown(build_report(run_dir))
     block = md.split("End of stderr:")[1]
     fence = re.search(r"^(`{3,})text$", block, flags=re.M)
     assert fence is not None and len(fence.group(1)) == 5     # longer than the ```` inside
     body = block.split(fence.group(0))[1].split("\n" + fence.group(1) + "\n")[0]
-    assert "<script>alert('x')</script>" in body and body.rstrip().endswith("after")
+    assert body.rstrip().endswith("after")
+
+
+def test_markdown_never_carries_raw_html(make_run) -> None:
+    """Issue 11: `<script>` from a payload or a kernel name never reaches report.md raw."""
+    hostile_kernel = '<img src=x onerror="alert(1)">'
+    run_dir = make_run({"a": [
+        trial("a", 0, metrics={"nsys_kernels": kernels((hostile_kernel, 1, 2.0))}),
+        trial("a", 1, "fail", stderr_tail=HOSTILE + "\n````\nafter\n",
+              reason="<script>x</script>")]})
+    md = render_markdown(build_report(run_dir))
+    assert "<script" not in md and "<img" not in md and "<marquee" not in md
+    assert "&lt;script&gt;alert('x')&lt;/script&gt;" in md   # shown, escaped
+    assert "<pre>" in md and md.count("<pre>") == md.count("</pre>")
 
 
 def test_markdown_tables_survive_pipes_and_backticks() -> None:
     assert md_code("a|b") == "`a\\|b`"
     assert md_code("x `y` z") == "``x `y` z``"
     assert md_code("`edge") == "`` `edge ``"
-    assert md_text("<b>|*x*|\n  y") == "\\<b\\>\\|\\*x\\*\\| y"
+    assert md_code("a<b>|`c`") == "<code>a&lt;b&gt;&#124;&#96;c&#96;</code>"
+    assert md_text("<b>|*x*|\n  y") == "&lt;b&gt;\\|\\*x\\*\\| y"
 
 
 def test_markdown_golden_for_a_small_run(make_run) -> None:

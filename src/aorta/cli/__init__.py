@@ -15,7 +15,7 @@ import click
 from aorta import __version__
 from aorta.errors import EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_USAGE, UserError
 
-__all__ = ["main", "COMMANDS"]
+__all__ = ["main", "COMMANDS", "one_line"]
 
 # name -> (import path of the click command, one-line help shown by `aorta --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -48,6 +48,16 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
+def one_line(text: str) -> str:
+    """`text` on one line: newlines and every other control or invisible character escaped,
+    so a hostile key or value cannot forge or hide output."""
+    import unicodedata
+
+    return "".join(c if c == " " or unicodedata.category(c)[0] not in "CZ"
+                   or unicodedata.category(c) == "Zs"
+                   else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def _available(path: str) -> bool:
     import importlib.util
 
@@ -71,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result: Any = cli.main(args=argv, prog_name="aorta", standalone_mode=False)
     except UserError as exc:
-        click.echo(f"aorta: error: {exc}", err=True)
+        click.echo(f"aorta: error: {one_line(str(exc))}", err=True)
         return exc.exit_code
     except click.exceptions.Abort:
         click.echo("aorta: interrupted", err=True)

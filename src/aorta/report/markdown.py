@@ -1,8 +1,10 @@
 """The report as Markdown, for terminals and pull requests: the same sections as the HTML
 page, with trial values written out where the page draws them.
 
-Run-derived text is escaped for Markdown (`<`, `|`, backticks...), and the payload's stderr
-sits in a fence longer than any backtick run inside it, so it cannot end the block early.
+Run-derived text is escaped for Markdown (`|`, backticks...) and for the HTML that Markdown
+renderers pass through: `<`, `>` and `&` never appear raw. Code that holds them is written as
+an HTML `<code>`/`<pre>` element with those characters escaped; other code sits in backtick
+spans and fences longer than any backtick run inside it, so it cannot end early.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from aorta.report.sections import (capture_text, cell_flags, failure_facts, head
 
 __all__ = ["markdown_lines", "render_markdown", "md_text", "md_code"]
 
-_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|])")
+_MD_SPECIAL = re.compile(r"([\\`*\[\]|])")
+_HTML_SPECIAL = re.compile(r"[<>&]")
 
 
 def render_markdown(report: Report) -> str:
@@ -136,8 +139,7 @@ def _failures(report: Report) -> list[str]:
                         for c, state in f.captures.items())] if f.captures else []
         lines += ["", "Artifacts: " + (", ".join(md_code(p) for p in f.files.values()) or "none")]
         if f.stderr_tail:
-            fence = "`" * max(3, _longest_backtick_run(f.stderr_tail) + 1)
-            lines += ["", "End of stderr:", "", fence + "text", f.stderr_tail.rstrip("\n"), fence]
+            lines += ["", "End of stderr:", "", *md_block(f.stderr_tail.rstrip("\n"))]
         else:
             lines += ["", "stderr was empty." if f.stderr_tail == "" else "No stderr was kept."]
         lines.append("")
@@ -156,16 +158,34 @@ def _trials(report: Report) -> list[str]:
 
 
 def md_text(text: str) -> str:
-    """Run-derived text on one line, with Markdown's active characters escaped."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    """Run-derived text on one line, with Markdown's and HTML's active characters escaped."""
+    flat = _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    return _HTML_SPECIAL.sub(lambda m: _ENTITY[m.group(0)], flat)
 
 
 def md_code(text: str) -> str:
-    """An inline code span that survives backticks and table pipes inside `text`."""
-    flat = " ".join(str(text).split()).replace("|", "\\|")
+    """An inline code span that survives backticks, table pipes and HTML inside `text`."""
+    flat = " ".join(str(text).split())
+    if _HTML_SPECIAL.search(flat):
+        escaped = _HTML_SPECIAL.sub(lambda m: _ENTITY[m.group(0)], flat)
+        return "<code>" + escaped.replace("|", "&#124;").replace("`", "&#96;") + "</code>"
+    flat = flat.replace("|", "\\|")
     ticks = "`" * (_longest_backtick_run(flat) + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") else ""
     return f"{ticks}{pad}{flat}{pad}{ticks}"
+
+
+def md_block(text: str) -> list[str]:
+    """A block of payload text shown as written (a fence), or as an escaped `<pre>` when it
+    holds `<`, `>` or `&`, which some renderers would otherwise take for HTML."""
+    if _HTML_SPECIAL.search(text):
+        escaped = _HTML_SPECIAL.sub(lambda m: _ENTITY[m.group(0)], text)
+        return ["<pre>" + escaped + "</pre>"]
+    fence = "`" * max(3, _longest_backtick_run(text) + 1)
+    return [fence + "text", text, fence]
+
+
+_ENTITY = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
 
 
 def _longest_backtick_run(text: str) -> int:
