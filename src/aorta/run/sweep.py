@@ -111,16 +111,16 @@ class _Sweep:
 
         store, plan = self.store, self.plan
         store.keep_reserve()
+        killed = kill_stale_trials(store, store.cells_on_disk())
+        if killed:
+            self.progress.note(f"killed {killed} process(es) left running by an earlier, "
+                               f"interrupted run of this directory")
         previous = self._previous(fresh)
         specs = trial_specs(plan, store.root)
         slots = {s.dir: s for s in store.slots(self._planned_record(previous, "running"))}
         _refuse_newer(store, slots.values())
         todo = [s for s in specs if slots[s.key].state != "complete"]
         run = self._claim(previous, len(todo))
-        killed = kill_stale_trials(store, plan_cells(plan))
-        if killed:
-            self.progress.note(f"killed {killed} process(es) left running by an earlier, "
-                               f"interrupted run of this directory")
         corrupt = [k for k, s in slots.items() if s.state == "corrupt"]
         if corrupt:
             self.progress.note(f"{len(corrupt)} trial record(s) were corrupt: each is moved "
