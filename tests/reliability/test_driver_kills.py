@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -127,7 +128,7 @@ def test_a_resumed_run_kills_what_a_dead_driver_and_warden_left(tmp_path: Path) 
     os.kill(driver.pid, signal.SIGKILL)
     driver.wait()
     time.sleep(0.5)
-    # The payload died with its warden (parent-death signal); its children did not.
+    # With the warden gone too, nothing killed the payload's processes yet.
     left = _survivors(tmp_path / "pids", wait_s=0.0)
     assert left, "nothing was left to clean up: the test proves nothing"
     again = subprocess.run(
@@ -137,5 +138,6 @@ def test_a_resumed_run_kills_what_a_dead_driver_and_warden_left(tmp_path: Path) 
         capture_output=True, text=True, timeout=120,
         env={**os.environ, "PYTHONPATH": str(REPO / "src")})
     assert again.returncode == 0, again.stderr
-    assert f"killed {len(left)} process(es) left running by an earlier" in again.stderr
+    match = re.search(r"killed (\d+) process\(es\) left running by an earlier", again.stderr)
+    assert match and int(match.group(1)) >= len(left), again.stderr
     assert _survivors(tmp_path / "pids", wait_s=5.0) == []

@@ -51,23 +51,49 @@ def _parse_stat(pid: int, text: str) -> ProcInfo | None:
 
 def proc_info(pid: int) -> ProcInfo | None:
     try:
-        with open(f"{_PROC}/{pid}/stat") as fh:
-            return _parse_stat(pid, fh.read())
+        fd = os.open(f"{_PROC}/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
+    try:
+        return _parse_stat(pid, os.read(fd, 2048).decode("utf-8", "replace"))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
-def processes() -> Iterator[ProcInfo]:
-    """Every process visible now (those that vanish while being read are skipped)."""
+def processes(since_pid: int | None = None) -> Iterator[ProcInfo]:
+    """Every process visible now (those that vanish while being read are skipped).
+
+    With `since_pid`, only that process and those whose pid was handed out after it: Linux
+    gives pids in increasing order, wrapping at pid_max, so a descendant of a process started
+    as `since_pid` has a pid in (since_pid, last pid given] (cyclically). Reading /proc/<pid>/stat
+    costs tens of microseconds each, so this keeps a trial's end cheap on a busy machine. If
+    the pids wrapped past `since_pid` entirely during the trial (more than pid_max processes
+    started), a descendant could be missed here; the warden's last sweep reads them all."""
     try:
         names = os.listdir(_PROC)
     except OSError:
         return
+    last = _last_pid() if since_pid is not None else None
     for name in names:
-        if name.isdigit():
-            info = proc_info(int(name))
-            if info is not None:
-                yield info
+        if not name.isdigit():
+            continue
+        pid = int(name)
+        if since_pid is not None and last is not None and not (
+                since_pid <= pid <= last if last >= since_pid else pid >= since_pid or pid <= last):
+            continue
+        info = proc_info(pid)
+        if info is not None:
+            yield info
+
+
+def _last_pid() -> int | None:
+    try:
+        with open(f"{_PROC}/sys/kernel/ns_last_pid") as fh:
+            return int(fh.read())
+    except (OSError, ValueError):
+        return None
 
 
 def has_token(pid: int, token: bytes) -> bool:
@@ -99,7 +125,7 @@ def trial_members(root: int, root_start: int, token: str,
     entry = token_entry(token)
     found: dict[int, ProcInfo] = {}
     others: list[ProcInfo] = []
-    for p in (processes() if table is None else table):
+    for p in (processes(root) if table is None else table):
         if p.pid == me or p.state == "Z" or p.start_ticks < root_start:
             continue
         if p.sid == root or p.pgid == root or has_token(p.pid, entry):

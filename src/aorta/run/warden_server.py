@@ -5,8 +5,8 @@ of them outlives its trial or the driver. `python -m aorta.run.warden_server DRI
            ◄─JSON lines on stdout──  (a child subreaper: orphaned descendants come back here)
 
 For each trial the warden
-- starts the payload in a session of its own, with `AORTA_TRIAL_TOKEN` in its environment and
-  the kernel's parent-death signal set, so the payload dies if the warden does;
+- starts the payload in a session of its own, with `AORTA_TRIAL_TOKEN` in its environment
+  (no Python runs between fork and exec, so starting a payload costs about a millisecond);
 - relays its stdout and stderr into capped, credential-free log files (run/capped_log.py);
 - reaps it with wait4 (the payload's own CPU time and peak RSS) and notes when it ended;
 - kills whatever the payload left behind, wherever it went (run/proc_table.py), reaping the
@@ -72,6 +72,7 @@ class Warden:
         self.trials: dict[str, _Trial] = {}
         self.by_pid: dict[int, _Trial] = {}
         self.inbox = b""
+        self.tokens: list[bytes] = []     # every trial's, for the last look at the end
         self.last_chld = time.perf_counter()
         self.stop = False
 
@@ -83,7 +84,9 @@ class Warden:
         signal.signal(signal.SIGCHLD, self._on_chld)
         for sig in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, self._on_term)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the driver's to handle
+        # Ctrl-C is the driver's to handle. A handler, not SIG_IGN: an ignored signal stays
+        # ignored in every payload started from here, a handler is reset by exec.
+        signal.signal(signal.SIGINT, _ignore)
         self.sel.register(self.control, selectors.EVENT_READ, None)
         self.sel.register(wake_r, selectors.EVENT_READ, "wake")
         while not self.stop:
@@ -155,7 +158,7 @@ class Warden:
             proc = subprocess.Popen(msg["argv"], env=msg["env"], cwd=msg.get("cwd"),
                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, start_new_session=True,
-                                    close_fds=True, preexec_fn=_child_setup(self.me))
+                                    close_fds=True)
         except (OSError, subprocess.SubprocessError) as exc:
             errno_ = getattr(exc, "errno", None)
             text = f"aorta: cannot execute {msg['argv'][0]!r}: {getattr(exc, 'strerror', None) or exc}"
@@ -165,6 +168,7 @@ class Warden:
             self._emit({"id": tid, "event": "failed", "errno": errno_, "error": text})
             return
         trial = _Trial(tid, proc, str(msg["token"]), start)
+        self.tokens.append(token_entry(trial.token))
         for name, pipe in (("stdout", proc.stdout), ("stderr", proc.stderr)):
             assert pipe is not None
             os.set_blocking(pipe.fileno(), False)
@@ -232,7 +236,7 @@ class Warden:
     def _members(self, trial: _Trial) -> list[ProcInfo]:
         """The trial's processes, plus orphans that came back here and belong to no other
         live trial (they carry its token, or no token while it is the only trial)."""
-        table = list(processes())
+        table = list(processes(trial.pid))
         members = trial_members(trial.pid, trial.start_ticks, trial.token, table)
         found = {p.pid for p in members}
         others = [t for t in self.trials.values() if t is not trial]
@@ -253,22 +257,18 @@ class Warden:
                 log.close()
 
     def _orphans(self) -> list[ProcInfo]:
-        return [p for p in processes() if p.ppid == self.me and p.state != "Z"]
+        """Every process that came back here, or carries the token of any trial this warden
+        started: one full look at the whole process table, at the very end."""
+        return [p for p in processes() if p.state != "Z" and p.pid != self.me and (
+            p.ppid == self.me or any(has_token(p.pid, t) for t in self.tokens))]
 
 
 def _finder(warden: Warden, trial: _Trial) -> Callable[[], list[ProcInfo]]:
     return lambda: warden._members(trial)
 
 
-def _child_setup(warden: int) -> Callable[[], None]:
-    libc = ctypes.CDLL(None, use_errno=True)
-
-    def setup() -> None:   # in the child, between fork and exec
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != warden:
-            os._exit(1)    # the warden died before the payload could start
-        signal.signal(signal.SIGINT, signal.SIG_DFL)   # not the warden's SIG_IGN
-    return setup
+def _ignore(signum: int, frame: Any) -> None:
+    pass
 
 
 def _killpg(pgid: int, sig: int) -> None:

@@ -58,12 +58,15 @@ def open_dir(root: Path, parts: Sequence[str], create: bool = False) -> Iterator
     try:
         for part in parts:
             path = path / part
-            if create:
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
                 try:
                     os.mkdir(part, 0o777, dir_fd=fd)
                 except FileExistsError:
                     pass
-            try:
                 child = os.open(part, _DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
                 _refuse(path, exc)
