@@ -98,7 +98,7 @@ def test_trace_counts_only_kernel_events(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("source", "state", "reason"), [
     ("written/trace-empty", "empty", "no kernel event"),
-    ("written/trace-truncated", "unparsed", "not JSON"),
+    ("written/trace-truncated", "partial", "cut short"),
 ])
 def test_trace_states(tmp_path: Path, source: str, state: str, reason: str) -> None:
     metrics = summarize(capture(tmp_path, source), {"data": "trace"})

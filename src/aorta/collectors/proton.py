@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
-                                   TrialContext, TrialOutcome, capture_status)
+                                   TrialContext, TrialOutcome, capture_status, settle)
 from aorta.collectors.proton_host import (cli_backends, find_triton, gpu_vendor,
                                           proton_python_override, resolve_backend,
                                           translate_devices)
@@ -39,6 +39,7 @@ from aorta.errors import SetupError
 from aorta.parsers.chrome_trace import KERNEL_CATEGORIES, read_events
 from aorta.parsers.hatchet import HatchetSummary
 from aorta.parsers.kernel_table import KernelTable
+from aorta.parsers.skips import Skips
 
 __all__ = ["ProtonCollector", "ProtonWrapError", "cli_argv", "env_overlay"]
 
@@ -311,18 +312,19 @@ def _tree_metrics(files: list[Path], opts: ProtonOptions, outcome: TrialOutcome)
 
 
 def _trace_metrics(files: list[Path]) -> Metrics:
-    table = KernelTable()
+    table, skips = KernelTable(), Skips()
     for path in files:
         try:
-            for event in read_events(path, KERNEL_CATEGORIES):
+            for event in read_events(path, KERNEL_CATEGORIES, skips):
                 table.add(event.name, event.dur_us * 1e3)
         except (ValueError, OSError) as exc:
             return capture_status("proton", "unparsed", f"{exc}; with {len(files)} file(s), "
                                   f"totals are withheld rather than undercounted")
-    if not table:
+    if not table and not skips:
         return capture_status("proton", "empty", "the chrome trace holds no kernel event "
                                                  "(cat: kernel): Proton recorded no GPU kernel")
     metrics = table.metrics("proton")
-    if not metrics:
+    if table and not metrics:
         return capture_status("proton", "unparsed", "the kernel times sum past the float range")
-    return metrics | capture_status("proton", "ok")
+    return settle("proton", metrics, skips.count,
+                  f"{skips.describe('event')}; figures cover only the events read")

@@ -31,12 +31,13 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from aorta.collectors.base import (RANK_TOKEN, Capability, Collector, CollectorOptions, Launch,
-                                   Metrics, TrialContext, TrialOutcome, capture_status)
+                                   Metrics, TrialContext, TrialOutcome, capture_status, settle)
 from aorta.collectors.options import split_words
 from aorta.collectors.ranks import rollup
 from aorta.collectors.child_import import importable_by_child
 from aorta.collectors.python_launch import split_python_launch
 from aorta.errors import SetupError
+from aorta.parsers.skips import Skips
 from aorta.parsers.torch_trace import read_trace_figures
 
 __all__ = ["TorchCollector", "TorchOptions", "TorchSchedule", "TorchLaunchError", "cli_argv",
@@ -221,20 +222,24 @@ class TorchCollector(Collector):
         if not traces:
             return metrics | capture_status(
                 self.name, "missing", _missing_reason(out_dir, opts, launcher, outcome))
+        skips = Skips()
         try:
-            figures = read_trace_figures(traces)
+            figures = read_trace_figures(traces, skips)
         except (ValueError, OSError, RecursionError) as exc:
             return metrics | capture_status(self.name, "unparsed", str(exc) or type(exc).__name__)
+        why = f"{skips.describe('event')}; figures cover only the events read"
         if len(figures.kernels):
             kernel_metrics = figures.kernels.metrics(self.name)
             if not kernel_metrics:
                 return metrics | capture_status(self.name, "unparsed",
                                                 "kernel durations add up to infinity")
-            return metrics | kernel_metrics | capture_status(self.name, "ok")
+            return metrics | settle(self.name, kernel_metrics, skips.count, why)
         cpu_metrics = figures.cpu_metrics(self.name, opts.row_limit)
         if figures.op_count and not cpu_metrics:
             return metrics | capture_status(self.name, "unparsed",
                                             "operator durations add up to infinity")
+        if skips:
+            return metrics | settle(self.name, cpu_metrics, skips.count, why)
         metrics.update(cpu_metrics)
         recorded = metrics.get("torch_activities", opts.activities)
         if figures.launches and any(a in GPU_NAMES for a in recorded):
