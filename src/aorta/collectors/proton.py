@@ -291,10 +291,6 @@ def _tree_metrics(files: list[Path], opts: ProtonOptions, outcome: TrialOutcome)
         except ValueError as exc:
             return capture_status("proton", "unparsed", f"{exc}; with {len(files)} file(s), "
                                   f"totals are withheld rather than undercounted")
-    if summary.unusable:
-        return capture_status("proton", "unparsed", (
-            f"{summary.unusable} leaf value(s) cannot be trusted ({'; '.join(summary.examples)}); "
-            f"totals are withheld rather than undercounted"))
     metrics: Metrics = {}
     if summary.scope_cycles:
         metrics["proton_scope_cycles"] = {k: int(v) if v.is_integer() else v
@@ -305,10 +301,11 @@ def _tree_metrics(files: list[Path], opts: ProtonOptions, outcome: TrialOutcome)
             return capture_status("proton", "unparsed", "the kernel times sum past the float "
                                   "range; no total is published")
         metrics.update(kernel_metrics)
-    if not metrics:
+    if not metrics and not summary.skips:
         release = find_triton().release
         return capture_status("proton", "empty", empty_reason(summary, opts, outcome, release))
-    return metrics | capture_status("proton", "ok")
+    return settle("proton", metrics, summary.skips.count,
+                  f"{summary.skips.describe('frame')}; figures cover only the frames read")
 
 
 def _trace_metrics(files: list[Path]) -> Metrics:

@@ -104,7 +104,7 @@ def _complete(ev: dict[str, Any], cat: str) -> TraceEvent | str:
 def _number(value: Any) -> float | None:
     kind = type(value)
     if kind is float:
-        return value if math.isfinite(value) else None  # type: ignore[no-any-return]
+        return value if math.isfinite(value) else None
     if kind is int:
         try:
             return float(value)

@@ -26,6 +26,7 @@ __all__ = ["ArrayStream", "BLOCK_CHARS", "MAX_ELEMENT_CHARS"]
 BLOCK_CHARS = 1 << 20              # characters decoded per read
 MAX_ELEMENT_CHARS = 1 << 28        # one element (or other member) larger than this is garbage
 _WS = re.compile(r"[ \t\n\r]*")
+_NEAR_END = 32                     # a decoding error this close to the text's end may be a cut
 
 
 class _Incomplete(Exception):
@@ -45,7 +46,7 @@ class ArrayStream:
         self.cut = ""                   # how the document ended early, if it did
         self.broken = ""                # where it stops being JSON, if it does
         self._utf8 = codecs.getincrementaldecoder("utf-8")()
-        self._scan = json.scanner.make_scanner(json.JSONDecoder())
+        self._scan: Any = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
     def elements(self) -> Iterator[Any]:
         """Each element of the array, in order. Raises ValueError when the document is not an
@@ -104,18 +105,37 @@ class ArrayStream:
                 return
 
     def _array(self) -> Iterator[Any]:
+        """The array's elements. The loop decodes straight from the buffer while a whole
+        element lies in it (an element ending at the buffer's end might go on: read again)."""
         self.pos += 1
         if self._next_char() == "]":
             self.pos += 1
             return
+        scan, blanks = self._scan, _WS.match
         while True:
-            element = self._value()
-            if element is _STOP:
-                return
+            text, pos = self.text, self.pos
+            try:
+                element, end = scan(text, pos)
+            except (StopIteration, ValueError):
+                element, end = _STOP, len(text)
+            if element is _STOP or (end >= len(text) and not self.eof):
+                element = self._value()           # the slow way: read more, say why not
+                if element is _STOP:
+                    return
+            else:
+                self.pos = end
             yield element
+            text = self.text
+            pos = blanks(text, self.pos).end()  # type: ignore[union-attr]
+            char = text[pos:pos + 1]
+            if char == "," and pos + 1 < len(text):
+                self.pos = blanks(text, pos + 1).end()  # type: ignore[union-attr]
+                continue
+            self.pos = pos
             char = self._next_char()
             if char == ",":
                 self.pos += 1
+                self._next_char()
             elif char == "]":
                 self.pos += 1
                 return
@@ -153,16 +173,18 @@ class ArrayStream:
             return None if drop else value
 
     def _decode(self) -> tuple[Any, int]:
-        """Decode at `pos`; _Incomplete when the text may simply end too soon."""
+        """Decode at `pos`; _Incomplete when the text may simply end too soon (the error lies
+        within a literal's length of its end, or a string is left open)."""
+        near_end = len(self.text.rstrip()) - 5 if self.eof else len(self.text) - _NEAR_END
         try:
-            return self._scan(self.text, self.pos)  # type: ignore[no-any-return]
+            found: tuple[Any, int] = self._scan(self.text, self.pos)
+            return found
         except StopIteration as stop:
-            if stop.value >= len(self.text) - 1:
+            if stop.value >= near_end:
                 raise _Incomplete from None
             raise ValueError("expecting a value") from None
         except json.JSONDecodeError as exc:
-            if not self.eof or exc.pos >= len(self.text) - 1 or \
-                    exc.msg.startswith("Unterminated string"):
+            if exc.pos >= near_end or exc.msg.startswith("Unterminated string"):
                 raise _Incomplete from None
             raise ValueError(exc.msg) from None
         except RecursionError:
