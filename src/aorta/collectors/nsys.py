@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
-                                   TrialContext, TrialOutcome, capture_status)
+                                   TrialContext, TrialOutcome, capture_status, settle)
 from aorta.collectors.options import split_words
 from aorta.collectors.tool_process import (find_binary, gpu_present, read_tail, resolve_binary,
                                            run_tool, tool_version)
@@ -202,15 +202,14 @@ def run_stats(binary: str, report: Path, out_dir: Path,
 
 def summary_metrics(summary: KernelSummary, source: str) -> Metrics:
     """Metrics and the capture state from one read summary."""
-    if summary.bad_rows:
-        return capture_status("nsys", "unparsed", f"{summary.bad_rows} of {summary.rows} rows "
-                              f"of {source} are cut short or unreadable")
     if summary.no_kernels or (summary.header_found and not summary.rows):
         return capture_status("nsys", "empty", "nsys recorded no CUDA kernel; did the command "
                               "run GPU work?")
-    if not summary.table.rows:
+    if not summary.table.rows and not summary.skips:
         return capture_status("nsys", "unparsed", f"{source} holds no kernel summary table")
-    return summary.table.metrics("nsys") | capture_status("nsys", "ok")
+    return settle("nsys", summary.table.metrics("nsys"), summary.skips.count,
+                  f"{source}: {summary.skips.describe('row')}; figures cover only the rows "
+                  f"read")
 
 
 def find_qdstrm_importer(nsys: Path) -> Path | None:
