@@ -170,6 +170,10 @@ def _details(header: list[str], rows: Iterator[list[str] | None],
         launch = launches.get(key)
         if launch is None:
             launch = launches[key] = NcuLaunch(_launch_id(key), row[index[_KERNEL]], {})
+        elif row[index[_KERNEL]] != launch.kernel:
+            profile.skips.skip(f"data row {number}: launch {key} is named "
+                               f"{row[index[_KERNEL]][:60]!r} here, {launch.kernel[:60]!r} before")
+            continue
         metric = row[name_at]
         if metric in wanted:
             seen.add(metric)
@@ -180,7 +184,8 @@ def _details(header: list[str], rows: Iterator[list[str] | None],
 
 
 def _fill(launch: NcuLaunch, metrics: Sequence[str], seen: set[str]) -> NcuLaunch:
-    """A details-page launch that lacks a metric other launches have gets it as None."""
+    """A details-page launch that lacks a metric other launches have gets it as None (a lost
+    time row then leaves the launch out of the figures, and counted, as untimed)."""
     for metric in metrics:
         if metric in seen:
             launch.values.setdefault(metric, None)

@@ -74,9 +74,10 @@ def _row(key: Any, value: Any) -> FunctionRow | str:
     label = func if filename == "~" else f"{filename}:{line}({func})"
     if not (isinstance(value, tuple) and len(value) == 5):
         return f"{label[:60]}: a value that is {_short(value)}, not 5 fields"
-    _primitive, calls, own, cumulative, _callers = value
-    if type(calls) is not int or calls < 0:
-        return f"{label[:60]}: calls is {_short(calls)}"
+    primitive, calls, own, cumulative, _callers = value
+    for what, count in (("primitive calls", primitive), ("calls", calls)):
+        if type(count) is not int or count < 0:
+            return f"{label[:60]}: {what} is {_short(count)}"
     for what, seconds in (("tottime", own), ("cumtime", cumulative)):
         if type(seconds) not in (int, float) or not math.isfinite(seconds) or seconds < 0:
             return f"{label[:60]}: {what} is {_short(seconds)}"
