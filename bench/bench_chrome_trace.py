@@ -6,10 +6,14 @@ shapes, runtime calls, kernels, memcpys, flow events; 361 events) with shifted t
 copy of its top-level members around them, written as Kineto writes (one event per line). Then,
 each in a fresh process so peak memory is that reader's alone, runs by turns:
 
-- `aorta`: `aorta.parsers.torch_trace.read_trace_figures`, which streams the file with
-  `json_stream.ArrayStream` (the json module's C scanner, one event at a time)
+- `stream`: per-kernel totals from `aorta.parsers.chrome_trace.read_events`, which streams the
+  file with `json_stream.ArrayStream` (the json module's C scanner, one event at a time) and
+  checks every event's types
 - `json_load`: `json.load` of the whole file, then the same kernel totals (the old reader)
 - `ijson`: `ijson.items(f, "traceEvents.item")` with its C backend (yajl2_c), the same totals
+  (skipped when ijson is not installed)
+- `aorta`: everything the torch collector reads, `aorta.parsers.torch_trace.read_trace_figures`
+  (kernels, launch calls, CPU operators nested per thread) over the streamed events
 
 and prints each reader's median wall time, its speed against `json_load`, and peak resident
 memory (`ru_maxrss` of the worker process, interpreter and imports included). All must agree on
@@ -21,6 +25,7 @@ the kernel totals.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -104,7 +109,21 @@ def kernels_ijson(path: Path) -> dict[str, list[float]]:
     return {k: [round(v[0], 3), v[1]] for k, v in totals.items()}
 
 
-READERS = {"aorta": kernels_aorta, "json_load": kernels_json_load, "ijson": kernels_ijson}
+def kernels_stream(path: Path) -> dict[str, list[float]]:
+    from aorta.parsers.chrome_trace import read_events
+    from aorta.parsers.skips import Skips
+
+    skips, totals = Skips(), {}
+    for ev in read_events(path, frozenset({"kernel"}), skips):
+        row = totals.setdefault(ev.name, [0.0, 0])
+        row[0] += ev.dur_us * 1e3
+        row[1] += 1
+    assert not skips, skips.describe()
+    return {k: [round(v[0], 3), v[1]] for k, v in totals.items()}
+
+
+READERS = {"stream": kernels_stream, "json_load": kernels_json_load, "ijson": kernels_ijson,
+           "aorta": kernels_aorta}
 
 
 def worker(reader: str, path: Path) -> None:
@@ -127,7 +146,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=760)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--readers", default="aorta,json_load,ijson")
+    parser.add_argument("--readers", default="stream,json_load,ijson,aorta")
     parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--generate", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -141,7 +160,9 @@ def main() -> int:
         path = Path(tmp) / "trace.json"
         events = int(run_self("--generate", str(path), "--mib", str(args.mib)))
         print(f"generated {events:,} events, {path.stat().st_size / 2**20:,.0f} MiB")
-        runs: dict[str, list[dict[str, Any]]] = {r: [] for r in args.readers.split(",")}
+        wanted = [r for r in args.readers.split(",")
+                  if r != "ijson" or importlib.util.find_spec("ijson") is not None]
+        runs: dict[str, list[dict[str, Any]]] = {r: [] for r in wanted}
         for _ in range(args.repeats):
             for reader in runs:
                 runs[reader].append(json.loads(run_self("--worker", reader, str(path))))
