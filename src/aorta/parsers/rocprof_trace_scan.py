@@ -203,10 +203,15 @@ def _whole_fields(chunk: bytes, pieces: list[bytes], n: int, shape: RowShape) ->
     multi-byte `count` calls would cost more than the rest of the block."""
     unquoted = pieces[2::2]
     half = shape.quotes // 2
-    if not (chunk.startswith(b'"') and all(unquoted)
-            and bytes(map(_FIRST_BYTE, unquoted)) == b"," * len(unquoted)
-            and bytes(map(_LAST_BYTE, unquoted)) == (b"," * (half - 1) + b"\n") * n
-            and b"".join(unquoted).count(b",") == n * (shape.width - 1)):
+    try:
+        if not (chunk.startswith(b'"')
+                and bytes(map(_FIRST_BYTE, unquoted)) == b"," * len(unquoted)
+                and bytes(map(_LAST_BYTE, unquoted)) == (b"," * (half - 1) + b"\n") * n
+                and b"".join([b"".join(pieces[j::shape.quotes])     # before the name; the
+                              for j in range(2, shape.quotes, 2)]).count(b",")  # tails: checked
+                == n * (shape.width - 1 - shape.tail_commas)):
+            return False
+    except IndexError:              # an empty piece: two quotes side by side
         return False
     return b"\r" not in chunk or chunk.count(b"\r") == chunk.count(b"\r\n")
 
