@@ -34,7 +34,7 @@ from aorta.collectors.proton_options import (CUPTI_BACKENDS, QUEUE_INTERCEPTING,
                                              check_known_keys, cli_pin_problem, mode_argument)
 from aorta.collectors.proton_reasons import empty_reason, missing_reason
 from aorta.collectors.python_launch import split_python_launch
-from aorta.collectors.ranks import rank_name, rank_of, rollup
+from aorta.collectors.ranks import rank_capture, rank_name, rank_of, rollup
 from aorta.errors import SetupError
 from aorta.parsers.chrome_trace import KERNEL_CATEGORIES, read_events
 from aorta.parsers.hatchet import HatchetSummary
@@ -128,12 +128,7 @@ class ProtonCollector(Collector):
         figures = {r: {k: m[f"proton_{k}"] for k in ("gpu_time_ms", "kernel_count")
                        if f"proton_{k}" in m} for r, m in per_rank.items()}
         out = rollup(self.name, figures, "gpu_time_ms", "kernel_count")
-        bad = {r: m for r, m in per_rank.items() if m.get("proton_capture") != "ok"}
-        if bad:
-            rank, worst = next(iter(sorted(bad.items())))
-            return out | capture_status(self.name, str(worst.get("proton_capture")),
-                                        f"rank {rank}: {worst.get('proton_capture_reason', '')}")
-        return out | capture_status(self.name, "ok")
+        return out | rank_capture(self.name, per_rank)
 
     def probe(self) -> Capability:
         python = proton_python_override(os.environ)

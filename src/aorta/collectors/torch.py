@@ -33,7 +33,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from aorta.collectors.base import (RANK_TOKEN, Capability, Collector, CollectorOptions, Launch,
                                    Metrics, TrialContext, TrialOutcome, capture_status, settle)
 from aorta.collectors.options import split_words
-from aorta.collectors.ranks import rollup
+from aorta.collectors.ranks import rank_capture, rollup
 from aorta.collectors.child_import import importable_by_child
 from aorta.collectors.python_launch import split_python_launch
 from aorta.errors import SetupError
@@ -198,18 +198,12 @@ class TorchCollector(Collector):
                          outcome: TrialOutcome) -> Metrics:
         """Each rank's figures, rolled up: GPU time when any rank saw kernels, else CPU time."""
         per_rank = {rank: self._summarize_one(d, options, outcome) for rank, d in rank_dirs.items()}
-        bad = {r: m for r, m in per_rank.items() if m.get("torch_capture") != "ok"}
         gpu = any("torch_gpu_time_ms" in m for m in per_rank.values())
         time_key, count_key = ("gpu_time_ms", "kernel_count") if gpu else \
             ("cpu_time_ms", "cpu_op_count")
         figures = {r: {k: m[f"torch_{k}"] for k in (time_key, count_key) if f"torch_{k}" in m}
                    for r, m in per_rank.items()}
-        out = rollup(self.name, figures, time_key, count_key)
-        if bad:
-            rank, worst = next(iter(bad.items()))
-            return out | capture_status(self.name, str(worst.get("torch_capture")),
-                                        f"rank {rank}: {worst.get('torch_capture_reason', '')}")
-        return out | capture_status(self.name, "ok")
+        return rollup(self.name, figures, time_key, count_key) | rank_capture(self.name, per_rank)
 
     def _summarize_one(self, out_dir: Path, options: CollectorOptions,
                        outcome: TrialOutcome) -> Metrics:
