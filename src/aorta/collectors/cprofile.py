@@ -7,7 +7,8 @@ GPU, so a sweep can be tried on any machine before it goes near an expensive one
 
 Metrics: `cprofile_time_ms` (self time summed over every function), `cprofile_call_count`,
 `cprofile_top_function_ms`, `cprofile_top_functions` (up to 5), `cprofile_functions` (top 50
-rows), `cprofile_artifact_dir`, `cprofile_capture`.
+rows), `cprofile_artifact_dir`, `cprofile_capture`, and `cprofile_skipped` when entries of the
+dump were left out (a `partial` capture, docs/collectors/reading.md).
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ trial the report is exported with `ncu --import <dir>/profile.ncu-rep --csv --pa
 
 Metrics: the common scheme from `gpu__time_duration.sum` (`ncu_gpu_time_ms`, one launch =
 one kernel in `ncu_kernel_count`), `ncu_launches` (each launch's requested metrics in base
-units), `ncu_metric_units`, and `ncu_<metric, dots as underscores>_mean` over launches.
+units), `ncu_metric_units`, `ncu_<metric, dots as underscores>_mean` over launches, and
+`ncu_skipped` when launches were left out (a `partial` capture, docs/collectors/reading.md).
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ Systems install. After the trial aorta runs
 (falling back to the pre-2023 report name `gpukernsum`) and reads `kern_<report>.csv`.
 
 Metrics: the common scheme (`nsys_gpu_time_ms`, `nsys_kernel_count`, ...), plus
-`nsys_stats_report` (the report name that worked).
+`nsys_stats_report` (the report name that worked), and `nsys_skipped` when rows were left out
+(a `partial` capture, docs/collectors/reading.md).
 """
 
 from __future__ import annotations

@@ -12,7 +12,9 @@ whose shebang often names another interpreter). `$AORTA_PROTON_PYTHON` replaces 
 MODE,HOOK}`; the payload calls `proton.start()`/`proton.finalize()` itself.
 
 Metrics: the common scheme from the `.hatchet` leaves (or the `.chrome_trace` kernel events under
-`data: trace`), `proton_scope_cycles` for `backend: instrumentation`, and from `resolved`:
+`data: trace`), `proton_scope_cycles` for `backend: instrumentation`, `proton_skipped` when
+frames or events were left out (a `partial` capture, docs/collectors/reading.md), and from
+`resolved`:
 `proton_backend` (what `auto` became), `proton_triton_version`, `proton_device_note`,
 `proton_mode_note`. Options, states and reasons: docs/collectors/proton.md.
 """

@@ -14,7 +14,9 @@ status passes through unchanged. `mode: env` leaves argv alone and hands the pay
 Metrics: the common scheme (`torch_gpu_time_ms`, `torch_kernel_count`, `torch_top_kernel_ms`,
 `torch_top_kernels`, `torch_kernels`) from the trace's GPU kernel events; without any (no GPU),
 CPU operator figures (`torch_cpu_time_ms`, `torch_cpu_op_count`, `torch_top_op_ms`,
-`torch_top_ops`, `torch_ops`); plus `torch_version` and `torch_activities` from the launcher.
+`torch_top_ops`, `torch_ops`); plus `torch_version` and `torch_activities` from the launcher,
+and `torch_skipped` when events were left out (the capture is then `partial`: the shared rule
+in docs/collectors/reading.md).
 Options, states and reasons: docs/collectors/torch.md. torch is never imported here.
 """
 
