@@ -491,3 +491,17 @@ def test_version_of_a_binary_that_fails(tmp_path: Path) -> None:
         """))
     broken.chmod(0o755)
     assert rocprof_version(str(broken)) is None
+
+
+@pytest.mark.parametrize(("outcome", "why"), [
+    (TrialOutcome(None, 9, True, launched=True), "timed out and was killed"),
+    (TrialOutcome(None, 15, False, launched=True), "killed by signal 15"),
+])
+def test_files_of_a_killed_payload_are_partial(tmp_path: Path, outcome: TrialOutcome,
+                                               why: str) -> None:
+    """A file cut at a line break reads like a whole one: the trial's end says it may be cut."""
+    metrics = ROC.summarize(capture(tmp_path, "stats"), opts(), outcome)
+    assert (metrics["rocprof_capture"], metrics["rocprof_skipped"]) == ("partial", 1)
+    assert why in metrics["rocprof_capture_reason"]
+    assert metrics["rocprof_capture_reason"].endswith("figures cover only the rows read")
+    assert "rocprof_kernel_count" not in metrics and metrics["rocprof_gpu_time_ms"] > 0

@@ -56,12 +56,13 @@ def numbers(stats: list[Path], traces: list[Path], outcome: TrialOutcome) -> Ver
     figures = chosen.table.metrics("rocprof")
     if not figures:
         return "unparsed", "the summed kernel time is not a finite number", {}
-    skips = Skips()
-    skips.absorb(chosen.skips)
-    _killed(outcome, skips)
+    why = [f"{chosen.kind}: {chosen.skips.describe('row')}"] if chosen.skips else []
+    killed = _killed(outcome)
+    if killed:
+        why.append(killed)
     metrics = _source_metrics(chosen) | notes
-    settled = settle("rocprof", figures, skips.count,
-                     f"{chosen.kind}: {skips.describe('row')}; figures cover only the rows read")
+    settled = settle("rocprof", figures, chosen.skips.count + bool(killed),
+                     "; ".join(why + ["figures cover only the rows read"]))
     state = settled.pop("rocprof_capture")
     reason = settled.pop("rocprof_capture_reason", "")
     return state, reason, metrics | settled
@@ -134,15 +135,17 @@ def _short_side(stats: KernelTable, trace: KernelTable) -> str:
     return "stats" if stats_short else "trace" if trace_short else ""
 
 
-def _killed(outcome: TrialOutcome, skips: Skips) -> None:
-    """A payload killed or timed out may have stopped rocprofv3 between two rows: a file cut
-    at a line break reads like a whole one, so the figures cannot be called whole."""
+def _killed(outcome: TrialOutcome) -> str:
+    """Why the files may end at a line break although rows are missing, or ''. A payload
+    killed or timed out may have stopped rocprofv3 between two rows, and such a file reads
+    like a whole one."""
     if outcome.timed_out:
-        skips.skip("the payload timed out and was killed: rocprofv3 may have stopped writing "
-                   "between two rows")
-    elif outcome.signal is not None:
-        skips.skip(f"the payload was killed by signal {outcome.signal}: rocprofv3 may have "
-                   f"stopped writing between two rows")
+        return ("the payload timed out and was killed: rocprofv3 may have stopped writing "
+                "between two rows")
+    if outcome.signal is not None:
+        return (f"the payload was killed by signal {outcome.signal}: rocprofv3 may have "
+                f"stopped writing between two rows")
+    return ""
 
 
 def _source_metrics(source: _Source) -> Metrics:
