@@ -10,6 +10,9 @@ helpers). Then, each in a fresh process so peak memory is that reader's alone, r
 - `python`: `read_trace(..., reader="python")`, the pure-Python scanner
 - `dictreader`: the same aggregation (KERNEL_DISPATCH rows, end >= start, per-kernel total,
   count and longest) written as a plain `csv.DictReader` loop
+- `polars`: the same aggregation as a polars query, `scan_csv(...).filter(...).group_by(...)`
+  on the streaming engine: a candidate measured side by side, not a reader aorta uses
+  (skipped when polars is not installed)
 
 and prints each reader's median wall time over the runs, rows per second, its speed against
 `dictreader`, and peak resident memory (`ru_maxrss` of the worker process, interpreter and
@@ -154,6 +157,22 @@ def dictreader_totals(path: Path) -> dict[str, list[int]]:
     return totals
 
 
+def polars_totals(path: Path) -> dict[str, list[int]]:
+    """The candidate: polars' CSV reader and group-by, all columns read as text."""
+    import polars as pl
+
+    ns = pl.col("End_Timestamp").cast(pl.Int64) - pl.col("Start_Timestamp").cast(pl.Int64)
+    query = (pl.scan_csv(path, infer_schema=False, low_memory=True)
+             .select("Kind", "Kernel_Name", "Start_Timestamp", "End_Timestamp")
+             .filter(pl.col("Kind") == "KERNEL_DISPATCH")
+             .with_columns(ns=ns).filter(pl.col("ns") >= 0)
+             .group_by("Kernel_Name", maintain_order=True)
+             .agg(pl.col("ns").sum().alias("total"), pl.len().alias("calls"),
+                  pl.col("ns").max().alias("longest")))
+    return {name: [total, calls, longest]
+            for name, total, calls, longest in query.collect(engine="streaming").iter_rows()}
+
+
 def aorta_totals(path: Path, reader: str) -> dict[str, list[int]]:
     from aorta.parsers.kernel_table import KernelTable
     from aorta.parsers.rocprof_csv import read_trace
@@ -166,7 +185,8 @@ def aorta_totals(path: Path, reader: str) -> dict[str, list[int]]:
 def worker(reader: str, path: Path) -> None:
     """One measurement in this (fresh) process; prints JSON."""
     wall, cpu = time.perf_counter(), time.process_time()
-    totals = dictreader_totals(path) if reader == "dictreader" else aorta_totals(path, reader)
+    totals = (dictreader_totals(path) if reader == "dictreader" else
+              polars_totals(path) if reader == "polars" else aorta_totals(path, reader))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     print(json.dumps({"wall_s": wall, "cpu_s": cpu, "peak_mib": peak_rss_mib(),
                       "hwm_mib": high_water_mib(),
@@ -197,25 +217,33 @@ class Run:
     totals: list[list[object]]
 
 
-def run_self(*args: str) -> str:
+BASELINE = "@baseline"     # a reader name ending so runs with the --baseline source tree
+
+
+def run_self(*args: str, src: Path = SRC) -> str:
     """This script run again in a fresh process with `args`; its stdout."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
     done = subprocess.run([sys.executable, __file__, *args], env=env, capture_output=True,
                           text=True, check=True, timeout=3600)
     return done.stdout
 
 
-def measure(reader: str, path: Path) -> Run:
+def measure(reader: str, path: Path, baseline: Path | None) -> Run:
+    if reader.endswith(BASELINE) and baseline is not None:
+        name = reader.removesuffix(BASELINE)
+        return Run(**json.loads(run_self("--worker", name, str(path), src=baseline)))
     return Run(**json.loads(run_self("--worker", reader, str(path))))
 
 
 def readers() -> list[str]:
     """Not importing pyarrow here: this process's peak memory would pass to every worker."""
-    if importlib.util.find_spec("pyarrow") is None:
-        print("pyarrow is not installed: the arrow reader is skipped", file=sys.stderr)
-        return ["python", "dictreader"]
-    return ["arrow", "python", "dictreader"]
+    found = ["arrow", "python", "dictreader", "polars"]
+    for reader, module in (("arrow", "pyarrow"), ("polars", "polars")):
+        if importlib.util.find_spec(module) is None:
+            print(f"{module} is not installed: the {reader} reader is skipped", file=sys.stderr)
+            found.remove(reader)
+    return found
 
 
 def main() -> int:
@@ -224,6 +252,10 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--worker", nargs=2, metavar=("READER", "PATH"), help=argparse.SUPPRESS)
     parser.add_argument("--generate", metavar="PATH", help=argparse.SUPPRESS)
+    parser.add_argument("--trace", metavar="PATH", help="use this trace instead of generating one")
+    parser.add_argument("--baseline", metavar="SRC", type=Path,
+                        help="also run the arrow and python readers of this source tree (e.g. an "
+                             "unpacked `git archive main src`), by turns with the others")
     args = parser.parse_args()
     if args.worker:
         worker(args.worker[0], Path(args.worker[1]))
@@ -232,16 +264,20 @@ def main() -> int:
         generate(Path(args.generate), args.rows)
         return 0
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "aorta_4242_kernel_trace.csv"
+        path = Path(args.trace or Path(tmp) / "aorta_4242_kernel_trace.csv")
         began = time.perf_counter()
-        run_self("--generate", str(path), "--rows", str(args.rows))
+        if not args.trace:
+            run_self("--generate", str(path), "--rows", str(args.rows))
         size_mib = path.stat().st_size / 2**20
-        print(f"generated {args.rows:,} rows, {size_mib:,.0f} MiB in "
+        print(f"trace of {args.rows:,} rows, {size_mib:,.0f} MiB ready in "
               f"{time.perf_counter() - began:.0f} s")
-        runs: dict[str, list[Run]] = {reader: [] for reader in readers()}
+        names = readers()
+        if args.baseline:
+            names += [r + BASELINE for r in ("arrow", "python") if r in names]
+        runs: dict[str, list[Run]] = {reader: [] for reader in names}
         for _ in range(args.repeats):          # by turns, so machine load hits all alike
             for reader in runs:
-                runs[reader].append(measure(reader, path))
+                runs[reader].append(measure(reader, path, args.baseline))
         if len({json.dumps(rs[0].totals) for rs in runs.values()}) != 1:
             print("MISMATCH: the readers disagree", file=sys.stderr)
             return 1
@@ -254,7 +290,7 @@ def report(runs: dict[str, list[Run]], rows: int) -> None:
     for reader, results in runs.items():
         walls = ", ".join(f"{r.wall_s:.2f}" for r in results)
         cpus = ", ".join(f"{r.cpu_s:.2f}" for r in results)
-        print(f"{reader:>10}: median {wall[reader]:6.2f} s wall, {rows / wall[reader]:>10,.0f} "
+        print(f"{reader:>16}: median {wall[reader]:6.2f} s wall, {rows / wall[reader]:>10,.0f} "
               f"rows/s, {wall['dictreader'] / wall[reader]:5.1f}x DictReader "
               f"(runs {walls}; cpu s {cpus}); "
               f"peak RSS {max(r.peak_mib for r in results):.0f} MiB "

@@ -312,8 +312,6 @@ def test_no_report_and_no_log(tmp_path: Path, fake_ncu: str, kwargs: dict[str, b
 
 @pytest.mark.parametrize(("fixture", "state", "reason"), [
     ("raw_header_only.csv", "empty", "ncu profiled no kernel launch"),
-    ("raw_truncated.csv", "unparsed", "1 row(s) of raw.csv are cut short"),
-    ("raw_nan.csv", "unparsed", "2 of 3 launches have no readable gpu__time_duration.sum"),
     ("raw_no_time.csv", "unparsed", "the export has no gpu__time_duration.sum column"),
     ("raw_no_units.csv", "unparsed", "no units row after the header"),
 ])
@@ -325,6 +323,43 @@ def test_broken_exports_give_no_totals(tmp_path: Path, fake_ncu: str, fixture: s
     assert m["ncu_capture"] == state
     assert reason in m["ncu_capture_reason"]
     assert "ncu_gpu_time_ms" not in m and "ncu_kernel_count" not in m
+
+
+@pytest.mark.parametrize(("fixture", "skipped", "reason"), [
+    ("raw_truncated.csv", 1, "data row 3 is not readable CSV"),
+    ("raw_nan.csv", 2, "has no readable gpu__time_duration.sum"),
+])
+def test_damaged_exports_are_partial(tmp_path: Path, fake_ncu: str, fixture: str, skipped: int,
+                                     reason: str):
+    """Issue 12.1: the launches read are published as partial, never ok, with no count."""
+    collector, out = wrapped_dir(tmp_path, fake_ncu)
+    shutil.copy(FIXTURES / "written" / fixture, out / "profile.ncu-rep")
+    m = collector.summarize(out, options(metrics=[DRAM]), outcome())
+    assert (m["ncu_capture"], m["ncu_skipped"]) == ("partial", skipped)
+    assert reason in m["ncu_capture_reason"]
+    assert "ncu_kernel_count" not in m and m["ncu_gpu_time_ms"] > 0
+
+
+def test_negative_time_is_left_out_of_the_count_and_the_mean():
+    """Issue 12.1: a negative time was counted as a launch and averaged in."""
+    launches = [NcuLaunch(i, "k", {TIME: 5.0}) for i in range(4)]
+    profile = NcuProfile(launches + [NcuLaunch(4, "k", {TIME: None})], {TIME: "ns"})
+    m = profile_metrics(profile, [TIME])
+    assert (m["ncu_capture"], m["ncu_skipped"]) == ("partial", 1)
+    assert "ncu_kernel_count" not in m and m["ncu_kernels"][0]["calls"] == 4
+    assert "ncu_gpu__time_duration_sum_mean" not in m
+
+
+def test_a_launch_missing_from_the_export_is_caught_by_the_log():
+    from aorta.collectors.ncu import profiled_launches
+
+    text = "".join(f'==PROF== Profiling "k" - {i}: 0%....50%....100% - 9 passes\n'
+                   for i in range(3))
+    assert profiled_launches(text) == 3 and profiled_launches("no lines") is None
+    launches = [NcuLaunch(i, "k", {TIME: 5.0}) for i in range(2)]
+    m = profile_metrics(NcuProfile(launches, {TIME: "ns"}), [TIME], profiled=3)
+    assert (m["ncu_capture"], m["ncu_skipped"]) == ("partial", 1)
+    assert "ncu.log reports 3 profiled launches, the export holds 2" in m["ncu_capture_reason"]
 
 
 def test_nan_launch_keeps_the_record_but_no_mean(tmp_path: Path, fake_ncu: str):

@@ -267,7 +267,6 @@ def test_stats_that_fail_under_both_names(tmp_path: Path, fake_nsys: str):
 
 
 @pytest.mark.parametrize(("csv", "state", "reason"), [
-    ("truncated.csv", "unparsed", "1 of 2 rows of kern_cuda_gpu_kern_sum.csv are cut short"),
     ("header_only.csv", "empty", "nsys recorded no CUDA kernel"),
     ("no_total.csv", "unparsed", "holds no kernel summary table"),
     ("bytes_total.csv", "unparsed", "not a unit of time"),
@@ -279,6 +278,16 @@ def test_broken_summaries_give_no_totals(tmp_path: Path, fake_nsys: str, csv: st
     m = collector.summarize(out, options(), outcome())
     assert m["nsys_capture"] == state and reason in m["nsys_capture_reason"]
     assert "nsys_gpu_time_ms" not in m
+
+
+def test_a_cut_summary_is_partial(tmp_path: Path, fake_nsys: str):
+    """Issue 12.1: the rows read are published as partial, with no kernel count."""
+    collector, out = wrapped_dir(tmp_path, fake_nsys)
+    write_report(out, "new", csv="truncated.csv")
+    m = collector.summarize(out, options(), outcome())
+    assert (m["nsys_capture"], m["nsys_skipped"]) == ("partial", 1)
+    assert "kern_cuda_gpu_kern_sum.csv: 1 row left out" in m["nsys_capture_reason"]
+    assert "nsys_kernel_count" not in m and m["nsys_gpu_time_ms"] > 0
 
 
 def test_only_a_qdstrm_without_importer_is_unparsed_not_a_crash(tmp_path: Path, fake_nsys: str):

@@ -39,3 +39,24 @@ def test_one_empty_rank_makes_the_capture_empty(tmp_path: Path):
     m = C.summarize(tmp_path, C.validate({}), OK)
     assert m["proton_capture"] == "empty" and m["proton_capture_reason"].startswith("rank 1:")
     assert set(m["proton_ranks"]) == {"0", "1"}
+
+
+def test_a_partial_rank_makes_the_roll_up_partial(tmp_path: Path):
+    """A damaged rank's figures count as partial in the roll-up, with its skipped frames."""
+    tree = (FIXTURES / "cli-tree" / "proton.hatchet").read_text()
+    shutil.copy(FIXTURES / "cli-tree" / "proton.hatchet", tmp_path / "proton.rank0.hatchet")
+    damaged = tree.replace('"count": 10,', '"count": "ten",', 1)
+    assert damaged != tree
+    (tmp_path / "proton.rank1.hatchet").write_text(damaged)
+    m = C.summarize(tmp_path, C.validate({}), OK)
+    assert (m["proton_capture"], m["proton_skipped"]) == ("partial", 1)
+    assert m["proton_capture_reason"].startswith("rank 1:")
+    assert "proton_kernel_count" not in m and "proton_gpu_time_ms" in m
+
+
+def test_the_worst_rank_gives_the_state(tmp_path: Path):
+    tree = (FIXTURES / "cli-tree" / "proton.hatchet").read_text()
+    (tmp_path / "proton.rank0.hatchet").write_text(tree.replace('"count": 10,', '"count": -1,'))
+    (tmp_path / "proton.rank1.hatchet").write_text(tree[:500])
+    m = C.summarize(tmp_path, C.validate({}), OK)
+    assert m["proton_capture"] == "unparsed" and m["proton_capture_reason"].startswith("rank 1:")

@@ -98,7 +98,7 @@ def test_trace_counts_only_kernel_events(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("source", "state", "reason"), [
     ("written/trace-empty", "empty", "no kernel event"),
-    ("written/trace-truncated", "unparsed", "not JSON"),
+    ("written/trace-truncated", "partial", "cut short"),
 ])
 def test_trace_states(tmp_path: Path, source: str, state: str, reason: str) -> None:
     metrics = summarize(capture(tmp_path, source), {"data": "trace"})
@@ -113,14 +113,25 @@ def test_a_capture_in_several_files_adds_up(tmp_path: Path) -> None:
 
 def test_untrusted_counts_omit_the_count_only(tmp_path: Path) -> None:
     metrics = summarize(capture(tmp_path, "written/bad-counts"))
-    assert metrics["proton_capture"] == "ok"
+    assert metrics["proton_capture"] == "partial" and metrics["proton_skipped"] == 4
     assert "proton_kernel_count" not in metrics
     assert metrics["proton_gpu_time_ms"] == pytest.approx(0.0015, rel=1e-12)
 
 
+@pytest.mark.parametrize(("source", "skipped", "reason"), [
+    ("written/nan", 1, "1 frame left out ('bad_kernel': time (ns) is not finite"),
+])
+def test_frames_left_out_make_the_capture_partial(tmp_path: Path, source: str, skipped: int,
+                                                  reason: str) -> None:
+    """Issue 12.1: the frames read are published, marked partial, never ok."""
+    metrics = summarize(capture(tmp_path, source))
+    assert metrics["proton_capture"] == "partial" and metrics["proton_skipped"] == skipped
+    assert reason in metrics["proton_capture_reason"]
+    assert "proton_kernel_count" not in metrics
+
+
 @pytest.mark.parametrize(("source", "reason"), [
-    ("written/nan", "1 leaf value(s) cannot be trusted ('bad_kernel': time (ns) is not finite"),
-    ("written/overflow", "3 leaf value(s) cannot be trusted"),
+    ("written/overflow", "3 frames left out ("),
     ("written/overflow-sum", "sum past the float range"),
     ("written/truncated", "proton.hatchet: not JSON"),
 ])

@@ -309,8 +309,9 @@ def test_untrusted_counts_are_omitted(tmp_path: Path) -> None:
     out.mkdir()
     shutil.copy(FIXTURES / "broken" / "stats_untrusted_calls.csv", out / "a_kernel_stats.csv")
     metrics = ROC.summarize(out, opts(), RAN)
-    assert metrics["rocprof_capture"] == "ok" and "rocprof_kernel_count" not in metrics
-    assert metrics["rocprof_untrusted_counts"] == 3
+    assert metrics["rocprof_capture"] == "partial" and "rocprof_kernel_count" not in metrics
+    assert metrics["rocprof_untrusted_counts"] == 3 and metrics["rocprof_skipped"] == 3
+    assert "Calls is '-4'" in metrics["rocprof_capture_reason"]
     assert metrics["rocprof_gpu_time_ms"] == pytest.approx(0.575)
 
 
@@ -319,7 +320,9 @@ def test_skipped_rows_are_reported(tmp_path: Path) -> None:
     out.mkdir()
     shutil.copy(FIXTURES / "broken" / "trace_short_row.csv", out / "a_kernel_trace.csv")
     metrics = ROC.summarize(out, opts(), RAN)
-    assert metrics["rocprof_skipped_rows"] == 1 and metrics["rocprof_kernel_count"] == 6
+    assert metrics["rocprof_capture"] == "partial" and metrics["rocprof_skipped"] == 1
+    assert "rocprof_kernel_count" not in metrics and "rocprof_gpu_time_ms" in metrics
+    assert "header" in metrics["rocprof_capture_reason"]
 
 
 def test_no_files_after_a_clean_run_is_empty(tmp_path: Path) -> None:
@@ -383,7 +386,8 @@ def test_unusable_files_are_unparsed_with_each_file_named(tmp_path: Path) -> Non
     reason = metrics["rocprof_capture_reason"]
     assert metrics["rocprof_capture"] == "unparsed"
     assert "a_kernel_trace.csv: no column Kernel_Name" in reason
-    assert "b_kernel_trace.csv: 9 data rows, none usable (9 malformed" in reason
+    assert "b_kernel_trace.csv: 9 data rows, none usable" in reason
+    assert "9 rows left out" in reason
 
 
 def test_overflowing_total_is_unparsed(tmp_path: Path) -> None:
@@ -437,8 +441,9 @@ def test_unreadable_file_is_named(tmp_path: Path) -> None:
 
 def test_unreadable_file_does_not_hide_the_others(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """As root every file is readable, so the read error is raised by hand here."""
-    import aorta.collectors.rocprof as module
+    """As root every file is readable, so the read error is raised by hand here. The stats
+    are then not whole, and the whole trace gives the figures."""
+    import aorta.collectors.rocprof_figures as module
 
     real = module.read_stats
 
@@ -449,7 +454,9 @@ def test_unreadable_file_does_not_hide_the_others(tmp_path: Path,
 
     monkeypatch.setattr(module, "read_stats", read_stats)
     metrics = ROC.summarize(capture(tmp_path, "no-output-file"), opts(), RAN)
-    assert metrics["rocprof_capture"] == "ok" and metrics["rocprof_kernel_count"] == 4
+    assert metrics["rocprof_capture"] == "ok" and metrics["rocprof_kernel_count"] == 7
+    assert metrics["rocprof_source"] == "trace"
+    assert "4242_kernel_stats.csv: unreadable" in metrics["rocprof_stats_note"]
 
 
 # --- probe ----------------------------------------------------------------------------------
@@ -484,3 +491,17 @@ def test_version_of_a_binary_that_fails(tmp_path: Path) -> None:
         """))
     broken.chmod(0o755)
     assert rocprof_version(str(broken)) is None
+
+
+@pytest.mark.parametrize(("outcome", "why"), [
+    (TrialOutcome(None, 9, True, launched=True), "timed out and was killed"),
+    (TrialOutcome(None, 15, False, launched=True), "killed by signal 15"),
+])
+def test_files_of_a_killed_payload_are_partial(tmp_path: Path, outcome: TrialOutcome,
+                                               why: str) -> None:
+    """A file cut at a line break reads like a whole one: the trial's end says it may be cut."""
+    metrics = ROC.summarize(capture(tmp_path, "stats"), opts(), outcome)
+    assert (metrics["rocprof_capture"], metrics["rocprof_skipped"]) == ("partial", 1)
+    assert why in metrics["rocprof_capture_reason"]
+    assert metrics["rocprof_capture_reason"].endswith("figures cover only the rows read")
+    assert "rocprof_kernel_count" not in metrics and metrics["rocprof_gpu_time_ms"] > 0

@@ -105,7 +105,7 @@ def test_inclusive_and_cpu_time_columns_are_ignored() -> None:
 def test_nan_time_is_unusable_unless_another_time_column_is_good() -> None:
     summary = summary_of(WRITTEN / "nan" / "proton.hatchet")
     assert summary.unusable == 1
-    assert summary.examples == ["'bad_kernel': time (ns) is not finite (nan)"]
+    assert summary.skips.examples == ["'bad_kernel': time (ns) is not finite (nan)"]
     assert row(summary, "fallback_kernel") == (1, 2000)
     assert "bad_kernel" not in summary.kernels.rows
 
@@ -113,7 +113,7 @@ def test_nan_time_is_unusable_unless_another_time_column_is_good() -> None:
 def test_overflowing_values_are_unusable() -> None:
     summary = summary_of(WRITTEN / "overflow" / "proton.hatchet")
     assert summary.unusable == 3
-    assert summary.examples == [
+    assert summary.skips.examples == [
         "'inf_kernel': time (ns) is not finite (inf)",
         "'huge_kernel': time (ns) is too large for a float",
         "'seconds_kernel': time (s) overflows once converted to ns",
@@ -181,7 +181,7 @@ def test_a_leaf_with_launches_but_no_time_is_unusable() -> None:
     summary = HatchetSummary()
     summary.add_document([{"frame": {"name": "ROOT"}, "children": [
         {"frame": {"name": "k"}, "metrics": {"count": 4, "time (ns) (inc)": 10}}]}])
-    assert summary.unusable == 1 and "no time column" in summary.examples[0]
+    assert summary.unusable == 1 and "no time column" in summary.skips.examples[0]
 
 
 def test_zero_time_zero_count_leaf_is_not_a_launch() -> None:

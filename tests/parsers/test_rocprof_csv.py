@@ -180,7 +180,7 @@ def test_broken_trace_rows_are_left_out_and_counted(name: str, total: int, count
 
 def test_truncated_trace_says_so() -> None:
     _, report = trace(FIXTURES / "broken" / "trace_truncated.csv")
-    assert "truncated" in report.note
+    assert "cut short" in report.skips.cut and report.skipped == 1
 
 
 def test_escaped_quote_in_a_name_is_read_exactly() -> None:
@@ -226,7 +226,7 @@ def test_a_line_without_end_is_dropped_with_bounded_memory(tmp_path: Path,
     path = tmp_path / "x_kernel_trace.csv"
     path.write_bytes(H7.encode() + b"\n" + b"7" * (10 * BLOCK_BYTES))
     _, report = trace(path)
-    assert report.skipped >= 1 and "dropped" in report.note
+    assert report.skipped >= 1 and "a line longer than" in report.skips.examples[0]
 
 
 # --- the fast path equals the csv module, row for row ---------------------------------------
@@ -340,3 +340,36 @@ def test_fast_path_refuses_misaligned_blocks_without_raising() -> None:
                   b'"KERNEL_DISPATCH","k",1,10\n'):
         assert _fast_block(block, shape, scan) is False
     assert (scan.rows, scan.kernels) == (0, {})
+
+
+# --- rows the fast path once took and the csv module refuses (issue 12.1) ---------------------
+
+ROW = ('"00006409-00d1","KERNEL_DISPATCH","Agent 4",1,0,714789,{i},3,"{name}",{i},'
+       '{start},{end},8456,0,128,0,96,256,1,1,256,1,1')
+
+
+@pytest.mark.parametrize("bad", [
+    '"00006409-00d1","KERNEL_DISPATCH","Agent 4",1,714789,777,3,"k",777,1077700,1077750,8456,'
+    '0,128,0,96,256,1,1,256,1,1',                              # a field missing before the name
+    '"00006409-00d1","KERNEL_DISPATCH"x,"Agent 4",1,0,714789,777,3,"k",777,1077700,1077750,'
+    '8456,0,128,0,96,256,1,1,256,1,1',                         # text after a closing quote
+    '"00006409-00d1","KERNEL_DISPATCH","Agent 4",1,0,71\r4789,777,3,"k",777,1077700,1077750,'
+    '8456,0,128,0,96,256,1,1,256,1,1',                         # a bare carriage return
+    '"00006409-00d1",KERNEL_DISPATCH","Agent 4","1,0,714789,777,3,"k",777,1077700,1077750,'
+    '8456,0,128,0,96,256,1,1,256,1,1',                         # quotes that open no field
+])
+def test_fast_path_refuses_what_the_csv_module_refuses(tmp_path: Path, bad: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = [ROW.format(i=i, name="k", start=1000000 + 100 * i, end=1000000 + 100 * i + 50)
+            for i in range(100, 140)]
+    rows.insert(20, bad)
+    path = tmp_path / "x_kernel_trace.csv"
+    path.write_bytes((H7 + "\n" + "\n".join(rows) + "\n").encode())
+    fast, fast_report = trace(path)
+    import aorta.parsers.rocprof_trace_scan as scan
+
+    monkeypatch.setattr(scan, "row_shape", lambda *args: None)
+    slow, slow_report = trace(path)
+    assert kernels(fast) == kernels(slow)
+    assert (fast_report.rows, fast_report.used, fast_report.skipped) == \
+        (slow_report.rows, slow_report.used, slow_report.skipped)

@@ -10,8 +10,14 @@ A collector is a small object that
 
 Metric names follow one scheme for every collector: `<name>_gpu_time_ms`, `<name>_kernel_count`,
 `<name>_top_kernel_ms`, `<name>_top_kernels`, `<name>_artifact_dir`, `<name>_capture` (one of
-`CAPTURE_STATES`) and `<name>_capture_reason` when the capture is not `ok`. A string metric
-named `<name>_..._note` is also copied into the trial's warnings.
+`CAPTURE_STATES`) and `<name>_capture_reason` when the capture is not `ok`, plus
+`<name>_skipped` (records left out) when it is `partial`. A string metric named
+`<name>_..._note` is also copied into the trial's warnings.
+
+The states (docs/collectors/reading.md): `ok` every record of every artifact was read;
+`partial` some were read and some left out (figures cover only what was read, so they are
+not a measurement of the run); `empty` the artifacts hold no record; `missing` there is no
+artifact; `unparsed` there is one, but nothing in it can be read as its format.
 """
 
 from __future__ import annotations
@@ -28,12 +34,14 @@ from aorta.launchers.per_rank import RANK_TOKEN
 
 __all__ = [
     "RANK_TOKEN", "CAPTURE_STATES", "Capability", "Collector", "CollectorOptions", "Launch", "Metrics",
-    "TrialContext", "TrialOutcome", "capture_status",
+    "TrialContext", "TrialOutcome", "capture_status", "settle", "COUNT_KEYS",
 ]
 
 Metrics = dict[str, Any]
 
-CAPTURE_STATES = ("ok", "empty", "missing", "unparsed")
+CAPTURE_STATES = ("ok", "partial", "empty", "missing", "unparsed")
+#: Count metrics a partial capture leaves out: a count known to be short is an untrusted count.
+COUNT_KEYS = ("kernel_count", "cpu_op_count", "call_count")
 
 
 class CollectorOptions(BaseModel):
@@ -104,14 +112,36 @@ class Capability:
     details: Mapping[str, Any] = field(default_factory=dict)
 
 
-def capture_status(name: str, state: str, reason: str = "") -> Metrics:
-    """The `<name>_capture` metric (and its reason when the capture is not `ok`)."""
+def capture_status(name: str, state: str, reason: str = "", skipped: int | None = None) -> Metrics:
+    """The `<name>_capture` metric (and its reason when the capture is not `ok`).
+
+    `partial` needs a reason and the number of records left out (`<name>_skipped`)."""
     if state not in CAPTURE_STATES:
         raise ValueError(f"capture state {state!r} is not one of {CAPTURE_STATES}")
+    if state == "partial" and (not reason or not skipped or skipped < 0):
+        raise ValueError("a partial capture needs a reason and a positive skipped count")
     metrics: Metrics = {f"{name}_capture": state}
     if reason:
         metrics[f"{name}_capture_reason"] = reason
+    if skipped is not None:
+        metrics[f"{name}_skipped"] = skipped
     return metrics
+
+
+def settle(name: str, figures: Metrics, skipped: int, why: str) -> Metrics:
+    """`figures` with the capture state the shared rule gives them.
+
+    Nothing left out (`skipped == 0`): `ok`. Records left out and figures from the rest:
+    `partial`, with `why` and `<name>_skipped`; the count metrics (`COUNT_KEYS`) are dropped,
+    a count that is known to be short being an untrusted count. Records left out and nothing
+    to publish: `unparsed`."""
+    if not skipped:
+        return figures | capture_status(name, "ok")
+    if not figures:
+        return capture_status(name, "unparsed", why, skipped)
+    kept = {k: v for k, v in figures.items()
+            if k not in {f"{name}_{c}" for c in COUNT_KEYS}}
+    return kept | capture_status(name, "partial", why, skipped)
 
 
 class Collector(ABC):

@@ -7,7 +7,8 @@ GPU, so a sweep can be tried on any machine before it goes near an expensive one
 
 Metrics: `cprofile_time_ms` (self time summed over every function), `cprofile_call_count`,
 `cprofile_top_function_ms`, `cprofile_top_functions` (up to 5), `cprofile_functions` (top 50
-rows), `cprofile_artifact_dir`, `cprofile_capture`.
+rows), `cprofile_artifact_dir`, `cprofile_capture`, and `cprofile_skipped` when entries of the
+dump were left out (a `partial` capture, docs/collectors/reading.md).
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
-                                   TrialContext, TrialOutcome, capture_status)
+                                   TrialContext, TrialOutcome, capture_status, settle)
 from aorta.collectors.child_import import importable_by_child
 from aorta.collectors.python_launch import split_python_launch
 from aorta.errors import SetupError
 from aorta.collectors.ranks import rank_name, rank_of, rollup
 from aorta.parsers.pstats_file import FunctionRow, read_pstats
+from aorta.parsers.skips import Skips
 
 __all__ = ["CProfileCollector", "CProfileOptions"]
 
@@ -75,6 +77,9 @@ class CProfileCollector(Collector):
         except (ValueError, OSError) as exc:
             return metrics | capture_status(self.name, "unparsed", str(exc))
         if not summary.functions:
+            if summary.skips:
+                return metrics | capture_status(self.name, "unparsed", summary.skips.describe(
+                    "entry"), summary.skips.count)
             return metrics | capture_status(self.name, "empty", "the profile holds no function")
         assert isinstance(options, CProfileOptions)
         cumulative = options.sort == "cumulative"
@@ -83,28 +88,34 @@ class CProfileCollector(Collector):
         def ms(row: FunctionRow) -> float:
             return row.cum_ms if cumulative else row.self_ms
 
-        metrics.update({
+        figures = {
             "cprofile_time_ms": summary.total_ms,
             "cprofile_call_count": summary.calls,
             "cprofile_top_function_ms": ms(rows[0]),
             "cprofile_top_functions": [r.name for r in rows[:5]],
             "cprofile_functions": [{"name": r.name, "calls": r.calls, "total_ms": ms(r)}
                                    for r in rows[:TABLE_ROWS]],
-        })
-        return metrics | capture_status(self.name, "ok")
+        }
+        return metrics | settle(self.name, figures, summary.skips.count,
+                                f"{summary.skips.describe('entry')}; figures cover only the "
+                                f"entries read")
 
     def _summarize_ranks(self, dumps: dict[str | None, Path],
                          options: CollectorOptions) -> Metrics:
         """One dump per rank: each rank's figures, then the roll-up over ranks."""
         per_rank: dict[str, dict[str, float]] = {}
+        damaged = Skips()
         for rank, dump in dumps.items():
             try:
                 summary = read_pstats(dump)
             except (ValueError, OSError) as exc:
                 return capture_status(self.name, "unparsed", f"rank {rank}: {exc}")
+            if summary.skips:
+                damaged.absorb(summary.skips, f"rank {rank}")
             per_rank[str(rank)] = {"time_ms": summary.total_ms, "call_count": summary.calls}
-        return rollup(self.name, per_rank, "time_ms", "call_count") | \
-            capture_status(self.name, "ok")
+        figures = rollup(self.name, per_rank, "time_ms", "call_count")
+        return settle(self.name, figures, damaged.count,
+                      f"{damaged.describe('entry')}; figures cover only the entries read")
 
     def probe(self) -> Capability:
         return Capability(self.name, True, version=sys.version.split()[0],

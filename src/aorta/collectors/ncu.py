@@ -13,7 +13,8 @@ trial the report is exported with `ncu --import <dir>/profile.ncu-rep --csv --pa
 
 Metrics: the common scheme from `gpu__time_duration.sum` (`ncu_gpu_time_ms`, one launch =
 one kernel in `ncu_kernel_count`), `ncu_launches` (each launch's requested metrics in base
-units), `ncu_metric_units`, and `ncu_<metric, dots as underscores>_mean` over launches.
+units), `ncu_metric_units`, `ncu_<metric, dots as underscores>_mean` over launches, and
+`ncu_skipped` when launches were left out (a `partial` capture, docs/collectors/reading.md).
 """
 
 from __future__ import annotations
@@ -26,14 +27,16 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, Strict, field_validator
 
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
-                                   TrialContext, TrialOutcome, capture_status)
+                                   TrialContext, TrialOutcome, capture_status, settle)
 from aorta.collectors.options import split_words
 from aorta.collectors.tool_process import (find_binary, gpu_present, host_counter_access,
                                            read_tail, resolve_binary, run_tool, tool_version)
 from aorta.errors import SetupError
 from aorta.parsers.ncu_csv import TIME_METRIC, NcuProfile, read_ncu_csv
+from aorta.parsers.skips import Skips
 
-__all__ = ["NcuCollector", "NcuOptions", "TIME_METRIC", "ncu_argv", "export_raw", "profile_metrics"]
+__all__ = ["NcuCollector", "NcuOptions", "TIME_METRIC", "ncu_argv", "export_raw", "profile_metrics",
+           "profiled_launches"]
 
 ENV_BIN = "NCU_BIN"
 REPORT_STEM = "profile"
@@ -151,7 +154,8 @@ class NcuCollector(Collector):
             profile = read_ncu_csv(out_dir / RAW_CSV, options.metrics)
         except (ValueError, OSError) as exc:
             return metrics | capture_status(self.name, "unparsed", str(exc))
-        return metrics | profile_metrics(profile, options.metrics)
+        profiled = profiled_launches(read_log(out_dir / LOG))
+        return metrics | profile_metrics(profile, options.metrics, profiled)
 
     def probe(self) -> Capability:
         binary = find_binary(ENV_BIN, "ncu", os.environ)
@@ -213,28 +217,46 @@ def export_raw(binary: str, report: Path, csv_path: Path,
     return ""
 
 
-def profile_metrics(profile: NcuProfile, requested: list[str]) -> Metrics:
-    """Metrics and the capture state from one read export."""
-    if profile.bad_rows:
-        return capture_status("ncu", "unparsed", f"{profile.bad_rows} row(s) of {RAW_CSV} are "
-                              "cut short or unreadable (a truncated export?)")
+def profile_metrics(profile: NcuProfile, requested: list[str],
+                    profiled: int | None = None) -> Metrics:
+    """Metrics and the capture state from one read export. `profiled`: how many launches ncu
+    said it profiled (its `==PROF== Profiling` lines), to catch an export missing some."""
     if not profile.launches:
+        if profile.skips:
+            return capture_status("ncu", "unparsed", f"{RAW_CSV}: "
+                                  f"{profile.skips.describe('row')}", profile.skips.count)
         return capture_status("ncu", "empty", "ncu profiled no kernel launch (check kernel_regex, "
                               "launch_skip and launch_count, and that the command runs GPU work)")
     out: Metrics = {"ncu_launches": _launch_records(profile), "ncu_metric_units": profile.units}
     if profile.missing:
         out["ncu_missing_metrics"] = profile.missing
     time_unit = profile.units.get(TIME_METRIC)
-    untimed = profile.untimed()
-    if TIME_METRIC in profile.missing or time_unit != "ns" or untimed:
+    if TIME_METRIC in profile.missing or time_unit != "ns":
         why = (f"the export has no {TIME_METRIC} column" if TIME_METRIC in profile.missing else
-               f"{TIME_METRIC} is in {time_unit!r}, not a unit of time" if time_unit != "ns" else
-               f"{untimed} of {len(profile.launches)} launches have no readable {TIME_METRIC}")
+               f"{TIME_METRIC} is in {time_unit!r}, not a unit of time")
         return out | capture_status("ncu", "unparsed", why)
-    out.update(profile.kernel_table().metrics("ncu"))
-    out["ncu_kernel_count"] = len(profile.launches)
-    out.update(_means(profile, requested))
-    return out | capture_status("ncu", "ok")
+    skips = Skips()
+    skips.absorb(profile.skips)
+    table = profile.kernel_table(skips)
+    seen = len(profile.launches) + profile.skips.count
+    if profiled is not None and profiled > seen:
+        skips.skip(f"ncu.log reports {profiled} profiled launches, the export holds {seen}",
+                   profiled - seen)
+    figures = table.metrics("ncu") | _means(profile, requested)
+    if not table.rows:
+        figures = {}
+    return out | settle("ncu", figures, skips.count,
+                        f"{skips.describe('launch')}; figures cover only the launches read")
+
+
+_PROFILED = re.compile(r'^==PROF== Profiling ".*" - (\d+): ', re.MULTILINE)
+
+
+def profiled_launches(log: str) -> int | None:
+    """Launches ncu says it profiled: one `==PROF== Profiling "name" - 3: 0%...100% - 9 passes`
+    line each, numbered from 0. None when the log has no such line."""
+    numbers = {int(n) for n in _PROFILED.findall(log)}
+    return len(numbers) if numbers else None
 
 
 def _launch_records(profile: NcuProfile) -> list[dict[str, Any]]:
@@ -253,6 +275,15 @@ def _means(profile: NcuProfile, requested: list[str]) -> Metrics:
             means[f"ncu_{metric.replace('.', '_')}_mean"] = (
                 sum(v for v in values if v is not None) / len(values))
     return means
+
+
+def read_log(path: Path, limit: int = 64 << 20) -> str:
+    """ncu's log (its first `limit` bytes), '' when there is none."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(limit).decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def _no_report(out_dir: Path, outcome: TrialOutcome) -> tuple[str, str]:

@@ -13,7 +13,8 @@ Systems install. After the trial aorta runs
 (falling back to the pre-2023 report name `gpukernsum`) and reads `kern_<report>.csv`.
 
 Metrics: the common scheme (`nsys_gpu_time_ms`, `nsys_kernel_count`, ...), plus
-`nsys_stats_report` (the report name that worked).
+`nsys_stats_report` (the report name that worked), and `nsys_skipped` when rows were left out
+(a `partial` capture, docs/collectors/reading.md).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
-                                   TrialContext, TrialOutcome, capture_status)
+                                   TrialContext, TrialOutcome, capture_status, settle)
 from aorta.collectors.options import split_words
 from aorta.collectors.tool_process import (find_binary, gpu_present, read_tail, resolve_binary,
                                            run_tool, tool_version)
@@ -202,15 +203,14 @@ def run_stats(binary: str, report: Path, out_dir: Path,
 
 def summary_metrics(summary: KernelSummary, source: str) -> Metrics:
     """Metrics and the capture state from one read summary."""
-    if summary.bad_rows:
-        return capture_status("nsys", "unparsed", f"{summary.bad_rows} of {summary.rows} rows "
-                              f"of {source} are cut short or unreadable")
     if summary.no_kernels or (summary.header_found and not summary.rows):
         return capture_status("nsys", "empty", "nsys recorded no CUDA kernel; did the command "
                               "run GPU work?")
-    if not summary.table.rows:
+    if not summary.table.rows and not summary.skips:
         return capture_status("nsys", "unparsed", f"{source} holds no kernel summary table")
-    return summary.table.metrics("nsys") | capture_status("nsys", "ok")
+    return settle("nsys", summary.table.metrics("nsys"), summary.skips.count,
+                  f"{source}: {summary.skips.describe('row')}; figures cover only the rows "
+                  f"read")
 
 
 def find_qdstrm_importer(nsys: Path) -> Path | None:

@@ -12,7 +12,9 @@ whose shebang often names another interpreter). `$AORTA_PROTON_PYTHON` replaces 
 MODE,HOOK}`; the payload calls `proton.start()`/`proton.finalize()` itself.
 
 Metrics: the common scheme from the `.hatchet` leaves (or the `.chrome_trace` kernel events under
-`data: trace`), `proton_scope_cycles` for `backend: instrumentation`, and from `resolved`:
+`data: trace`), `proton_scope_cycles` for `backend: instrumentation`, `proton_skipped` when
+frames or events were left out (a `partial` capture, docs/collectors/reading.md), and from
+`resolved`:
 `proton_backend` (what `auto` became), `proton_triton_version`, `proton_device_note`,
 `proton_mode_note`. Options, states and reasons: docs/collectors/proton.md.
 """
@@ -26,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
-                                   TrialContext, TrialOutcome, capture_status)
+                                   TrialContext, TrialOutcome, capture_status, settle)
 from aorta.collectors.proton_host import (cli_backends, find_triton, gpu_vendor,
                                           proton_python_override, resolve_backend,
                                           translate_devices)
@@ -34,11 +36,12 @@ from aorta.collectors.proton_options import (CUPTI_BACKENDS, QUEUE_INTERCEPTING,
                                              check_known_keys, cli_pin_problem, mode_argument)
 from aorta.collectors.proton_reasons import empty_reason, missing_reason
 from aorta.collectors.python_launch import split_python_launch
-from aorta.collectors.ranks import rank_name, rank_of, rollup
+from aorta.collectors.ranks import rank_capture, rank_name, rank_of, rollup
 from aorta.errors import SetupError
 from aorta.parsers.chrome_trace import KERNEL_CATEGORIES, read_events
 from aorta.parsers.hatchet import HatchetSummary
 from aorta.parsers.kernel_table import KernelTable
+from aorta.parsers.skips import Skips
 
 __all__ = ["ProtonCollector", "ProtonWrapError", "cli_argv", "env_overlay"]
 
@@ -127,12 +130,7 @@ class ProtonCollector(Collector):
         figures = {r: {k: m[f"proton_{k}"] for k in ("gpu_time_ms", "kernel_count")
                        if f"proton_{k}" in m} for r, m in per_rank.items()}
         out = rollup(self.name, figures, "gpu_time_ms", "kernel_count")
-        bad = {r: m for r, m in per_rank.items() if m.get("proton_capture") != "ok"}
-        if bad:
-            rank, worst = next(iter(sorted(bad.items())))
-            return out | capture_status(self.name, str(worst.get("proton_capture")),
-                                        f"rank {rank}: {worst.get('proton_capture_reason', '')}")
-        return out | capture_status(self.name, "ok")
+        return out | rank_capture(self.name, per_rank)
 
     def probe(self) -> Capability:
         python = proton_python_override(os.environ)
@@ -290,10 +288,6 @@ def _tree_metrics(files: list[Path], opts: ProtonOptions, outcome: TrialOutcome)
         except ValueError as exc:
             return capture_status("proton", "unparsed", f"{exc}; with {len(files)} file(s), "
                                   f"totals are withheld rather than undercounted")
-    if summary.unusable:
-        return capture_status("proton", "unparsed", (
-            f"{summary.unusable} leaf value(s) cannot be trusted ({'; '.join(summary.examples)}); "
-            f"totals are withheld rather than undercounted"))
     metrics: Metrics = {}
     if summary.scope_cycles:
         metrics["proton_scope_cycles"] = {k: int(v) if v.is_integer() else v
@@ -304,25 +298,27 @@ def _tree_metrics(files: list[Path], opts: ProtonOptions, outcome: TrialOutcome)
             return capture_status("proton", "unparsed", "the kernel times sum past the float "
                                   "range; no total is published")
         metrics.update(kernel_metrics)
-    if not metrics:
+    if not metrics and not summary.skips:
         release = find_triton().release
         return capture_status("proton", "empty", empty_reason(summary, opts, outcome, release))
-    return metrics | capture_status("proton", "ok")
+    return settle("proton", metrics, summary.skips.count,
+                  f"{summary.skips.describe('frame')}; figures cover only the frames read")
 
 
 def _trace_metrics(files: list[Path]) -> Metrics:
-    table = KernelTable()
+    table, skips = KernelTable(), Skips()
     for path in files:
         try:
-            for event in read_events(path, KERNEL_CATEGORIES):
+            for event in read_events(path, KERNEL_CATEGORIES, skips):
                 table.add(event.name, event.dur_us * 1e3)
         except (ValueError, OSError) as exc:
             return capture_status("proton", "unparsed", f"{exc}; with {len(files)} file(s), "
                                   f"totals are withheld rather than undercounted")
-    if not table:
+    if not table and not skips:
         return capture_status("proton", "empty", "the chrome trace holds no kernel event "
                                                  "(cat: kernel): Proton recorded no GPU kernel")
     metrics = table.metrics("proton")
-    if not metrics:
+    if table and not metrics:
         return capture_status("proton", "unparsed", "the kernel times sum past the float range")
-    return metrics | capture_status("proton", "ok")
+    return settle("proton", metrics, skips.count,
+                  f"{skips.describe('event')}; figures cover only the events read")

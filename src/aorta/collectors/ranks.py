@@ -13,9 +13,9 @@ import statistics
 from collections.abc import Mapping
 from typing import Any
 
-from aorta.collectors.base import RANK_TOKEN
+from aorta.collectors.base import RANK_TOKEN, capture_status
 
-__all__ = ["rank_of", "rollup", "RANK_TOKEN", "rank_name"]
+__all__ = ["rank_of", "rollup", "RANK_TOKEN", "rank_name", "rank_capture"]
 
 _RANK_IN_NAME = re.compile(r"\.rank(\d+|pid\d+)\.")
 
@@ -49,3 +49,22 @@ def rollup(prefix: str, per_rank: Mapping[str, Mapping[str, float]], time_key: s
     if count_key and per_rank and all(count_key in m for m in per_rank.values()):
         out[f"{prefix}_{count_key}"] = sum(int(m[count_key]) for m in per_rank.values())
     return out
+
+
+#: Which rank's state a roll-up takes: the worst one (a rank with no figures beats one with some).
+_SEVERITY = ("missing", "unparsed", "empty", "partial")
+
+
+def rank_capture(prefix: str, per_rank: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The roll-up's `<prefix>_capture`: `ok` when every rank is, else the worst rank's state
+    with its reason; a `partial` roll-up counts every rank's `<prefix>_skipped`."""
+    states = {r: str(m.get(f"{prefix}_capture")) for r, m in per_rank.items()}
+    bad = sorted((_SEVERITY.index(s) if s in _SEVERITY else -1, r)
+                 for r, s in states.items() if s != "ok")
+    if not bad:
+        return capture_status(prefix, "ok")
+    rank = bad[0][1]
+    state = states[rank] if states[rank] in _SEVERITY else "unparsed"
+    reason = f"rank {rank}: {per_rank[rank].get(f'{prefix}_capture_reason', '')}"
+    skipped = sum(int(m.get(f"{prefix}_skipped", 0)) for m in per_rank.values())
+    return capture_status(prefix, state, reason, skipped if state == "partial" else None)

@@ -21,8 +21,10 @@ Metrics: the common scheme (`rocprof_gpu_time_ms`, `rocprof_kernel_count` when e
 trusted, `rocprof_top_kernel_ms`, `rocprof_top_kernels`, `rocprof_kernels`,
 `rocprof_artifact_dir`, `rocprof_capture`), plus `rocprof_source` ("stats" or "trace"),
 `rocprof_csv_layout` ("rocm6", "rocm7" or "unknown") when a trace was read,
-`rocprof_skipped_rows` when malformed rows were left out, and `rocprof_untrusted_counts` when
-some stats rows had a `Calls` that could not be trusted.
+`rocprof_skipped` when rows were left out (the capture is then `partial`),
+`rocprof_untrusted_counts` when some stats rows had a `Calls` that could not be trusted, and
+`rocprof_stats_note`/`rocprof_trace_note` when the file not used disagrees or was damaged
+(`collectors/rocprof_figures.py`, docs/collectors/reading.md).
 """
 
 from __future__ import annotations
@@ -40,8 +42,7 @@ from aorta.collectors.base import (Capability, Collector, CollectorOptions, Laun
 from aorta.collectors.options import split_words
 from aorta.collectors.tool_process import find_binary, read_tail, resolve_binary, run_tool
 from aorta.errors import SetupError
-from aorta.parsers.kernel_table import KernelTable
-from aorta.parsers.rocprof_csv import FileReport, read_stats, read_trace
+from aorta.collectors.rocprof_figures import Verdict, numbers
 
 __all__ = ["RocprofCollector", "RocprofOptions", "RocprofUnavailableError", "TRACE_FLAGS",
            "rocprof_argv", "ENV_BIN"]
@@ -191,7 +192,8 @@ class RocprofCollector(Collector):
             state, reason, numbers = _read_capture(out_dir, options, outcome)
         except Exception as exc:   # the contract: summarize never raises, it reports
             state, reason, numbers = "unparsed", f"aorta could not read the capture: {exc!r}", {}
-        return metrics | numbers | capture_status(self.name, state, reason)
+        skipped = numbers.pop("rocprof_skipped", None)
+        return metrics | numbers | capture_status(self.name, state, reason, skipped)
 
     def probe(self) -> Capability:
         binary = find_binary(ENV_BIN, "rocprofv3", os.environ)
@@ -226,8 +228,6 @@ def rocprof_version(binary: str) -> str | None:
 
 # --- reading a capture ----------------------------------------------------------------------
 
-Verdict = tuple[str, str, Metrics]      # capture state, reason, metrics
-
 
 def _read_capture(out_dir: Path, options: RocprofOptions, outcome: TrialOutcome) -> Verdict:
     if out_dir.is_symlink():
@@ -252,7 +252,7 @@ def _read_capture(out_dir: Path, options: RocprofOptions, outcome: TrialOutcome)
             return "unparsed", (f"trace {', '.join(options.trace)} records no kernel dispatch, "
                                 "so there is no GPU time; add kernel to trace"), {}
         return "unparsed", "rocprofv3 wrote no *kernel_stats.csv or *kernel_trace.csv", {}
-    return _numbers(stats, traces)
+    return numbers(stats, traces, outcome)
 
 
 def _regular_files(root: Path) -> tuple[list[Path], list[str]]:
@@ -285,52 +285,3 @@ def _why_no_files(outcome: TrialOutcome) -> tuple[str, str]:
         return "missing", (f"the payload was killed by signal {outcome.signal} before rocprofv3 "
                            "wrote its files")
     return "empty", "rocprofv3 wrote no files: the payload dispatched no GPU work"
-
-
-def _numbers(stats: list[Path], traces: list[Path]) -> Verdict:
-    """Kernel totals from the stats files, else (no usable stats row) from the trace files."""
-    table = KernelTable()
-    stats_reports = _read_all(stats, read_stats, table)
-    source, reports = "stats", stats_reports
-    if not table.rows:
-        table = KernelTable()
-        source, reports = "trace", _read_all(traces, read_trace, table)
-    everything = stats_reports + reports if source == "trace" else reports
-    if any(r.overflow for r in reports):
-        return "unparsed", "; ".join(_describe(r) for r in reports if r.overflow), {}
-    if not table.rows:
-        if all(r.rows == 0 and not r.note for r in everything):
-            return "empty", ("rocprofv3 recorded no kernel dispatch (its kernel CSV files hold "
-                             "a header only)"), {}
-        return "unparsed", "; ".join(_describe(r) for r in everything)[:1000], {}
-    metrics = table.metrics("rocprof")
-    if not metrics:
-        return "unparsed", "the summed kernel time is not a finite number", {}
-    metrics["rocprof_source"] = source
-    if source == "trace":
-        layouts = sorted({r.layout for r in reports if r.layout and r.rows})
-        metrics["rocprof_csv_layout"] = "+".join(layouts) or "unknown"
-    skipped = sum(r.skipped for r in reports)
-    if skipped:
-        metrics["rocprof_skipped_rows"] = skipped
-    untrusted = sum(r.untrusted_calls for r in reports)
-    if untrusted:
-        metrics["rocprof_untrusted_counts"] = untrusted
-    return "ok", "", metrics
-
-
-def _describe(report: FileReport) -> str:
-    if report.note:
-        return f"{report.file}: {report.note}"
-    return (f"{report.file}: {report.rows} data rows, none usable ({report.skipped} malformed, "
-            f"{report.filtered} not KERNEL_DISPATCH)")
-
-
-def _read_all(paths: list[Path], reader: Any, table: KernelTable) -> list[FileReport]:
-    reports = []
-    for path in paths:
-        try:
-            reports.append(reader(path, table))
-        except OSError as exc:
-            reports.append(FileReport(path.name, note=f"unreadable ({exc.strerror or exc})"))
-    return reports

@@ -14,7 +14,9 @@ status passes through unchanged. `mode: env` leaves argv alone and hands the pay
 Metrics: the common scheme (`torch_gpu_time_ms`, `torch_kernel_count`, `torch_top_kernel_ms`,
 `torch_top_kernels`, `torch_kernels`) from the trace's GPU kernel events; without any (no GPU),
 CPU operator figures (`torch_cpu_time_ms`, `torch_cpu_op_count`, `torch_top_op_ms`,
-`torch_top_ops`, `torch_ops`); plus `torch_version` and `torch_activities` from the launcher.
+`torch_top_ops`, `torch_ops`); plus `torch_version` and `torch_activities` from the launcher,
+and `torch_skipped` when events were left out (the capture is then `partial`: the shared rule
+in docs/collectors/reading.md).
 Options, states and reasons: docs/collectors/torch.md. torch is never imported here.
 """
 
@@ -31,12 +33,13 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from aorta.collectors.base import (RANK_TOKEN, Capability, Collector, CollectorOptions, Launch,
-                                   Metrics, TrialContext, TrialOutcome, capture_status)
+                                   Metrics, TrialContext, TrialOutcome, capture_status, settle)
 from aorta.collectors.options import split_words
-from aorta.collectors.ranks import rollup
+from aorta.collectors.ranks import rank_capture, rollup
 from aorta.collectors.child_import import importable_by_child
 from aorta.collectors.python_launch import split_python_launch
 from aorta.errors import SetupError
+from aorta.parsers.skips import Skips
 from aorta.parsers.torch_trace import read_trace_figures
 
 __all__ = ["TorchCollector", "TorchOptions", "TorchSchedule", "TorchLaunchError", "cli_argv",
@@ -197,18 +200,12 @@ class TorchCollector(Collector):
                          outcome: TrialOutcome) -> Metrics:
         """Each rank's figures, rolled up: GPU time when any rank saw kernels, else CPU time."""
         per_rank = {rank: self._summarize_one(d, options, outcome) for rank, d in rank_dirs.items()}
-        bad = {r: m for r, m in per_rank.items() if m.get("torch_capture") != "ok"}
         gpu = any("torch_gpu_time_ms" in m for m in per_rank.values())
         time_key, count_key = ("gpu_time_ms", "kernel_count") if gpu else \
             ("cpu_time_ms", "cpu_op_count")
         figures = {r: {k: m[f"torch_{k}"] for k in (time_key, count_key) if f"torch_{k}" in m}
                    for r, m in per_rank.items()}
-        out = rollup(self.name, figures, time_key, count_key)
-        if bad:
-            rank, worst = next(iter(bad.items()))
-            return out | capture_status(self.name, str(worst.get("torch_capture")),
-                                        f"rank {rank}: {worst.get('torch_capture_reason', '')}")
-        return out | capture_status(self.name, "ok")
+        return rollup(self.name, figures, time_key, count_key) | rank_capture(self.name, per_rank)
 
     def _summarize_one(self, out_dir: Path, options: CollectorOptions,
                        outcome: TrialOutcome) -> Metrics:
@@ -221,20 +218,24 @@ class TorchCollector(Collector):
         if not traces:
             return metrics | capture_status(
                 self.name, "missing", _missing_reason(out_dir, opts, launcher, outcome))
+        skips = Skips()
         try:
-            figures = read_trace_figures(traces)
+            figures = read_trace_figures(traces, skips)
         except (ValueError, OSError, RecursionError) as exc:
             return metrics | capture_status(self.name, "unparsed", str(exc) or type(exc).__name__)
+        why = f"{skips.describe('event')}; figures cover only the events read"
         if len(figures.kernels):
             kernel_metrics = figures.kernels.metrics(self.name)
             if not kernel_metrics:
                 return metrics | capture_status(self.name, "unparsed",
                                                 "kernel durations add up to infinity")
-            return metrics | kernel_metrics | capture_status(self.name, "ok")
+            return metrics | settle(self.name, kernel_metrics, skips.count, why)
         cpu_metrics = figures.cpu_metrics(self.name, opts.row_limit)
         if figures.op_count and not cpu_metrics:
             return metrics | capture_status(self.name, "unparsed",
                                             "operator durations add up to infinity")
+        if skips:
+            return metrics | settle(self.name, cpu_metrics, skips.count, why)
         metrics.update(cpu_metrics)
         recorded = metrics.get("torch_activities", opts.activities)
         if figures.launches and any(a in GPU_NAMES for a in recorded):

@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from aorta.parsers.kernel_table import KernelTable
+from aorta.parsers.skips import Skips
 
 __all__ = ["HatchetSummary", "read_json_file", "leaf_time_ns", "leaf_count"]
 
 _TIME_KEY = re.compile(r"^\s*time\s*\(\s*(ns|us|ms|s)\s*\)\s*$", re.IGNORECASE)
 _NS_PER_UNIT = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
-MAX_EXAMPLES = 3          # problems quoted in a reason; the rest are counted
 
 
 class _Unusable:
@@ -114,16 +114,20 @@ class HatchetSummary:
 
     `kernels`: per kernel name (leaves of one name in several places merge), times in ns.
     `scope_cycles`: per intra-kernel scope name, summed `cycles` (GPU clock cycles).
-    `unusable`: how many leaves carried a time or cycles value that cannot be trusted, with up to
-    `MAX_EXAMPLES` descriptions; any such leaf makes the totals an undercount.
+    `skips`: frames left out (a node that is not an object, a `frame`, `name`, `metrics` or
+    `children` of the wrong type, a time or cycles value that cannot be trusted, a launch
+    count that cannot; the time of the last is kept), each an undercount of the totals.
     """
 
     kernels: KernelTable = field(default_factory=KernelTable)
     scope_cycles: dict[str, float] = field(default_factory=dict)
     files: int = 0
     frames: int = 0                 # frames below the root, over every file
-    unusable: int = 0
-    examples: list[str] = field(default_factory=list)
+    skips: Skips = field(default_factory=Skips)
+
+    @property
+    def unusable(self) -> int:
+        return self.skips.count
 
     def add_file(self, path: Path) -> None:
         """Add one file. Raises `ValueError` (naming the file) if it is not a hatchet tree."""
@@ -135,44 +139,59 @@ class HatchetSummary:
             raise ValueError(f"{label}: no hatchet tree (expected a list whose first element "
                              f"is the root frame, or a root frame)")
         self.files += 1
-        stack = list(reversed(_children(root)))     # depth first, in document order
+        stack = list(reversed(self._children(root, label)))   # depth first, in document order
         while stack:
             node = stack.pop()
             self.frames += 1
-            children = _children(node)
+            if not isinstance(node, dict):
+                self.skips.skip(f"{label}: a frame that is {_kind(node)}, not an object")
+                continue
+            children = self._children(node, label)
             if children:
                 stack.extend(reversed(children))
             else:
-                self._add_leaf(node)
+                self._add_leaf(node, label)
 
-    def _add_leaf(self, node: dict[str, Any]) -> None:
-        frame, metrics = node.get("frame"), node.get("metrics")
+    def _children(self, node: dict[str, Any], label: str) -> list[Any]:
+        children = node.get("children", [])
+        if isinstance(children, list):
+            return children
+        self.skips.skip(f"{label}: {_name(node)!r} has children {_kind(children)}, not a list")
+        return []
+
+    def _add_leaf(self, node: dict[str, Any], label: str) -> None:
+        frame, metrics = node.get("frame"), node.get("metrics", {})
         name = frame.get("name") if isinstance(frame, dict) else None
-        if not isinstance(name, str) or not name or not isinstance(metrics, dict):
+        if not isinstance(frame, dict):
+            self.skips.skip(f"{label}: a leaf whose frame is {_kind(frame)}, not an object")
+            return
+        if not isinstance(name, str) or not name:
+            self.skips.skip(f"{label}: a leaf whose frame name is {_kind(name)}")
+            return
+        if not isinstance(metrics, dict):
+            self.skips.skip(f"{label}: {name!r} has metrics {_kind(metrics)}, not an object")
             return
         if "cycles" in metrics:
             cycles = _number(metrics["cycles"])
             if isinstance(cycles, _Unusable):
-                self._reject(name, f"cycles is {cycles.why}")
+                self.skips.skip(f"{name!r}: cycles is {cycles.why}")
             else:
                 self.scope_cycles[name] = self.scope_cycles.get(name, 0.0) + cycles
         time_ns = leaf_time_ns(metrics)
         if time_ns is None:
-            if leaf_count(metrics):
-                self._reject(name, "has launches (count) but no time column")
+            if "count" in metrics:
+                self.skips.skip(f"{name!r}: has launches (count) but no time column")
             return
         if isinstance(time_ns, _Unusable):
-            self._reject(name, time_ns.why)
+            self.skips.skip(f"{name!r}: {time_ns.why}")
             return
         count = leaf_count(metrics)
+        if count is None:
+            self.skips.skip(f"{name!r}: count is {_kind(metrics.get('count'))} (the time is "
+                            f"kept, the count is not)")
         if count == 0 and time_ns == 0:
             return              # a frame that recorded nothing, not a launch
         self.kernels.add(name, time_ns, count)
-
-    def _reject(self, name: str, why: str) -> None:
-        self.unusable += 1
-        if len(self.examples) < MAX_EXAMPLES:
-            self.examples.append(f"{name!r}: {why}")
 
 
 def _root(doc: Any) -> dict[str, Any] | None:
@@ -183,8 +202,13 @@ def _root(doc: Any) -> dict[str, Any] | None:
     return None
 
 
-def _children(node: Any) -> list[dict[str, Any]]:
-    children = node.get("children") if isinstance(node, dict) else None
-    if not isinstance(children, list):
-        return []
-    return [c for c in children if isinstance(c, dict)]
+def _name(node: dict[str, Any]) -> Any:
+    frame = node.get("frame")
+    return frame.get("name") if isinstance(frame, dict) else None
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "missing or null"
+    text = repr(value)
+    return f"a {type(value).__name__} ({text if len(text) <= 40 else text[:37] + '...'})"

@@ -1,6 +1,9 @@
 """Per-kernel totals accumulated from any profiler, and the common metrics they give.
 
 Memory grows with the number of distinct kernel names, never with the number of launches.
+Names are published demangled (`aorta.demangle`), once per distinct name when the metrics are
+made, so Proton's `_ZN7cutlass7Kernel2I...` row reads as torch's and ncu's
+`void cutlass::Kernel2<...>(...)`; a row whose name changed keeps the original in `mangled`.
 """
 
 from __future__ import annotations
@@ -8,6 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Any
+
+from aorta.demangle import demangle_all
 
 __all__ = ["KernelTable", "KernelRow"]
 
@@ -20,6 +25,7 @@ class KernelRow:
     total_ns: float = 0.0
     calls: int | None = 0      # None: some source gave an untrusted count for this kernel
     max_ns: float = 0.0         # the longest single entry seen (a launch, or a stats row's max)
+    mangled: str | None = None  # the name as the profiler wrote it, when demangling changed it
 
 
 @dataclass
@@ -43,6 +49,28 @@ class KernelTable:
             row.calls = None if calls is None else row.calls + calls
         return True
 
+    def merge(self, row: KernelRow) -> None:
+        """Add a whole row (its calls, total and longest) under its own name."""
+        own = self.rows.get(row.name)
+        if own is None:
+            self.rows[row.name] = KernelRow(row.name, row.total_ns, row.calls, row.max_ns,
+                                            row.mangled)
+            return
+        own.total_ns += row.total_ns
+        own.max_ns = max(own.max_ns, row.max_ns)
+        own.calls = None if own.calls is None or row.calls is None else own.calls + row.calls
+        own.mangled = own.mangled or row.mangled
+
+    def demangled(self) -> KernelTable:
+        """The same table under demangled names (rows whose names demangle alike merge)."""
+        names = demangle_all(self.rows)
+        out = KernelTable()
+        for row in self.rows.values():
+            plain = names[row.name]
+            out.merge(KernelRow(plain, row.total_ns, row.calls, row.max_ns,
+                                row.name if plain != row.name else row.mangled))
+        return out
+
     def __len__(self) -> int:
         return len(self.rows)
 
@@ -57,13 +85,14 @@ class KernelTable:
         """`<prefix>_gpu_time_ms`, `_kernel_count` (only when every count is trusted),
         `_top_kernel_ms`, `_top_kernels` (up to 5 names) and `_kernels` (the whole table).
 
-        A total that overflows to infinity publishes nothing: no number beats a wrong one."""
+        Names are demangled; a row whose name changed carries `mangled`. A total that overflows
+        to infinity publishes nothing: no number beats a wrong one."""
         if not self.rows:
             return {}
         total = self.total_ns()
         if not math.isfinite(total):
             return {}
-        ranked = self.ranked()
+        ranked = self.demangled().ranked()
         out: dict[str, Any] = {
             f"{prefix}_gpu_time_ms": total / 1e6,
             f"{prefix}_top_kernel_ms": ranked[0].total_ns / 1e6,
@@ -71,7 +100,12 @@ class KernelTable:
         }
         if all(r.calls is not None for r in ranked):
             out[f"{prefix}_kernel_count"] = sum(r.calls or 0 for r in ranked)
-        out[f"{prefix}_kernels"] = [
-            {"name": r.name, "calls": r.calls, "total_ms": r.total_ns / 1e6} for r in ranked
-        ]
+        out[f"{prefix}_kernels"] = [_row(r) for r in ranked]
         return out
+
+
+def _row(row: KernelRow) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": row.name, "calls": row.calls, "total_ms": row.total_ns / 1e6}
+    if row.mangled:
+        out["mangled"] = row.mangled
+    return out

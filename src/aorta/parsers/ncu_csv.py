@@ -26,6 +26,7 @@ from pathlib import Path
 
 from aorta.parsers.kernel_table import KernelTable
 from aorta.parsers.nv_numbers import TIME_BASE, parse_number, to_base
+from aorta.parsers.skips import Skips
 
 __all__ = ["TIME_METRIC", "NcuLaunch", "NcuProfile", "read_ncu_csv", "read_raw", "read_details"]
 
@@ -52,18 +53,24 @@ class NcuProfile:
     launches: list[NcuLaunch] = field(default_factory=list)
     units: dict[str, str] = field(default_factory=dict)   # metric -> base unit of its values
     missing: list[str] = field(default_factory=list)      # requested metrics the export lacks
-    bad_rows: int = 0                                      # rows cut short or unreadable
+    skips: Skips = field(default_factory=Skips)            # rows cut short or unreadable
 
-    def kernel_table(self) -> KernelTable:
-        """Per-kernel totals of `gpu__time_duration.sum` (ns). Launches without a readable time
-        are left out; callers check `untimed()` before trusting totals."""
+    @property
+    def bad_rows(self) -> int:
+        return self.skips.count
+
+    def kernel_table(self, skips: Skips | None = None) -> KernelTable:
+        """Per-kernel totals of `gpu__time_duration.sum` (ns). A launch without a readable,
+        non-negative time is left out, and counted in `skips` when given."""
         table = KernelTable()
         if self.units.get(TIME_METRIC) != TIME_BASE:
             return table
         for launch in self.launches:
             value = launch.values.get(TIME_METRIC)
-            if value is not None:
-                table.add(launch.kernel, value)
+            if value is None or not table.add(launch.kernel, value):
+                if skips is not None:
+                    skips.skip(f"launch {launch.id} ({launch.kernel[:60]!r}) has no readable "
+                               f"{TIME_METRIC}")
         return table
 
     def untimed(self) -> int:
@@ -136,9 +143,9 @@ def _raw(header: list[str], rows: Iterator[list[str] | None], metrics: Sequence[
         raise ValueError(f"{path.name}: no units row after the header, so values cannot be "
                          f"scaled (is this a --page raw export?)")
     present = [m for m in metrics if m in index]
-    for row in rows:
+    for number, row in enumerate(rows, 1):
         if row is None or len(row) < len(header):
-            profile.bad_rows += 1
+            profile.skips.skip(_bad_row(number, row, len(header)))
             continue
         values: dict[str, float | None] = {}
         for metric in present:
@@ -155,14 +162,18 @@ def _details(header: list[str], rows: Iterator[list[str] | None],
     launches: dict[str, NcuLaunch] = {}     # one result's rows share its ID
     profile = NcuProfile()
     seen: set[str] = set()
-    for row in rows:
+    for number, row in enumerate(rows, 1):
         if row is None or len(row) < len(header):
-            profile.bad_rows += 1
+            profile.skips.skip(_bad_row(number, row, len(header)))
             continue
         key = row[index[_ID]]
         launch = launches.get(key)
         if launch is None:
             launch = launches[key] = NcuLaunch(_launch_id(key), row[index[_KERNEL]], {})
+        elif row[index[_KERNEL]] != launch.kernel:
+            profile.skips.skip(f"data row {number}: launch {key} is named "
+                               f"{row[index[_KERNEL]][:60]!r} here, {launch.kernel[:60]!r} before")
+            continue
         metric = row[name_at]
         if metric in wanted:
             seen.add(metric)
@@ -173,16 +184,25 @@ def _details(header: list[str], rows: Iterator[list[str] | None],
 
 
 def _fill(launch: NcuLaunch, metrics: Sequence[str], seen: set[str]) -> NcuLaunch:
-    """A details-page launch that lacks a metric other launches have gets it as None."""
+    """A details-page launch that lacks a metric other launches have gets it as None (a lost
+    time row then leaves the launch out of the figures, and counted, as untimed)."""
     for metric in metrics:
         if metric in seen:
             launch.values.setdefault(metric, None)
     return launch
 
 
+def _bad_row(number: int, row: list[str] | None, width: int) -> str:
+    if row is None:
+        return f"data row {number} is not readable CSV (a quote left open by a cut file?)"
+    return f"data row {number} has {len(row)} fields, the header has {width}"
+
+
 def _scaled(text: str, unit: str, metric: str, profile: NcuProfile) -> float | None:
+    """`text` in `unit` as a base-unit value; None when unreadable (and for a negative time,
+    which no launch can take)."""
     value = parse_number(text)
-    if value is None:
+    if value is None or (metric == TIME_METRIC and value < 0):
         return None
     scaled, base = to_base(value, unit)
     known = profile.units.setdefault(metric, base)

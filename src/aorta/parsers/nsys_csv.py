@@ -10,6 +10,11 @@ Printed to stdout the table follows nsys' own lines (`Generating SQLite file ...
 `Processing [report.sqlite] with [.../cuda_gpu_kern_sum.py]...`), which are skipped; a report
 without kernels prints `SKIPPED: report.sqlite does not contain CUDA kernel data.` instead.
 Columns are found by name; the time unit is read from the header (`(ns)`, `(us)`, ...).
+
+A row is left out (and counted, with its reason) when it is cut short or its total is not a
+finite, non-negative number; an unreadable `Instances` keeps the time but not the count. The
+`Time (%)` column adds up to 100 over a whole table: rows read that add up to less (beyond
+the 0.05 a row that one printed decimal can lose) mean rows are missing.
 """
 
 from __future__ import annotations
@@ -22,13 +27,14 @@ from pathlib import Path
 
 from aorta.parsers.kernel_table import KernelTable
 from aorta.parsers.nv_numbers import TIME_BASE, parse_number, to_base
+from aorta.parsers.skips import Skips
 
 __all__ = ["KernelSummary", "read_kern_sum", "read_kern_sum_lines", "NO_KERNELS"]
 
 NO_KERNELS = "does not contain CUDA kernel data"
 
 _TIMED = re.compile(r"^(?P<label>.*?)\s*\((?P<unit>[^()]+)\)\s*$")   # "Total Time (ns)"
-_TOTAL, _INSTANCES, _NAME = "Total Time", "Instances", "Name"
+_TOTAL, _INSTANCES, _NAME, _PERCENT = "Total Time", "Instances", "Name", "Time"
 _MAX = ("Max", "Maximum")
 
 
@@ -38,9 +44,14 @@ class KernelSummary:
 
     table: KernelTable = field(default_factory=KernelTable)
     rows: int = 0            # data rows seen
-    bad_rows: int = 0        # rows cut short or without a readable total
+    skips: Skips = field(default_factory=Skips)   # rows (or counts) left out, and why
     no_kernels: bool = False  # nsys said the report holds no CUDA kernel data
     header_found: bool = False
+    percent: float | None = None   # the Time (%) column over the rows read
+
+    @property
+    def bad_rows(self) -> int:
+        return self.skips.count
 
 
 def read_kern_sum(path: Path) -> KernelSummary:
@@ -59,11 +70,24 @@ def read_kern_sum_lines(lines: Iterable[str], label: str = "<stdout>") -> Kernel
         return summary
     summary.header_found = True
     columns = _columns(header, label)
+    summary.percent = 0.0 if columns.percent is not None else None
     for row in rows:
         summary.rows += 1
-        if not _add(row, columns, summary.table):
-            summary.bad_rows += 1
+        why = _add(row, columns, summary)
+        if why:
+            summary.skips.skip(f"row {summary.rows}: {why}")
+    _check_percent(summary)
     return summary
+
+
+def _check_percent(summary: KernelSummary) -> None:
+    """Rows missing from a whole-looking table: `Time (%)` must add up to 100."""
+    used = len(summary.table.rows)
+    if summary.percent is None or summary.skips or not used:
+        return
+    if summary.percent < 100 - (0.05 * summary.rows + 0.01):
+        summary.skips.skip(f"the Time (%) column adds up to {summary.percent:.4g} over the rows "
+                           f"read, not 100: at least one row is missing (cut at a line break?)")
 
 
 @dataclass(frozen=True)
@@ -74,6 +98,7 @@ class _Columns:
     instances: int | None
     max: int | None
     width: int
+    percent: int | None
 
 
 def _rows(lines: Iterable[str], summary: KernelSummary) -> Iterator[list[str]]:
@@ -99,8 +124,9 @@ def _rows(lines: Iterable[str], summary: KernelSummary) -> Iterator[list[str]]:
             yield next(reader)
         except StopIteration:
             return
-        except csv.Error:
-            summary.bad_rows += 1
+        except csv.Error as exc:
+            summary.skips.skip(f"unreadable CSV after row {summary.rows} ({exc}); the rest is "
+                               f"not read")
             return
 
 
@@ -121,23 +147,38 @@ def _columns(header: list[str], label: str) -> _Columns:
         raise ValueError(f"{label}: {_TOTAL!r} is in {unit!r}, not a unit of time")
     max_at = next((by_label[m][0] for m in _MAX if m in by_label), None)
     instances = by_label.get(_INSTANCES)
+    percent = by_label.get(_PERCENT)
     return _Columns(total_at, scale, by_label[_NAME][0],
-                    instances[0] if instances else None, max_at, len(header))
+                    instances[0] if instances else None, max_at, len(header),
+                    percent[0] if percent and percent[1] == "%" else None)
 
 
-def _add(row: list[str], c: _Columns, table: KernelTable) -> bool:
-    """Add one kernel row; False when it is cut short or its total is unreadable. An unreadable
-    instance count keeps the time but makes the kernel count untrusted."""
+def _add(row: list[str], c: _Columns, summary: KernelSummary) -> str:
+    """Add one kernel row; why not, when it is cut short or its total is unreadable. An
+    unreadable instance count keeps the time, leaves the count untrusted and is counted too.
+
+        62.1,186176,3,62058.7,62016.0,62016,62144,73.9,"void gemm<float, 128>(int, float *)"
+    """
     if len(row) < c.width:
-        return False
+        return f"{len(row)} fields, the header has {c.width} (cut short?)"
     total = parse_number(row[c.total])
     name = row[c.name]
-    if total is None or total < 0 or not name:
-        return False
+    if not name:
+        return "empty Name"
+    if total is None or total < 0:
+        return f"Total Time is {row[c.total][:40]!r}"
     calls = _count(row[c.instances]) if c.instances is not None else None
     longest = parse_number(row[c.max]) if c.max is not None else None
-    return table.add(name, total * c.total_scale, calls,
-                     longest * c.total_scale if longest is not None else None)
+    if not summary.table.add(name, total * c.total_scale, calls,
+                             longest * c.total_scale if longest is not None else None):
+        return "a total that is not a duration"
+    if calls is None and c.instances is not None:
+        summary.skips.skip(f"{name[:60]!r}: Instances is {row[c.instances][:40]!r} (the time "
+                           f"is kept, the count is not)")
+    share = parse_number(row[c.percent]) if c.percent is not None else None
+    if summary.percent is not None:
+        summary.percent = summary.percent + share if share is not None and share >= 0 else None
+    return ""
 
 
 def _count(text: str) -> int | None:

@@ -1,11 +1,27 @@
-"""Reading a cProfile dump (`python -m cProfile -o FILE`), the marshal format of `pstats`."""
+"""Reading a cProfile dump (`python -m cProfile -o FILE`), the marshal format of `pstats`.
+
+The file is one marshalled dict, as `pstats.Stats.dump_stats` writes it:
+
+    {("mod.py", 12, "work"): (1, 1, 0.25, 0.5, {("mod.py", 3, "<module>"): (1, 1, 0.25, 0.5)}),
+     ("~", 0, "<built-in method time.sleep>"): (2, 2, 0.2, 0.2, {...}), ...}
+
+key (file, line, function); value (primitive calls, calls, own seconds, cumulative seconds,
+callers). It is read with `marshal` directly rather than through `pstats.Stats`, which adds
+every entry up before anything can be checked and raises on the first one of a wrong type.
+An entry of the wrong shape or type, or with a count or time that is negative, NaN or
+infinite, is left out and counted with its reason; a file cut anywhere cannot be unmarshalled
+and is not a dump at all.
+"""
 
 from __future__ import annotations
 
+import marshal
 import math
-import pstats
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from aorta.parsers.skips import Skips
 
 __all__ = ["FunctionRow", "ProfileSummary", "read_pstats"]
 
@@ -23,19 +39,51 @@ class ProfileSummary:
     total_ms: float
     calls: int
     functions: list[FunctionRow]   # by self time, longest first
+    skips: Skips = field(default_factory=Skips)
 
 
 def read_pstats(path: Path) -> ProfileSummary:
-    """Summarise one dump. Raises `ValueError` for a file pstats cannot read."""
+    """Summarise one dump. Raises `ValueError` for a file that is not a marshalled dict."""
     try:
-        stats = pstats.Stats(str(path))
-    except Exception as exc:  # pstats raises TypeError/EOFError/ValueError on bad marshal data
-        raise ValueError(f"{path.name}: not a cProfile dump ({type(exc).__name__}: {exc})") from None
-    rows = []
-    for (filename, line, func), (_cc, nc, tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
-        if not math.isfinite(tt) or tt < 0:
-            continue
-        label = func if filename == "~" else f"{filename}:{line}({func})"
-        rows.append(FunctionRow(label, int(nc), tt * 1e3, ct * 1e3 if math.isfinite(ct) else 0.0))
+        with open(path, "rb") as fh:
+            stats = marshal.load(fh)
+    except (EOFError, ValueError, TypeError) as exc:
+        raise ValueError(f"{path.name}: not a cProfile dump ({type(exc).__name__}: {exc})") \
+            from None
+    if not isinstance(stats, dict):
+        raise ValueError(f"{path.name}: not a cProfile dump (a marshalled "
+                         f"{type(stats).__name__}, not a dict)")
+    rows, skips = [], Skips()
+    for key, value in stats.items():
+        row = _row(key, value)
+        if isinstance(row, str):
+            skips.skip(row)
+        else:
+            rows.append(row)
     rows.sort(key=lambda r: -r.self_ms)
-    return ProfileSummary(sum(r.self_ms for r in rows), sum(r.calls for r in rows), rows)
+    total = math.fsum(r.self_ms for r in rows)
+    return ProfileSummary(total, sum(r.calls for r in rows), rows, skips)
+
+
+def _row(key: Any, value: Any) -> FunctionRow | str:
+    """One entry as a row, or why it cannot be read."""
+    if not (isinstance(key, tuple) and len(key) == 3 and isinstance(key[0], str)
+            and isinstance(key[2], str) and type(key[1]) is int):
+        return f"an entry whose key is {_short(key)}, not (file, line, function)"
+    filename, line, func = key
+    label = func if filename == "~" else f"{filename}:{line}({func})"
+    if not (isinstance(value, tuple) and len(value) == 5):
+        return f"{label[:60]}: a value that is {_short(value)}, not 5 fields"
+    primitive, calls, own, cumulative, _callers = value
+    for what, count in (("primitive calls", primitive), ("calls", calls)):
+        if type(count) is not int or count < 0:
+            return f"{label[:60]}: {what} is {_short(count)}"
+    for what, seconds in (("tottime", own), ("cumtime", cumulative)):
+        if type(seconds) not in (int, float) or not math.isfinite(seconds) or seconds < 0:
+            return f"{label[:60]}: {what} is {_short(seconds)}"
+    return FunctionRow(label, calls, own * 1e3, cumulative * 1e3)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

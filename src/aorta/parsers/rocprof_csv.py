@@ -17,6 +17,11 @@ sizes with LDS/scratch/VGPR/SGPR columns. Columns are found by name, so both gen
 any reordering) parse. Sources: rocprofiler-sdk `source/docs/how-to/using-rocprofv3.rst` and
 the ROCm 7 rocpd how-to (https://rocm.docs.amd.com/projects/rocprofiler-sdk/).
 
+A stats row is read only when it has the header's field count, a name and a finite,
+non-negative total; a row cut by the end of the file (no final newline) is never read, and the
+`Percentage` column, which adds up to 100 over a whole file, tells when rows are missing after
+a cut at a line break. What is left out is counted with its reason (`FileReport.skips`).
+
 A trace can be gigabytes, so it is streamed in blocks; memory grows with the number of distinct
 kernel names. The pure-Python scanner and its exact fallback are in `rocprof_trace_scan`; with
 pyarrow installed (the `fast` extra), `rocprof_trace_arrow` reads the same numbers faster.
@@ -28,11 +33,12 @@ import csv
 import io
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
 from aorta.parsers.kernel_table import KernelTable
+from aorta.parsers.skips import Skips
 from aorta.parsers.rocprof_trace_arrow import arrow_available, scan_trace_arrow
 from aorta.parsers.rocprof_trace_scan import TraceColumns, TraceScan, scan_trace
 
@@ -51,29 +57,40 @@ _ROCM6_ONLY = {"private_segment_size", "group_segment_size"}
 
 @dataclass
 class FileReport:
-    """What one CSV file gave. Counts are rows; `note` says why rows or the file were refused."""
+    """What one CSV file gave. Counts are rows; `note` says why the whole file was refused,
+    `skips` which rows (or values) were left out and why."""
 
     file: str
     rows: int = 0              # data rows seen
     used: int = 0              # rows that added a kernel duration
-    skipped: int = 0           # malformed rows: bad number, wrong field count, end < start, ...
     filtered: int = 0          # trace rows of another Kind than KERNEL_DISPATCH
     untrusted_calls: int = 0   # stats rows whose Calls is not a non-negative integer
     layout: str | None = None  # trace only: "rocm6", "rocm7" or "unknown"
     overflow: bool = False     # a total too large for a float: the file's numbers are not used
     note: str = ""
+    skips: Skips = field(default_factory=Skips)
+    percent: float | None = None   # stats only: the Percentage column summed over rows read
+
+    @property
+    def skipped(self) -> int:
+        """Rows (or values) left out: malformed, cut, or missing by the Percentage check."""
+        return self.skips.count
 
 
 # --- stats ----------------------------------------------------------------------------------
 
 def read_stats(path: Path, table: KernelTable) -> FileReport:
-    """Add every usable row of a `*kernel_stats.csv` to `table` (durations in ns).
+    """Add every whole row of a `*kernel_stats.csv` to `table` (durations in ns).
 
-    A row is usable with a name and a finite, non-negative `TotalDurationNs`. A missing, negative,
-    fractional or non-numeric `Calls` leaves that kernel's count untrusted (None), never guessed.
-    Raises OSError when the file cannot be read; a malformed file gives a report with a note."""
+    A row is read with the header's field count, a name and a finite, non-negative
+    `TotalDurationNs`; any other row is left out and counted. A missing, negative, fractional or
+    non-numeric `Calls` keeps the row's time but leaves that kernel's count untrusted (None),
+    never guessed, and counts as a value left out. The last row is left out when the file does
+    not end with a newline. Raises OSError when the file cannot be read; a file that is not a
+    stats CSV gives a report with a note."""
     report = FileReport(path.name)
     with open(path, "rb") as raw:
+        ends_whole = _ends_with_newline(raw)
         text = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="")
         reader = csv.reader(text)
         header = _first_row(reader, report)
@@ -84,15 +101,58 @@ def read_stats(path: Path, table: KernelTable) -> FileReport:
         if missing:
             report.note = f"no column {' or '.join(missing)} (header: {', '.join(header)[:200]})"
             return report
-        name_at, total_at = index["name"], index["totaldurationns"]
-        calls_at, max_at = index.get("calls"), index.get("maxns")
-        try:
-            for row in reader:
-                report.rows += 1
-                _add_stats_row(row, name_at, total_at, calls_at, max_at, table, report)
-        except csv.Error as exc:
-            report.note = f"stopped at data row {report.rows + 1}: {exc}"
+        columns = _StatsColumns(len(header), index["name"], index["totaldurationns"],
+                                index.get("calls"), index.get("maxns"), index.get("percentage"))
+        report.percent = 0.0 if columns.percent is not None else None
+        previous: list[str] | None = None
+        for row in _rows(reader, report):
+            if previous is not None:
+                _add_stats_row(previous, columns, table, report)
+            previous = row
+        if previous is not None:
+            if ends_whole:
+                _add_stats_row(previous, columns, table, report)
+            else:
+                report.skips.cut_short("the file ends inside a row (no final newline): cut "
+                                       "short, that row is left out")
+    _check_percent(report)
     return report
+
+
+@dataclass(frozen=True)
+class _StatsColumns:
+    width: int
+    name: int
+    total: int
+    calls: int | None
+    longest: int | None
+    percent: int | None
+
+
+def _ends_with_newline(raw: BinaryIO) -> bool:
+    """Whether the file's last byte is a newline (an empty file counts as whole)."""
+    size = raw.seek(0, io.SEEK_END)
+    if size:
+        raw.seek(size - 1)
+        last = raw.read(1)
+    raw.seek(0)
+    return not size or last == b"\n"
+
+
+def _rows(reader: Iterator[list[str]], report: FileReport) -> Iterator[list[str]]:
+    """Data rows (blank lines dropped); a row the csv module refuses is counted and passed."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            report.rows += 1
+            report.skips.skip(f"row {report.rows}: unreadable CSV ({exc})")
+            continue
+        if row:
+            report.rows += 1
+            yield row
 
 
 def _first_row(reader: Iterator[list[str]], report: FileReport) -> list[str] | None:
@@ -107,19 +167,47 @@ def _first_row(reader: Iterator[list[str]], report: FileReport) -> list[str] | N
     return header
 
 
-def _add_stats_row(row: list[str], name_at: int, total_at: int, calls_at: int | None,
-                   max_at: int | None, table: KernelTable, report: FileReport) -> None:
-    name = row[name_at].strip() if name_at < len(row) else ""
-    total = _finite(row[total_at]) if total_at < len(row) else None
-    if not name or total is None or total < 0:
-        report.skipped += 1
+def _add_stats_row(row: list[str], c: _StatsColumns, table: KernelTable,
+                   report: FileReport) -> None:
+    """Add one row, `report.rows` being its number:
+    `"JacobiIterationKernel",1000,537449866,537449.866000,43.30,520003,560324,6504.934470`"""
+    at = f"row {report.rows}"
+    if len(row) != c.width:
+        report.skips.skip(f"{at}: {len(row)} fields, the header has {c.width}")
         return
-    calls = _count(row[calls_at]) if calls_at is not None and calls_at < len(row) else None
+    name, total = row[c.name].strip(), _finite(row[c.total])
+    if not name:
+        report.skips.skip(f"{at}: empty Name")
+        return
+    if total is None or total < 0:
+        report.skips.skip(f"{at}: TotalDurationNs is {row[c.total][:40]!r}")
+        return
+    calls = _count(row[c.calls]) if c.calls is not None else None
     if calls is None:
         report.untrusted_calls += 1
-    longest = _finite(row[max_at]) if max_at is not None and max_at < len(row) else None
-    table.add(name, total, calls, longest if longest is not None and longest >= 0 else None)
+        if c.calls is not None:
+            report.skips.skip(f"{at}: Calls is {row[c.calls][:40]!r} (the time is kept, the "
+                              f"count is not)")
+    longest = _finite(row[c.longest]) if c.longest is not None else None
+    if not table.add(name, total, calls, longest if longest is not None and longest >= 0
+                     else None):
+        report.skips.skip(f"{at}: refused by the kernel table")
+        return
     report.used += 1
+    share = _finite(row[c.percent]) if c.percent is not None else None
+    if report.percent is not None:
+        report.percent = report.percent + share if share is not None and share >= 0 else None
+
+
+def _check_percent(report: FileReport) -> None:
+    """Rows missing from a whole-looking file: the Percentage column of the rows read must add
+    up to 100, within what rocprofv3's rounding (at most 0.005 a row) can explain."""
+    if report.percent is None or report.skips or not report.used:
+        return
+    slack = 0.005 * report.used + 0.01
+    if report.percent < 100 - slack:
+        report.skips.skip(f"the Percentage column adds up to {report.percent:.4g} over the rows "
+                          f"read, not 100: at least one row is missing (cut at a line break?)")
 
 
 def _finite(text: str) -> float | None:
@@ -178,7 +266,9 @@ def read_trace(path: Path, table: KernelTable, *, reader: str = "auto") -> FileR
     `End_Timestamp - Start_Timestamp` ns per row.
 
     Rows with a non-integer timestamp, end < start, an empty name or the wrong number of fields
-    are skipped and counted; rows of another Kind are counted as filtered. Streams the file.
+    are left out and counted with their reason (`report.skips`), and so is a last row without
+    newline (cut by the end of the file); rows of another Kind are counted as filtered.
+    Streams the file.
     `reader` picks the scanner: "auto" (pyarrow's when it imports, else Python's), "arrow"
     (ImportError without pyarrow) or "python"; they give the same numbers.
     Raises OSError when the file cannot be read."""
@@ -198,8 +288,8 @@ def read_trace(path: Path, table: KernelTable, *, reader: str = "auto") -> FileR
             return report
         report.layout = columns.layout
         scan = _scan(fh, columns, reader)
-    report.rows, report.used = scan.rows, scan.used
-    report.skipped, report.filtered, report.note = scan.skipped, scan.filtered, scan.note
+    report.rows, report.used, report.filtered = scan.rows, scan.used, scan.filtered
+    report.skips = scan.skips
     for name, (total, calls, longest) in scan.kernels.items():
         try:
             total_ns, longest_ns = float(total), float(longest)

@@ -15,7 +15,7 @@ never the file. (`open_csv` streams too, but parsed mostly on one core when meas
 queues up to 32 reads of its block size ahead of the parser.)
 
 `rocprof_trace_scan.scan_trace` is the reference: the same totals, launches, longest, skipped
-and filtered rows, and note. pyarrow's CSV dialect splits a line into the fields the csv
+and filtered rows (the reasons may be worded differently), and a cut last row. pyarrow's CSV dialect splits a line into the fields the csv
 module finds, so the two agree on every file whose line breaks all end rows or blank lines,
 and that is checked: a line break inside quotes, a bare carriage return, a line of 32 KiB or
 more, a BOM at a chunk's start, bytes that are not UTF-8, or a row the two split differently
@@ -34,8 +34,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, BinaryIO
 
-from aorta.parsers.rocprof_trace_scan import (KERNEL_DISPATCH, TraceColumns, TraceScan,
-                                              _csv_block, _timestamp)
+from aorta.parsers.rocprof_trace_scan import (CUT_ROW, END_BEFORE_START, KERNEL_DISPATCH,
+                                              TraceColumns, TraceScan, _timestamp)
 
 __all__ = ["arrow_available", "scan_trace_arrow", "CHUNK_BYTES", "LONG_LINE_BYTES"]
 
@@ -79,9 +79,9 @@ def scan_trace_arrow(fh: BinaryIO, columns: TraceColumns) -> TraceScan | None:
         _ArrowTrace(columns).read(lines, scan)
     except (_Refused, pa.ArrowException):
         return None
-    if lines.tail.strip():        # as scan_trace: a last line without newline, read by csv
-        scan.note = scan.note or "the last line has no newline: the file may be truncated"
-        _csv_block(lines.tail, columns, scan)
+    if lines.tail.strip():        # as scan_trace: a last line without newline is a cut row
+        scan.rows += 1
+        scan.skips.cut_short(CUT_ROW)
     return scan
 
 
@@ -211,7 +211,9 @@ class _ArrowTrace:
             raise _Refused                    # a line break inside quotes
         self._add(table, scan, sums)
         scan.rows += invalid_rows
-        scan.skipped += invalid_rows
+        if invalid_rows:
+            scan.skips.skip(f"rows whose field count differs from the header's "
+                            f"({self.columns.width})", invalid_rows)
 
     def _invalid_row(self, row: Any) -> str:
         """A row of another width: skipped by both readers when the csv module splits it into
@@ -250,7 +252,8 @@ class _ArrowTrace:
             return
         ahead = pc.greater_equal(duration, pa.scalar(0, pa.int64()))
         if not pc.all(ahead, min_count=0).as_py():          # end < start
-            scan.skipped += len(duration) - pc.sum(ahead, min_count=0).as_py()
+            scan.skips.skip(END_BEFORE_START,
+                            len(duration) - pc.sum(ahead, min_count=0).as_py())
             table, duration = table.filter(ahead), duration.filter(ahead)
         sums.add(table.column(self.name), duration, table.column(_ROW))
 
@@ -367,7 +370,11 @@ def _add_in_python(table: Any, trace: _ArrowTrace, totals: _Totals) -> None:
                                                table.column(_ROW).to_pylist()):
         start = _timestamp(start_text.decode("latin-1"))
         end = _timestamp(end_text.decode("latin-1"))
-        if start is None or end is None or end < start or not name:
-            totals.scan.skipped += 1
+        if start is None or end is None:
+            totals.scan.skips.skip("a timestamp that is not a whole number of ns")
+        elif end < start:
+            totals.scan.skips.skip(END_BEFORE_START)
+        elif not name:
+            totals.scan.skips.skip("empty Kernel_Name")
         else:
             totals.add_one(name, end - start, row)

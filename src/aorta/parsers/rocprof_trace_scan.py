@@ -9,8 +9,12 @@ and a kernel name may hold commas but (in practice) never a quote. The fast path
 block of lines on `"` at once: every row then yields the same number of pieces, the name is the
 last quoted piece and the timestamps sit at fixed offsets in the piece after it. Everything runs
 in C (bytes.split, map, int); no Python code runs per row. A block that breaks any assumption
-(an escaped quote, a changed column width, a short row, a stray newline) is re-read with the
-`csv` module, which is the reference: both paths give the same numbers.
+(an escaped quote, a changed column width, a short row, a stray newline, a quote inside an
+unquoted field, a bare carriage return) is re-read with the `csv` module, which is the
+reference: both paths give the same numbers and leave out the same rows.
+
+A last line without a newline is a row cut by the end of the file (rocprofv3 ends every row
+with one): it is left out and counted, never read, since "143" may be the start of 14376257.
 """
 
 from __future__ import annotations
@@ -24,12 +28,17 @@ from itertools import compress
 from operator import itemgetter, sub
 from typing import BinaryIO
 
+from aorta.parsers.skips import Skips
+
 __all__ = ["TraceColumns", "TraceScan", "RowShape", "row_shape", "scan_trace", "BLOCK_BYTES"]
 
 BLOCK_BYTES = 1 << 17          # small enough to stay in cache, large enough to amortise calls
 MAX_LINE_BYTES = 1 << 24       # a longer "line" is garbage: dropped, so memory stays bounded
 KERNEL_DISPATCH = b"KERNEL_DISPATCH"
+CUT_ROW = "the file ends inside a row (no final newline): cut short, that row is left out"
+END_BEFORE_START = "End_Timestamp before Start_Timestamp"
 _LAST_BYTE = itemgetter(-1)
+_FIRST_BYTE = itemgetter(0)
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,7 @@ class RowShape:
     start_field: int         # Start_Timestamp's field index in the piece after the name
     end_field: int
     tail_commas: int         # commas in that piece
+    width: int               # fields per row
 
 
 @dataclass
@@ -62,14 +72,17 @@ class TraceScan:
     kernels: dict[bytes, list[int]] = field(default_factory=dict)
     rows: int = 0
     used: int = 0
-    skipped: int = 0
     filtered: int = 0
-    note: str = ""
+    skips: Skips = field(default_factory=Skips)
+
+    @property
+    def skipped(self) -> int:
+        return self.skips.count
 
     def add(self, name: bytes, total: int, launches: int, longest: int) -> None:
         """Add `launches` rows of one kernel; rows without a name are skipped."""
         if not name:
-            self.skipped += launches
+            self.skips.skip("empty Kernel_Name", launches)
             return
         entry = self.kernels.get(name)
         if entry is None:
@@ -90,18 +103,16 @@ def scan_trace(fh: BinaryIO, columns: TraceColumns) -> TraceScan:
     """Read the data rows of an open trace file positioned just after its header."""
     scan = TraceScan()
     shape: RowShape | None = None
-    for chunk, complete in _line_blocks(fh, scan):
-        if shape is None and complete:    # learnt from the first row that fits, block by block
+    for chunk in _line_blocks(fh, scan):
+        if shape is None:                 # learnt from the first row that fits, block by block
             shape = row_shape(chunk[:chunk.find(b"\n")].rstrip(b"\r"), columns)
-        if not complete:
-            scan.note = scan.note or "the last line has no newline: the file may be truncated"
-        if shape is None or not complete or not _fast_block(chunk, shape, scan):
+        if shape is None or not _fast_block(chunk, shape, scan):
             _csv_block(chunk, columns, scan)
     return scan
 
 
-def _line_blocks(fh: BinaryIO, scan: TraceScan) -> Iterator[tuple[bytes, bool]]:
-    """Blocks of whole lines; the last one (complete=False) when the file ends mid-line."""
+def _line_blocks(fh: BinaryIO, scan: TraceScan) -> Iterator[bytes]:
+    """Blocks of whole lines. A last line without newline is counted as cut, not yielded."""
     pending = b""
     while block := fh.read(BLOCK_BYTES):
         data = pending + block if pending else block
@@ -109,14 +120,14 @@ def _line_blocks(fh: BinaryIO, scan: TraceScan) -> Iterator[tuple[bytes, bool]]:
         if cut < 0:
             pending = data
             if len(pending) > MAX_LINE_BYTES:
-                scan.skipped += 1
-                scan.note = scan.note or f"a line longer than {MAX_LINE_BYTES} bytes was dropped"
+                scan.skips.skip(f"a line longer than {MAX_LINE_BYTES} bytes")
                 pending = b""
             continue
         pending = data[cut + 1:]
-        yield data[:cut + 1], True
+        yield data[:cut + 1]
     if pending.strip():
-        yield pending, False
+        scan.rows += 1
+        scan.skips.cut_short(CUT_ROW)
 
 
 def row_shape(line: bytes, columns: TraceColumns) -> RowShape | None:
@@ -146,7 +157,7 @@ def row_shape(line: bytes, columns: TraceColumns) -> RowShape | None:
     if not (columns.name < columns.start < last and columns.name < columns.end < last):
         return None
     return RowShape(quotes, kind_piece, columns.start - columns.name, columns.end - columns.name,
-                    pieces[quotes].count(b","))
+                    pieces[quotes].count(b","), columns.width)
 
 
 def _fast_block(chunk: bytes, shape: RowShape, scan: TraceScan) -> bool:
@@ -158,7 +169,8 @@ def _fast_block(chunk: bytes, shape: RowShape, scan: TraceScan) -> bool:
     # Every line has exactly q quotes iff the n newlines all end the n tail pieces.
     if (n == 0 or len(pieces) - 1 != q * n or chunk.count(b"\n") != n
             or not all(tails) or bytes(map(_LAST_BYTE, tails)) != b"\n" * n
-            or b"".join(tails).count(b",") != n * shape.tail_commas):
+            or b"".join(tails).count(b",") != n * shape.tail_commas
+            or not _whole_fields(chunk, pieces, n, shape)):
         return False
     names = pieces[q - 1::q]
     filtered = 0
@@ -176,11 +188,32 @@ def _fast_block(chunk: bytes, shape: RowShape, scan: TraceScan) -> bool:
     if durations and min(durations) < 0:
         keep = list(map((0).__le__, durations))
         names, durations = list(compress(names, keep)), list(compress(durations, keep))
-        scan.skipped += len(keep) - len(durations)
+        scan.skips.skip(END_BEFORE_START, len(keep) - len(durations))
     groups: defaultdict[bytes, list[int]] = defaultdict(list)
     deque(map(list.append, map(groups.__getitem__, names), durations), maxlen=0)
     scan.merge(groups)
     return True
+
+
+def _whole_fields(chunk: bytes, pieces: list[bytes], n: int, shape: RowShape) -> bool:
+    """Whether the csv module splits each of the n rows into the fields the fast path takes:
+    every quote opens a field (at a row's start or after a comma) or closes one (before a
+    comma), unquoted text holds width - 1 commas per row, and no bare carriage return ends a
+    row early. Each unquoted piece's first and last byte are gathered with `map`, in C;
+    multi-byte `count` calls would cost more than the rest of the block."""
+    unquoted = pieces[2::2]
+    half = shape.quotes // 2
+    try:
+        if not (chunk.startswith(b'"')
+                and bytes(map(_FIRST_BYTE, unquoted)) == b"," * len(unquoted)
+                and bytes(map(_LAST_BYTE, unquoted)) == (b"," * (half - 1) + b"\n") * n
+                and b"".join([b"".join(pieces[j::shape.quotes])     # before the name; the
+                              for j in range(2, shape.quotes, 2)]).count(b",")  # tails: checked
+                == n * (shape.width - 1 - shape.tail_commas)):
+            return False
+    except IndexError:              # an empty piece: two quotes side by side
+        return False
+    return b"\r" not in chunk or chunk.count(b"\r") == chunk.count(b"\r\n")
 
 
 def _durations(tails: list[bytes], shape: RowShape) -> list[int] | None:
@@ -211,31 +244,41 @@ def _durations(tails: list[bytes], shape: RowShape) -> list[int] | None:
 def _csv_block(chunk: bytes, columns: TraceColumns, scan: TraceScan) -> None:
     """The reference reading of a block: the csv module, row by row."""
     groups: defaultdict[bytes, list[int]] = defaultdict(list)
-    text = io.StringIO(chunk.decode("latin-1"), newline="")
-    try:
-        for row in csv.reader(text):
-            if row:
-                scan.rows += 1
-                _csv_row(row, columns, scan, groups)
-    except csv.Error as exc:
-        scan.skipped += 1
-        scan.note = scan.note or f"unreadable CSV: {exc}"
+    reader = csv.reader(io.StringIO(chunk.decode("latin-1"), newline=""))
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:       # e.g. a field past the csv module's size limit
+            scan.rows += 1
+            scan.skips.skip(f"row {scan.rows}: unreadable CSV ({exc})")
+            continue
+        if row:
+            scan.rows += 1
+            _csv_row(row, columns, scan, groups)
     scan.merge(groups)
 
 
 def _csv_row(row: list[str], columns: TraceColumns, scan: TraceScan,
              groups: defaultdict[bytes, list[int]]) -> None:
     if len(row) != columns.width:
-        scan.skipped += 1
+        scan.skips.skip(f"row {scan.rows}: {len(row)} fields, the header has {columns.width}")
         return
     if columns.kind is not None and row[columns.kind] != "KERNEL_DISPATCH":
         scan.filtered += 1
         return
     start, end = _timestamp(row[columns.start]), _timestamp(row[columns.end])
-    if start is None or end is None or end < start or not row[columns.name]:
-        scan.skipped += 1
-        return
-    groups[row[columns.name].encode("latin-1")].append(end - start)
+    if start is None or end is None:
+        bad = row[columns.start] if start is None else row[columns.end]
+        which = "Start_Timestamp" if start is None else "End_Timestamp"
+        scan.skips.skip(f"row {scan.rows}: {which} is {bad[:40]!r}, not a whole number of ns")
+    elif end < start:
+        scan.skips.skip(f"row {scan.rows}: {END_BEFORE_START}")
+    elif not row[columns.name]:
+        scan.skips.skip(f"row {scan.rows}: empty Kernel_Name")
+    else:
+        groups[row[columns.name].encode("latin-1")].append(end - start)
 
 
 def _timestamp(text: str) -> int | None:

@@ -11,13 +11,17 @@ Events read (times in microseconds):
 CPU operators nest (`aten::matmul` calls `aten::mm` on the same thread, inside its interval),
 so summing every `cpu_op` would count the inner time twice. CPU time here is the sum of
 top-level operators per thread, which equals the sum of every operator's self time.
+
+The trace is streamed. Kineto writes each thread's operators in start order, so nesting is
+resolved on the fly with a stack of the open operators, and memory grows with the names and
+the nesting depth, not with the trace. A thread whose operators come out of order is read
+again in a second pass that holds that thread's operators and sorts them.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +29,7 @@ from typing import Any
 
 from aorta.parsers.chrome_trace import KERNEL_CATEGORIES, TraceEvent, read_events
 from aorta.parsers.kernel_table import TOP_N, KernelTable
+from aorta.parsers.skips import Skips
 
 __all__ = ["TraceFigures", "OpRow", "read_trace_figures", "LAUNCH_CATEGORIES"]
 
@@ -69,42 +74,91 @@ class TraceFigures:
         }
 
 
-def read_trace_figures(paths: Iterable[Path]) -> TraceFigures:
-    """Totals over every trace in `paths` (one per recorded cycle). Raises `ValueError` for a
-    file that is not trace-event JSON. Operators are held per thread until nesting is known."""
+def read_trace_figures(paths: Iterable[Path], skips: Skips) -> TraceFigures:
+    """Totals over every trace in `paths` (one per recorded cycle); events left out are counted
+    in `skips`. Raises `ValueError` for a file that is not trace-event JSON at all."""
     figures = TraceFigures()
     wanted = KERNEL_CATEGORIES | LAUNCH_CATEGORIES | {CPU_OP}
-    for index, path in enumerate(paths):
-        threads: dict[tuple[str, str], list[TraceEvent]] = defaultdict(list)
-        for ev in read_events(path, wanted):
+    for path in paths:
+        threads: dict[tuple[str, str], _Thread] = {}
+        for ev in read_events(path, wanted, skips):
             if ev.cat in KERNEL_CATEGORIES:
                 figures.kernels.add(ev.name, ev.dur_us * 1e3)
             elif ev.cat == CPU_OP:
-                threads[(repr(ev.pid), repr(ev.tid))].append(ev)
+                key = (repr(ev.pid), repr(ev.tid))
+                thread = threads.get(key)
+                if thread is None:
+                    thread = threads[key] = _Thread()
+                thread.add(ev)
             elif _LAUNCH_CALL.search(ev.name):
                 figures.launches += 1
-        for events in threads.values():
-            _add_thread(events, figures)
+        unordered = {key for key, thread in threads.items() if thread.unordered}
+        for key, thread in threads.items():
+            if key not in unordered:
+                thread.finish(figures)
+        if unordered:
+            _second_pass(path, unordered, figures)
     return figures
 
 
-def _add_thread(events: list[TraceEvent], figures: TraceFigures) -> None:
-    """Nesting on one thread: an operator starting before the enclosing one ends is its child."""
-    events.sort(key=lambda e: (e.ts_us, -e.dur_us))
-    own = [e.dur_us for e in events]
-    open_ops: list[int] = []
-    for i, ev in enumerate(events):
-        while open_ops and events[open_ops[-1]].ts_us + events[open_ops[-1]].dur_us <= ev.ts_us:
-            open_ops.pop()
-        if open_ops:
-            own[open_ops[-1]] -= ev.dur_us
+class _Thread:
+    """One thread's operators, nested on the fly while they come in start order."""
+
+    def __init__(self) -> None:
+        self.open: list[list[Any]] = []     # [end_us, name, own_us] of the enclosing ops
+        self.last: tuple[float, float] | None = None
+        self.unordered = False
+        self.cpu_us, self.op_count = 0.0, 0
+        self.ops: dict[str, list[float]] = {}   # name -> [calls, self_us]
+
+    def add(self, ev: TraceEvent) -> None:
+        if self.unordered:
+            return
+        key = (ev.ts_us, -ev.dur_us)
+        if self.last is not None and key < self.last:
+            self.unordered = True           # read again in a second pass, sorted
+            return
+        self.last = key
+        while self.open and self.open[-1][0] <= ev.ts_us:
+            self._close()
+        if self.open:
+            self.open[-1][2] -= ev.dur_us
         else:
-            figures.cpu_us += ev.dur_us
-            figures.op_count += 1
-        open_ops.append(i)
-    for ev, self_us in zip(events, own):
-        row = figures.ops.get(ev.name)
+            self.cpu_us += ev.dur_us
+            self.op_count += 1
+        self.open.append([ev.ts_us + ev.dur_us, ev.name, ev.dur_us])
+
+    def _close(self) -> None:
+        _end, name, own = self.open.pop()
+        row = self.ops.get(name)
         if row is None:
-            row = figures.ops[ev.name] = OpRow(ev.name)
-        row.calls += 1
-        row.self_us += max(self_us, 0.0)   # a child that outlasts its parent by rounding
+            row = self.ops[name] = [0, 0.0]
+        row[0] += 1
+        row[1] += max(own, 0.0)             # a child that outlasts its parent by rounding
+
+    def finish(self, figures: TraceFigures) -> None:
+        while self.open:
+            self._close()
+        figures.cpu_us += self.cpu_us
+        figures.op_count += self.op_count
+        for name, (calls, self_us) in self.ops.items():
+            row = figures.ops.get(name)
+            if row is None:
+                row = figures.ops[name] = OpRow(name)
+            row.calls += int(calls)
+            row.self_us += self_us
+
+
+def _second_pass(path: Path, keys: set[tuple[str, str]], figures: TraceFigures) -> None:
+    """The operators of threads that came out of order, held and sorted, then nested."""
+    held: dict[tuple[str, str], list[TraceEvent]] = {key: [] for key in keys}
+    for ev in read_events(path, frozenset({CPU_OP}), Skips()):   # counted in the first pass
+        events = held.get((repr(ev.pid), repr(ev.tid)))
+        if events is not None:
+            events.append(ev)
+    for events in held.values():
+        events.sort(key=lambda e: (e.ts_us, -e.dur_us))
+        thread = _Thread()
+        for ev in events:
+            thread.add(ev)
+        thread.finish(figures)
