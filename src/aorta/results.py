@@ -51,10 +51,13 @@ class Capture:
     state: str
     reason: str | None = None
     resolved: dict[str, str] = field(default_factory=dict)
+    skipped: int | None = None      # records of the artifact left out (`partial`)
 
     def __post_init__(self) -> None:
         if self.state not in CAPTURE_STATES:
             raise ValueError(f"capture state {self.state!r} is not one of {CAPTURE_STATES}")
+        if self.skipped is not None and self.skipped < 0:
+            raise ValueError("a capture cannot have skipped a negative number of records")
 
 
 @dataclass(frozen=True)
@@ -268,7 +271,8 @@ def _captures(v: Any) -> dict[str, Capture]:
             raise RecordError(f"captures.{name}: not a mapping")
         try:
             out[name] = Capture(_take(raw, "state", _str), _take(raw, "reason", _opt_str, None),
-                                dict(_take(raw, "resolved", _str_map, {})))
+                                dict(_take(raw, "resolved", _str_map, {})),
+                                _take(raw, "skipped", _opt_int, None))
         except ValueError as exc:
             raise RecordError(f"captures.{name}: {exc}") from None
     return out

@@ -1,7 +1,8 @@
 """What each collector made of a trial: its metrics and a typed `Capture`.
 
-Collectors publish their state as `<name>_capture` (+ `<name>_capture_reason`) among their
-metrics; here it becomes the trial's typed `captures[name]`, together with what the collector
+Collectors publish their state as `<name>_capture` (+ `<name>_capture_reason`, and
+`<name>_skipped` for a `partial` one) among their metrics; here it becomes the trial's typed
+`captures[name]`, together with what the collector
 resolved (`proton_backend` when `auto` was asked). A collector that raises, returns something
 that is not a mapping, or reports no valid state gets an `unparsed` capture with the reason:
 the trial's record is never lost to a collector's bug.
@@ -50,6 +51,9 @@ def _one(name: str, options: CollectorOptions, out_dir: Path, ctx: TrialContext,
     metrics = dict(raw)
     state = metrics.pop(f"{name}_capture", None)
     reason = metrics.pop(f"{name}_capture_reason", None)
+    skipped = metrics.pop(f"{name}_skipped", None)
+    if not (isinstance(skipped, int) and not isinstance(skipped, bool) and skipped >= 0):
+        skipped = None
     if state not in CAPTURE_STATES:
         state, reason = "unparsed", f"the {name} collector reported no valid capture state " \
                                     f"({state!r})"
@@ -59,4 +63,4 @@ def _one(name: str, options: CollectorOptions, out_dir: Path, ctx: TrialContext,
     notes += [f"aorta: {name}: metric {key} was left out: not a finite JSON value"
               for key in dropped]
     kept = {str(k): str(v) for k, v in resolved.items() if v is not None}
-    return metrics, Capture(str(state), str(reason) if reason else None, kept), notes
+    return metrics, Capture(str(state), str(reason) if reason else None, kept, skipped), notes
