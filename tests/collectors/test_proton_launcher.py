@@ -60,7 +60,7 @@ STANDIN = {
 
         def record(call, **fields):
             with open(os.environ["STANDIN_LOG"], "a") as fh:
-                fh.write(json.dumps({"call": call, **fields}) + "\\n")
+                fh.write(json.dumps({"call": call, "pid": os.getpid(), **fields}) + "\\n")
 
         def _select_backend():
             record("_select_backend")
@@ -259,6 +259,37 @@ def test_a_payloads_own_sigterm_handler_is_kept(tmp_path: Path, standin: Path) -
     assert launched.names[-2:] == ["payload", "finalize"]
 
 
+@pytest.mark.parametrize("sig", [None, signal.SIGTERM], ids=["exit", "SIGTERM"])
+def test_a_forked_child_never_finalizes(tmp_path: Path, standin: Path,
+                                        sig: signal.Signals | None) -> None:
+    """A fork of the payload (a DataLoader worker) inherits the session and the SIGTERM
+    handler; only the process that started the session writes the capture."""
+    script = write(tmp_path, """\
+        import os, signal, sys, time
+        child = os.fork()
+        if child == 0:
+            log('child')
+            if len(sys.argv) > 1:
+                time.sleep(60)
+            sys.exit(5)               # runs to the launcher's end, as a script's fork would
+        log('payload')
+        if len(sys.argv) > 1:
+            time.sleep(0.5)
+            os.killpg(0, signal.SIGTERM)   # as aorta's timeout does: the whole group
+            time.sleep(60)
+        os.waitpid(child, 0)
+        """)
+    argv = [sys.executable, script.name] + (["--sleep"] if sig else [])
+    env = child_env(tmp_path, standin)
+    command, full_env = wrapped(argv, tmp_path, env)
+    launched = finish(start_child(command, full_env, tmp_path), tmp_path / "calls.jsonl")
+    assert launched.code == (-signal.SIGTERM if sig else 0), launched.stderr
+    starts = [c for c in launched.calls if c["call"] == "start"]
+    finals = [c for c in launched.calls if c["call"] == "finalize"]
+    assert len(starts) == len(finals) == 1 and finals[0]["pid"] == starts[0]["pid"]
+    assert {c["call"] for c in launched.calls} >= {"child", "payload"}
+
+
 def test_a_failing_finalize_keeps_the_payloads_status(tmp_path: Path, standin: Path) -> None:
     script = write(tmp_path, ENDINGS["sys.exit(3)"][0])
     launched = run_launched(tmp_path, standin, [sys.executable, script.name],
@@ -277,6 +308,7 @@ def test_options_reach_start_as_the_cli_would_pass_them(tmp_path: Path, standin:
     assert launched.code == 0, launched.stderr
     assert "_select_backend" not in launched.names
     start = launched.calls[launched.names.index("start")]
+    del start["pid"]
     assert start == {"call": "start", "name": str(tmp_path / "trial" / "proton" / "proton"),
                      "context": "python", "data": "trace", "backend": "cupti",
                      "mode": "pcsampling", "hook": "triton"}

@@ -19,7 +19,8 @@ script, and `proton.finalize()`. Two differences, both deliberate:
   finalizes and then dies by SIGTERM, when the script is in Python code: Python runs signal
   handlers between bytecodes, so a script stuck in native code is SIGKILLed after the grace
   period with no capture. A script that installs its own SIGTERM handler keeps it. SIGKILL,
-  `os._exit()` and crashes write nothing.
+  `os._exit()` and crashes write nothing. Only the process that started the session finalizes
+  it: a fork of the script (a DataLoader worker) that ends or gets SIGTERM does not.
 - `--mode M` reaches `proton.start(mode=M)` (Triton's CLI parses `--mode` and, before 3.8,
   drops it). A Triton whose `start()` has no `mode` parameter does not run the script.
 
@@ -120,12 +121,13 @@ class Session:
         self.proton = proton
         self.state = "idle"             # idle -> running -> finalizing -> done
         self.term_pending = False
+        self.pid = os.getpid()          # a forked child (a DataLoader worker) never finalizes
 
     def start(self, opts: argparse.Namespace) -> None:
         """`proton.start()` as Triton's `run_profiling()` calls it; `NotRun` when it refuses."""
         profile = sys.modules.get("triton.profiler.profile")
         select = getattr(profile, "_select_backend", None)
-        normalize = getattr(profile, "_normalize_backend", None)    # Triton >= 3.8's CLI
+        normalize = getattr(profile, "_normalize_backend", None)    # newer CLIs normalise too
         backend = opts.backend
         try:
             if backend is None and callable(select):
@@ -147,7 +149,7 @@ class Session:
 
     def finish(self) -> None:
         """`proton.finalize()` once; a SIGTERM that arrives meanwhile takes effect after it."""
-        if self.state != "running":
+        if self.state != "running" or os.getpid() != self.pid:
             return
         self.state = "finalizing"
         try:
