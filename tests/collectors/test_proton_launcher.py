@@ -14,6 +14,7 @@ capture is written is for tests/gpu/test_proton_gpu.py on a GPU.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -74,6 +75,7 @@ STANDIN = {
                 raise ValueError(os.environ["STANDIN_START_RAISES"])
             record("start", name=name, context=context, data=data, backend=backend, mode=mode,
                    hook=hook)
+            _session["name"] = name
             return 0
 
         if os.environ.get("STANDIN_NO_MODE"):      # start() as Triton 3.2 and older had it
@@ -84,10 +86,16 @@ STANDIN = {
                       hook=None):
                 return _start(name, context, data, backend, mode, hook)
 
+        _session = {}
+
         def finalize(session=None, output_format=""):
             record("finalize", session=session, output_format=output_format)
             if os.environ.get("STANDIN_FINALIZE_RAISES"):
                 raise RuntimeError("disk full")
+            if os.environ.get("STANDIN_HATCHET"):     # a real capture, copied, for the engine
+                with open(os.environ["STANDIN_HATCHET"], "rb") as src, \
+                        open(_session["name"] + ".hatchet", "wb") as dst:
+                    dst.write(src.read())
         """,
 }
 
@@ -352,6 +360,8 @@ def test_a_refused_session_runs_no_payload(tmp_path: Path, standin: Path, extra:
     assert why in launched.stderr
 
 
+@pytest.mark.skipif(importlib.util.find_spec("triton") is not None,
+                    reason="a real Triton is importable here")
 def test_without_triton_nothing_runs(tmp_path: Path) -> None:
     script = write(tmp_path, ENDINGS["return"][0])
     launched = run_launched(tmp_path, None, [sys.executable, script.name])
@@ -434,3 +444,47 @@ def test_the_capture_and_outcome_read_together(tmp_path: Path, standin: Path) ->
     assert metrics["proton_capture_reason"].startswith(
         "aorta's launcher did not run the payload: proton.start(")
     assert "ValueError: no GPU" in metrics["proton_capture_reason"]
+
+
+# --- through the engine -----------------------------------------------------------------------
+
+H200_TREE = Path(__file__).resolve().parents[1] / "fixtures" / "proton" / "h200" / "cli-tree"
+
+
+@pytest.mark.parametrize(("tail", "exit_code", "verdict"), [
+    ("import sys\nsys.exit(0)\n", 0, "pass"),
+    ("import sys\nsys.exit(3)\n", 3, "fail"),
+    ("raise RuntimeError('boom')\n", 1, "fail"),
+], ids=["sys.exit(0)", "sys.exit(3)", "raises"])
+def test_aorta_sweep_run_with_the_standin(tmp_path: Path, standin: Path, tail: str,
+                                          exit_code: int, verdict: str) -> None:
+    """`aorta sweep run --collect proton` end to end, the engine's preflight satisfied by the
+    stand-in (given package metadata) and a fake `nvidia-smi`; the stand-in's finalize() copies
+    a real Triton 3.6.0 capture from an H200 (tests/fixtures/proton/h200/cli-tree) into place."""
+    meta = standin / "triton-3.6.0.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: triton\nVersion: 3.6.0\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho 'GPU 0: stand-in'\n")
+    (bin_dir / "nvidia-smi").chmod(0o755)
+    script = write(tmp_path, "log('payload')\n" + tail)
+    env = child_env(tmp_path, standin, {"STANDIN_HATCHET": str(H200_TREE / "proton.hatchet"),
+                                        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2] / "src"),
+                                         str(standin)])
+    done = subprocess.run([sys.executable, "-m", "aorta", "sweep", "run", "--collect", "proton",
+                           "--trials", "1", "--output", str(tmp_path / "out"), "--",
+                           sys.executable, str(script)], env=env, cwd=tmp_path, text=True,
+                          capture_output=True, timeout=CHILD_TIMEOUT_S, check=False)
+    results = list((tmp_path / "out").glob("*/cells/*/trial_*/result.json"))
+    assert done.returncode == 0 and len(results) == 1, done.stderr
+    result = json.loads(results[0].read_text())
+    assert (result["exit_code"], result["verdict"]) == (exit_code, verdict), result["reason"]
+    assert result["argv"][1:3] == ["-m", "aorta.launchers.proton_run"]
+    metrics = result["metrics"]
+    assert metrics["proton_capture"] == "ok", metrics.get("proton_capture_reason")
+    assert metrics["proton_kernel_count"] == 28          # what the H200 capture holds
+    assert metrics["proton_triton_version"] == "3.6.0"
+    calls = [json.loads(line)["call"] for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert calls.count("finalize") == 1 and calls.index("payload") < calls.index("finalize")
