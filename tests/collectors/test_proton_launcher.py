@@ -451,6 +451,30 @@ def test_the_capture_and_outcome_read_together(tmp_path: Path, standin: Path) ->
 H200_TREE = Path(__file__).resolve().parents[1] / "fixtures" / "proton" / "h200" / "cli-tree"
 
 
+def sweep_with_standin(tmp_path: Path, standin: Path, command: list[str]) -> dict[str, Any]:
+    """`aorta sweep run --collect proton -- COMMAND`; the one trial's result.json. The preflight
+    is satisfied by package metadata for the stand-in (Triton 3.6.0) and a fake `nvidia-smi` in
+    `tmp_path/bin`, which also holds any other fake tool the test put there."""
+    meta = standin / "triton-3.6.0.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: triton\nVersion: 3.6.0\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho 'GPU 0: stand-in'\n")
+    (bin_dir / "nvidia-smi").chmod(0o755)
+    env = child_env(tmp_path, standin, {"STANDIN_HATCHET": str(H200_TREE / "proton.hatchet"),
+                                        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2] / "src"),
+                                         str(standin)])
+    done = subprocess.run([sys.executable, "-m", "aorta", "sweep", "run", "--collect", "proton",
+                           "--trials", "1", "--output", str(tmp_path / "out"), "--", *command],
+                          env=env, cwd=tmp_path, text=True, capture_output=True,
+                          timeout=CHILD_TIMEOUT_S, check=False)
+    results = list((tmp_path / "out").glob("*/cells/*/trial_*/result.json"))
+    assert done.returncode == 0 and len(results) == 1, done.stderr
+    return dict(json.loads(results[0].read_text()))
+
+
 @pytest.mark.parametrize(("tail", "exit_code", "verdict"), [
     ("import sys\nsys.exit(0)\n", 0, "pass"),
     ("import sys\nsys.exit(3)\n", 3, "fail"),
@@ -461,30 +485,36 @@ def test_aorta_sweep_run_with_the_standin(tmp_path: Path, standin: Path, tail: s
     """`aorta sweep run --collect proton` end to end, the engine's preflight satisfied by the
     stand-in (given package metadata) and a fake `nvidia-smi`; the stand-in's finalize() copies
     a real Triton 3.6.0 capture from an H200 (tests/fixtures/proton/h200/cli-tree) into place."""
-    meta = standin / "triton-3.6.0.dist-info"
-    meta.mkdir()
-    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: triton\nVersion: 3.6.0\n")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho 'GPU 0: stand-in'\n")
-    (bin_dir / "nvidia-smi").chmod(0o755)
     script = write(tmp_path, "log('payload')\n" + tail)
-    env = child_env(tmp_path, standin, {"STANDIN_HATCHET": str(H200_TREE / "proton.hatchet"),
-                                        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2] / "src"),
-                                         str(standin)])
-    done = subprocess.run([sys.executable, "-m", "aorta", "sweep", "run", "--collect", "proton",
-                           "--trials", "1", "--output", str(tmp_path / "out"), "--",
-                           sys.executable, str(script)], env=env, cwd=tmp_path, text=True,
-                          capture_output=True, timeout=CHILD_TIMEOUT_S, check=False)
-    results = list((tmp_path / "out").glob("*/cells/*/trial_*/result.json"))
-    assert done.returncode == 0 and len(results) == 1, done.stderr
-    result = json.loads(results[0].read_text())
+    result = sweep_with_standin(tmp_path, standin, [sys.executable, str(script)])
     assert (result["exit_code"], result["verdict"]) == (exit_code, verdict), result["reason"]
     assert result["argv"][1:3] == ["-m", "aorta.launchers.proton_run"]
     metrics = result["metrics"]
     assert metrics["proton_capture"] == "ok", metrics.get("proton_capture_reason")
     assert metrics["proton_kernel_count"] == 28          # what the H200 capture holds
     assert metrics["proton_triton_version"] == "3.6.0"
-    calls = [json.loads(line)["call"] for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    log = (tmp_path / "calls.jsonl").read_text().splitlines()
+    calls = [json.loads(line)["call"] for line in log]
     assert calls.count("finalize") == 1 and calls.index("payload") < calls.index("finalize")
+
+
+def test_each_rank_writes_its_own_capture_through_the_shim(tmp_path: Path, standin: Path) -> None:
+    """`srun -n 2 python payload.py` under `--collect proton`: aorta's per-rank shim fills each
+    rank into the launcher's --name. The `srun` here is a two-line stand-in that starts the
+    command twice with SLURM_PROCID 0 and 1."""
+    srun = tmp_path / "bin" / "srun"
+    srun.parent.mkdir()
+    srun.write_text('#!/bin/sh\nshift 2\nSLURM_PROCID=0 "$@" & a=$!\n'
+                    'SLURM_PROCID=1 "$@"; b=$?\nwait $a && exit $b\n')
+    srun.chmod(0o755)
+    script = write(tmp_path, "import sys\nlog('payload')\nsys.exit(0)\n")
+    result = sweep_with_standin(tmp_path, standin, ["srun", "-n", "2", sys.executable,
+                                                    str(script)])
+    assert result["verdict"] == "pass", result["reason"]
+    assert "aorta.launchers.per_rank" in result["argv"]
+    assert "aorta.launchers.proton_run" in result["argv"]
+    captures = sorted(p.name for p in Path(result["metrics"]["proton_artifact_dir"]).iterdir())
+    assert captures == ["proton.rank0.hatchet", "proton.rank1.hatchet"]
+    metrics = result["metrics"]
+    assert metrics["proton_capture"] == "ok" and metrics["proton_rank_count"] == 2
+    assert metrics["proton_kernel_count"] == 2 * 28

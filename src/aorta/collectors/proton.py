@@ -233,7 +233,7 @@ def cli_argv(argv: tuple[str, ...], out_dir: Path, opts: ProtonOptions,
 def start_takes_mode(install: TritonInstall) -> bool | None:
     """Whether that Triton's `proton.start()` has a `mode` parameter, read from the source of
     `triton/profiler/profile.py` (`def start(name=None, *, context=..., mode=None, ...)`);
-    None when the file cannot be read."""
+    None when the file cannot be read or defines no `start` at its top level."""
     if install.package_dir is None:
         return None
     try:
@@ -249,7 +249,7 @@ def start_takes_mode(install: TritonInstall) -> bool | None:
 
 def env_overlay(out_dir: Path, opts: ProtonOptions,
                 name: str = PROFILE_BASENAME) -> dict[str, str]:
-    """The `AORTA_PROTON_*` variables of `mode: env`, mirroring the CLI flags."""
+    """The `AORTA_PROTON_*` variables of `mode: env`, mirroring the launcher's flags."""
     env = {
         f"{ENV_PREFIX}DIR": str(out_dir),
         f"{ENV_PREFIX}NAME": str(out_dir / name),

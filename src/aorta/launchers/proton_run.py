@@ -58,11 +58,6 @@ class NotRun(Exception):
 
 
 def _parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
-    # The target comes after `--`, so its own options never reach this parser.
-    if "--" not in argv:
-        raise SystemExit(f"{PREFIX} expected '--' before the script (or before pytest's "
-                         f"arguments with --pytest)")
-    cut = argv.index("--")
     parser = argparse.ArgumentParser(prog="python -m aorta.launchers.proton_run",
                                      allow_abbrev=False)
     parser.add_argument("--name", required=True, help="session name: PATH.hatchet is written")
@@ -73,6 +68,11 @@ def _parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--mode", help="passed to proton.start(mode=...)")
     parser.add_argument("--hook", help="passed to proton.start(hook=...)")
     parser.add_argument("--pytest", action="store_true", help="run pytest with the arguments")
+    # The target comes after `--`, so its own options never reach this parser.
+    if "--" not in argv:
+        parser.error("expected '--' before the script (or before pytest's arguments with "
+                     "--pytest)")
+    cut = argv.index("--")
     opts = parser.parse_args(argv[:cut])
     target = argv[cut + 1:]
     if not opts.pytest and not target:
