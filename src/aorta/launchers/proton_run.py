@@ -172,8 +172,9 @@ class Session:
 
 def _enter_command_line_mode() -> bool:
     """Set Proton's command-line flag, as its CLI does after `start()`: from then on the
-    script's own `proton.start()` is a no-op. `flags.command_line` from Triton 3.5 or so,
-    `set_command_line()` before; False when neither exists."""
+    script's own `proton.start()` is a no-op. Recent Tritons hold it in a `flags` object
+    (`flags.command_line`), older ones set it with `set_command_line()`; False when neither
+    exists."""
     flags = sys.modules.get("triton.profiler.flags")
     holder = getattr(flags, "flags", None)
     if holder is not None and hasattr(holder, "command_line"):
