@@ -1,15 +1,16 @@
 """aorta's Proton launcher (`aorta.launchers.proton_run`) end to end on the CPU, against a
 STAND-IN for Triton's profiler API.
 
-This machine has no GPU and no Triton, so these tests do not profile anything. Each test writes
-a small fake `triton` package into its tmp dir and puts it on the child's PYTHONPATH. The fake
-`triton.profiler` has `start()` / `finalize()` / `_select_backend()` with Triton 3.6's
-signatures and its `flags.command_line` switch; every call, with its arguments, is appended as
-one JSON line to the file named by `$STANDIN_LOG`. The payloads append their own line there
-too, so the order (start, payload, finalize) can be checked. What these tests prove is the
-launcher's control flow: which Proton calls it makes, exactly once, and that the payload ends
-(exit status, messages, `__main__` semantics) as under plain `python payload.py`. That a real
-capture is written is for tests/gpu/test_proton_gpu.py on a GPU.
+These tests need no GPU and no Triton, and profile nothing. Each test writes a small fake
+`triton` package into its tmp dir and puts it first on the child's PYTHONPATH (shadowing a real
+Triton, if any). The fake `triton.profiler` has `start()` / `finalize()` / `_select_backend()`
+with Triton 3.6's signatures and its `flags.command_line` switch (or, when asked, the older
+`set_command_line()`); every call, with its arguments, is appended as one JSON line to the file
+named by `$STANDIN_LOG`. The payloads append their own line there too, so the order (start,
+payload, finalize) can be checked. What these tests prove is the launcher's control flow: which
+Proton calls it makes, exactly once, and that the payload ends (exit status, messages,
+`__main__` semantics) as under plain `python payload.py`. That a real Proton writes a real
+capture this way is for tests/gpu/test_proton_gpu.py on a GPU.
 """
 
 from __future__ import annotations
@@ -38,18 +39,31 @@ STANDIN = {
     "triton/profiler/__init__.py": """\
         \"\"\"Stand-in for Triton's profiler API in aorta's CPU tests: records calls, profiles
         nothing.\"\"\"
-        from .flags import flags
         from .profile import start, finalize
         """,
     "triton/profiler/flags.py": """\
+        import os
         from dataclasses import dataclass
 
-        @dataclass
-        class ProfilerFlags:
-            profiling_on: bool = False
-            command_line: bool = False
+        if os.environ.get("STANDIN_OLD_FLAGS"):     # module-level switches, as older Tritons
+            _command_line = False
 
-        flags = ProfilerFlags()
+            def set_command_line():
+                global _command_line
+                _command_line = True
+
+            def is_command_line():
+                return _command_line
+        else:                                       # Triton 3.6's flags object
+            @dataclass
+            class ProfilerFlags:
+                profiling_on: bool = False
+                command_line: bool = False
+
+            flags = ProfilerFlags()
+
+            def is_command_line():
+                return flags.command_line
         """,
     "triton/profiler/proton.py": """\
         from .profile import record
@@ -57,7 +71,7 @@ STANDIN = {
         """,
     "triton/profiler/profile.py": """\
         import json, os
-        from .flags import flags
+        from .flags import is_command_line
 
         def record(call, **fields):
             with open(os.environ["STANDIN_LOG"], "a") as fh:
@@ -68,7 +82,7 @@ STANDIN = {
             return "cupti"
 
         def _start(name, context, data, backend, mode, hook):
-            if flags.command_line:
+            if is_command_line():
                 record("start_ignored", name=name)
                 return None
             if os.environ.get("STANDIN_START_RAISES"):
@@ -329,16 +343,19 @@ def test_auto_lets_proton_pick_the_backend(tmp_path: Path, standin: Path) -> Non
     assert (start["backend"], start["mode"], start["hook"]) == ("cupti", None, None)
 
 
-def test_the_payloads_own_start_is_ignored_as_under_the_cli(tmp_path: Path,
-                                                            standin: Path) -> None:
+@pytest.mark.parametrize("old_flags", [False, True], ids=["flags-object", "set_command_line"])
+def test_the_payloads_own_start_is_ignored_as_under_the_cli(tmp_path: Path, standin: Path,
+                                                            old_flags: bool) -> None:
     script = write(tmp_path, """\
         import triton.profiler as proton
         assert proton.start("mine") is None
         proton.finalize()
         log('payload')
         """)
-    launched = run_launched(tmp_path, standin, [sys.executable, script.name])
+    launched = run_launched(tmp_path, standin, [sys.executable, script.name],
+                            extra={"STANDIN_OLD_FLAGS": "1"} if old_flags else None)
     assert launched.code == 0, launched.stderr
+    assert "command-line flag was not found" not in launched.stderr
     assert launched.names == ["cli_module_imported", "_select_backend", "start", "start_ignored",
                               "finalize", "payload", "finalize"]
 
