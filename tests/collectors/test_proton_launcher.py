@@ -468,7 +468,8 @@ def test_the_capture_and_outcome_read_together(tmp_path: Path, standin: Path) ->
 H200_TREE = Path(__file__).resolve().parents[1] / "fixtures" / "proton" / "h200" / "cli-tree"
 
 
-def sweep_with_standin(tmp_path: Path, standin: Path, command: list[str]) -> dict[str, Any]:
+def sweep_with_standin(tmp_path: Path, standin: Path, command: list[str],
+                       *options: str) -> dict[str, Any]:
     """`aorta sweep run --collect proton -- COMMAND`; the one trial's result.json. The preflight
     is satisfied by package metadata for the stand-in (Triton 3.6.0) and a fake `nvidia-smi` in
     `tmp_path/bin`, which also holds any other fake tool the test put there."""
@@ -484,7 +485,8 @@ def sweep_with_standin(tmp_path: Path, standin: Path, command: list[str]) -> dic
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2] / "src"),
                                          str(standin)])
     done = subprocess.run([sys.executable, "-m", "aorta", "sweep", "run", "--collect", "proton",
-                           "--trials", "1", "--output", str(tmp_path / "out"), "--", *command],
+                           "--trials", "1", "--output", str(tmp_path / "out"), *options, "--",
+                           *command],
                           env=env, cwd=tmp_path, text=True, capture_output=True,
                           timeout=CHILD_TIMEOUT_S, check=False)
     results = list((tmp_path / "out").glob("*/cells/*/trial_*/result.json"))
@@ -535,3 +537,13 @@ def test_each_rank_writes_its_own_capture_through_the_shim(tmp_path: Path, stand
     metrics = result["metrics"]
     assert metrics["proton_capture"] == "ok" and metrics["proton_rank_count"] == 2
     assert metrics["proton_kernel_count"] == 2 * 28
+
+
+def test_the_trial_timeouts_sigterm_still_leaves_a_capture(tmp_path: Path, standin: Path) -> None:
+    script = write(tmp_path, "import time\nlog('payload')\ntime.sleep(60)\n")
+    result = sweep_with_standin(tmp_path, standin, [sys.executable, str(script)],
+                                "--timeout", "5")
+    assert (result["timed_out"], result["signal"], result["verdict"]) == \
+        (True, signal.SIGTERM, "error"), result["reason"]
+    assert result["metrics"]["proton_capture"] == "ok"
+    assert result["metrics"]["proton_kernel_count"] == 28
