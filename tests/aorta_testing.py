@@ -32,3 +32,18 @@ def write_recipe(directory: Path, text: str, name: str = "recipe.yaml") -> Path:
 
 def trial_result(run_dir: Path, cell: str, index: int) -> dict[str, Any]:
     return json.loads((run_dir / "cells" / cell / f"trial_{index}" / "result.json").read_text())
+
+
+def flat_metrics(result: dict[str, Any]) -> dict[str, Any]:
+    """A result.json's metrics with each capture spelled out as metrics again
+    (`<c>_capture`, `<c>_capture_reason`, `<c>_skipped`, and what the collector resolved),
+    so that assertions read as they do on a collector's own `summarize()` output."""
+    flat = dict(result.get("metrics") or {})
+    for name, capture in (result.get("captures") or {}).items():
+        flat.update(capture.get("resolved") or {})
+        flat[f"{name}_capture"] = capture["state"]
+        if capture.get("reason"):
+            flat[f"{name}_capture_reason"] = capture["reason"]
+        if capture.get("skipped") is not None:
+            flat[f"{name}_skipped"] = capture["skipped"]
+    return flat

@@ -1,5 +1,6 @@
 """Proton through the real `aorta sweep run` on this (GPU-less) machine: what is refused before
-any trial, and with which message. Plus a guard on the GPU test module's child processes."""
+any trial, and with which message (a command no Proton could wrap before a missing Triton). Plus
+a guard on the GPU test module's child processes."""
 
 from __future__ import annotations
 
@@ -18,17 +19,18 @@ GPU_TESTS = Path(__file__).resolve().parents[1] / "gpu" / "test_proton_gpu.py"
 HAS_TRITON = importlib.util.find_spec("triton") is not None
 
 
-def sweep(tmp_path: Path, recipe: str, *extra: str) -> tuple[int, str]:
-    """`aorta sweep run` as a user runs it; (exit code, stderr)."""
+def sweep(tmp_path: Path, recipe: str, *extra: str,
+          command: list[str] | None = None) -> tuple[int, str]:
+    """`aorta sweep run` as a user runs it (on `python s.py` by default); (exit code, stderr)."""
     path = tmp_path / "recipe.yaml"
     path.write_text(textwrap.dedent(recipe))
     script = tmp_path / "s.py"
     script.write_text("print('ran')\n")
     env = dict(os.environ, PYTHONPATH=str(SRC))
     proc = subprocess.run([sys.executable, "-m", "aorta", "sweep", "run", "--recipe", str(path),
-                           "--output", str(tmp_path / "out"), *extra, "--", sys.executable,
-                           str(script)], capture_output=True, text=True, timeout=120, env=env,
-                          check=False)
+                           "--output", str(tmp_path / "out"), *extra, "--",
+                           *(command or [sys.executable, str(script)])],
+                          capture_output=True, text=True, timeout=120, env=env, check=False)
     return proc.returncode, proc.stderr
 
 
@@ -61,6 +63,21 @@ def test_a_machine_without_triton_runs_no_trial(tmp_path: Path) -> None:
     assert "collector proton cannot measure on this machine: Triton is not installed" in err
     assert "AORTA_PROTON_PYTHON" in err
     assert not list((tmp_path / "out").glob("*/cells/*/trial_*/stdout.log"))
+
+
+@pytest.mark.skipif(HAS_TRITON, reason="Triton is installed here")
+def test_a_native_command_is_refused_for_what_it_is_before_triton_is_looked_for(
+        tmp_path: Path) -> None:
+    """`--collect proton` in front of a binary: the fix is mode: env, whatever is installed."""
+    code, err = sweep(tmp_path, """
+        schema_version: 1
+        collect: {proton: null}
+    """, command=["/bin/echo", "hi"])
+    assert code == 2
+    assert "proton: needs a Python script launch (python script.py, pytest, python -m " \
+           "pytest), got '/bin/echo'; use mode: env instead" in err
+    assert "Triton is not installed" not in err
+    assert not (tmp_path / "out").exists()
 
 
 rocprof_present = importlib.util.find_spec("aorta.collectors.rocprof") is not None

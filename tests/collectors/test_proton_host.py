@@ -196,14 +196,35 @@ def test_resolved_without_triton() -> None:
         "cupti", "roctracer", "rocprofiler")
 
 
-def test_resolved_notes_a_mode_the_cli_drops(tmp_path: Path) -> None:
-    env = fake_triton(tmp_path, "3.7.1")
+START_3_2 = "def start(name=None, *, context='shadow', data='tree', backend=None, hook=None):\n    pass\n"
+START_3_6 = ("def start(name=None, *, context='shadow', data='tree', backend=None, mode=None,\n"
+             "          hook=None):\n    pass\n")
+
+
+@pytest.mark.parametrize("version", ["3.6.0", "3.7.1"])
+def test_resolved_has_no_mode_note_where_start_takes_the_mode(tmp_path: Path,
+                                                             version: str) -> None:
+    """aorta's launcher hands --mode to proton.start(mode=...): nothing is dropped (Triton's
+    own CLI parsed --mode and dropped it before 3.8)."""
+    env = fake_triton(tmp_path, version)
+    (tmp_path / "site" / "triton" / "profiler" / "profile.py").write_text(START_3_6)
+    out = PROTON.resolved(PROTON.validate({"backend": "cupti", "backend_mode": "pcsampling"}),
+                          context(env))
+    assert "proton_mode_note" not in out
+
+
+def test_resolved_notes_a_start_without_mode(tmp_path: Path) -> None:
+    env = fake_triton(tmp_path, "3.2.0")
+    (tmp_path / "site" / "triton" / "profiler" / "profile.py").write_text(START_3_2)
     out = PROTON.resolved(PROTON.validate({"backend": "cupti", "backend_mode": "pcsampling"}),
                           context(env))
     assert out["proton_mode_note"].startswith(
-        "aorta: Triton 3.7.1's CLI parses --mode pcsampling and drops it")
+        "aorta: Triton 3.2.0's proton.start() takes no mode, so aorta's launcher does not run "
+        "the payload with --mode pcsampling (exit 2)")
     env_mode = PROTON.validate({"mode": "env", "backend": "cupti", "backend_mode": "pcsampling"})
     assert "proton_mode_note" not in PROTON.resolved(env_mode, context(env))
+    no_mode = PROTON.validate({"backend": "cupti"})
+    assert "proton_mode_note" not in PROTON.resolved(no_mode, context(env))
 
 
 def test_resolved_carries_the_device_note() -> None:

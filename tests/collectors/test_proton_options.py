@@ -141,7 +141,8 @@ def test_roctracer_under_env_and_other_pins_under_cli_are_accepted() -> None:
 
 
 def test_mode_knobs_are_accepted_under_cli() -> None:
-    # Triton >= 3.8 forwards --mode from its CLI; older ones drop it (see proton_mode_note).
+    # aorta's launcher passes the mode to proton.start(mode=...) on every Triton whose start()
+    # takes one (proton_mode_note says when it does not).
     opts = PROTON.validate({"backend": "cupti", "backend_mode": "pcsampling"})
     assert opts.mode == "cli"
 

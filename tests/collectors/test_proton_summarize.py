@@ -11,8 +11,6 @@ import pytest
 
 from aorta.collectors.base import CAPTURE_STATES, TrialOutcome
 from aorta.collectors.proton import ProtonCollector
-from aorta.collectors.proton_reasons import empty_reason, missing_reason
-from aorta.parsers.hatchet import HatchetSummary
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "proton"
 PROTON = ProtonCollector()
@@ -220,61 +218,11 @@ def test_a_tree_where_a_trace_was_asked_for(tmp_path: Path) -> None:
         "that starts Proton itself must pass data=os.environ['AORTA_PROTON_DATA']")
 
 
-# --- missing and empty: the Triton traps -----------------------------------------------------
+# --- missing: what summarize hands the reasons (the reasons: test_proton_reasons.py) ---
 
 def outcome(code: int | None = 0, sig: int | None = None, timed_out: bool = False,
             launched: bool = True) -> TrialOutcome:
     return TrialOutcome(code, sig, timed_out, launched)
-
-
-OPTS = PROTON.validate(None)
-ENV_OPTS = PROTON.validate({"mode": "env"})
-
-
-@pytest.mark.parametrize(("opts", "how", "release", "expected"), [
-    (OPTS, outcome(launched=False), (3, 6), "the payload never started"),
-    (OPTS, outcome(None, timed_out=True), (3, 6), "timed out before Proton wrote its .hatchet"),
-    (OPTS, outcome(None, sig=9), None, "killed by signal 9"),
-    (ENV_OPTS, outcome(0), (3, 6), "under mode: env the payload must call proton.start("),
-    (ENV_OPTS, outcome(4), (3, 7), "proton.finalize(); it exited 4"),
-    (OPTS, outcome(1), (3, 6), "the payload exited 1, and Triton 3.6 skips finalize()"),
-    (OPTS, outcome(0), (3, 5), "exited 0: on Triton 3.5 a script that ends with sys.exit()"),
-    (OPTS, outcome(2), (3, 7), "Proton's CLI wrote no .hatchet (the payload exited 2)"),
-    (OPTS, outcome(0), None, "Proton's CLI wrote no .hatchet"),
-])
-def test_missing_reasons(opts: Any, how: TrialOutcome, release: tuple[int, int] | None,
-                         expected: str) -> None:
-    assert expected in missing_reason(opts, how, release, [])
-
-
-def test_a_backend_the_installed_cli_lacks() -> None:
-    opts = PROTON.validate({"backend": "rocprofiler"})
-    reason = missing_reason(opts, outcome(2), (3, 7), [], ("cupti", "roctracer", "instrumentation"))
-    assert reason.startswith("the installed Triton's CLI offers -b cupti, roctracer, "
-                             "instrumentation, not rocprofiler: it refused the command")
-    assert "(exit 2)" in reason
-    assert "offers" not in missing_reason(opts, outcome(2), (3, 8), [],
-                                          ("cupti", "roctracer", "rocprofiler"))
-
-
-def test_old_triton_exit_zero_is_noted_when_missing_or_empty() -> None:
-    note = "Triton 3.4's CLI reports a failing script as exit 0"
-    assert note in missing_reason(OPTS, outcome(0), (3, 4), [])
-    assert note in empty_reason(HatchetSummary(), OPTS, outcome(0), (3, 4))
-    assert note not in empty_reason(HatchetSummary(), OPTS, outcome(0), (3, 5))
-    assert note not in empty_reason(HatchetSummary(), ENV_OPTS, outcome(0), (3, 4))
-
-
-def test_empty_reasons() -> None:
-    scoped = HatchetSummary(frames=2)
-    assert empty_reason(HatchetSummary(), OPTS, outcome(0), (3, 6)).startswith(
-        "the tree holds only ROOT")
-    assert empty_reason(scoped, OPTS, outcome(0), (3, 6)).startswith(
-        "no leaf frame carries a time column")
-    assert "pl.enter_scope()" in empty_reason(
-        scoped, PROTON.validate({"backend": "instrumentation"}), outcome(0), None)
-    assert "session must be active" in empty_reason(HatchetSummary(), ENV_OPTS, outcome(0), None)
-    assert "the payload exited 3" in empty_reason(HatchetSummary(), OPTS, outcome(3), None)
 
 
 def test_no_files_in_a_launched_trial_is_missing(tmp_path: Path) -> None:

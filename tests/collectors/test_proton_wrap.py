@@ -1,8 +1,10 @@
-"""How Proton attaches: argv exactly as built, every launch shape and refusal, env mode, devices."""
+"""How Proton attaches: argv exactly as built (aorta's launcher under `mode: cli`), every launch
+shape and refusal, env mode, devices."""
 
 from __future__ import annotations
 
 import ast
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -10,6 +12,7 @@ from typing import Any
 import pytest
 
 from aorta.collectors.base import Launch, TrialContext
+from aorta.collectors.child_import import aorta_root
 from aorta.collectors.proton import ProtonCollector, ProtonWrapError, env_overlay
 from aorta.collectors.proton_host import translate_devices
 from aorta.collectors.proton_options import ProtonOptions
@@ -31,7 +34,13 @@ def wrap(argv: list[str], raw: dict[str, Any] | None = None, env: dict[str, str]
 
 
 def head(*flags: str, python: str = "python3") -> list[str]:
-    return [python, *flags, "-m", "triton.profiler.proton", "-n", f"{OUT}/proton"]
+    return [python, *flags, "-m", "aorta.launchers.proton_run", "--name", f"{OUT}/proton"]
+
+
+def child_path() -> dict[str, str]:
+    """What the launch adds so the payload's Python imports the launcher from this checkout."""
+    root = aorta_root()
+    return {} if root is None else {"PYTHONPATH": root}
 
 
 # --- mode: cli -------------------------------------------------------------------------------
@@ -39,8 +48,8 @@ def head(*flags: str, python: str = "python3") -> list[str]:
 def test_default_cli_argv() -> None:
     launch = wrap(["python3", "vecadd.py", "1048576", "10"])
     assert list(launch.argv) == head() + ["--context", "shadow", "--data", "tree",
-                                          "vecadd.py", "1048576", "10"]
-    assert launch.env == {} and launch.unset == frozenset()
+                                          "--", "vecadd.py", "1048576", "10"]
+    assert launch.env == child_path() and launch.unset == frozenset()
 
 
 def test_every_flag_rendered_in_order() -> None:
@@ -48,21 +57,28 @@ def test_every_flag_rendered_in_order() -> None:
                                                "data": "trace", "instrumentation_mode": "mma",
                                                "granularity": "warp", "hook": "triton"})
     assert list(launch.argv) == head() + [
-        "-b", "instrumentation", "--context", "python", "--data", "trace",
-        "--mode", "mma:granularity=warp", "-k", "triton", "s.py", "--x"]
+        "--backend", "instrumentation", "--context", "python", "--data", "trace",
+        "--mode", "mma:granularity=warp", "--hook", "triton", "--", "s.py", "--x"]
 
 
 def test_backend_mode_renders_mode() -> None:
     launch = wrap(["python", "s.py"], {"backend": "cupti", "backend_mode": "pcsampling"})
     assert list(launch.argv) == head(python="python") + [
-        "-b", "cupti", "--context", "shadow", "--data", "tree", "--mode", "pcsampling", "s.py"]
+        "--backend", "cupti", "--context", "shadow", "--data", "tree", "--mode", "pcsampling",
+        "--", "s.py"]
+
+
+def test_the_targets_own_dashes_stay_after_the_separator() -> None:
+    launch = wrap(["python3", "s.py", "--", "--name", "x"])
+    assert launch.argv[-5:] == ("--", "s.py", "--", "--name", "x")
+    assert launch.argv.index("--") == len(launch.argv) - 5
 
 
 def test_safe_interpreter_flags_stay_before_module() -> None:
     launch = wrap(["/usr/bin/python3.12", "-u", "-B", "-O", "s.py", "-v"])
     assert list(launch.argv[:6]) == ["/usr/bin/python3.12", "-u", "-B", "-O", "-m",
-                                     "triton.profiler.proton"]
-    assert list(launch.argv[-2:]) == ["s.py", "-v"]
+                                     "aorta.launchers.proton_run"]
+    assert list(launch.argv[-3:]) == ["--", "s.py", "-v"]
 
 
 @pytest.mark.parametrize("argv", [
@@ -72,7 +88,7 @@ def test_safe_interpreter_flags_stay_before_module() -> None:
 def test_python_m_pytest_becomes_the_pytest_target(argv: list[str]) -> None:
     launch = wrap(argv)
     assert list(launch.argv) == head() + ["--context", "shadow", "--data", "tree",
-                                          "pytest", "-x", "tests/t.py"]
+                                          "--pytest", "--", "-x", "tests/t.py"]
 
 
 def test_bare_pytest_runs_under_its_own_interpreter(tmp_path: Path) -> None:
@@ -80,19 +96,37 @@ def test_bare_pytest_runs_under_its_own_interpreter(tmp_path: Path) -> None:
     script.write_text("#!/usr/bin/env python3.11\nimport pytest\n")
     script.chmod(0o755)
     launch = wrap([str(script), "-q"])
-    assert launch.argv[:3] == ("python3.11", "-m", "triton.profiler.proton")
-    assert launch.argv[-2:] == ("pytest", "-q")
+    assert launch.argv[:3] == ("python3.11", "-m", "aorta.launchers.proton_run")
+    assert launch.argv[-3:] == ("--pytest", "--", "-q")
 
 
 def test_aorta_proton_python_replaces_the_interpreter() -> None:
     launch = wrap(["python3", "-u", "s.py"], env={"AORTA_PROTON_PYTHON": "~/venv/bin/python"})
     expected = str(Path("~/venv/bin/python").expanduser())
-    assert list(launch.argv[:4]) == [expected, "-u", "-m", "triton.profiler.proton"]
+    assert list(launch.argv[:4]) == [expected, "-u", "-m", "aorta.launchers.proton_run"]
 
 
 def test_outer_overlay_is_kept() -> None:
     launch = wrap(["python3", "s.py"], launch_env={"OUTER": "1"})
-    assert launch.env == {"OUTER": "1"}
+    assert launch.env == {"OUTER": "1"} | child_path()
+
+
+def test_the_source_tree_goes_first_on_the_childs_path() -> None:
+    root = aorta_root()
+    if root is None:
+        pytest.skip("aorta is installed in a site directory: the child finds it by itself")
+    launch = wrap(["python3", "s.py"], env={"PYTHONPATH": "/payload/lib"})
+    assert launch.env["PYTHONPATH"] == os.pathsep.join([root, "/payload/lib"])
+
+
+@pytest.mark.parametrize("flag", ["-I", "-E"])
+def test_an_interpreter_that_ignores_pythonpath_is_refused_from_a_source_tree(flag: str) -> None:
+    if aorta_root() is None:
+        pytest.skip("aorta is installed in a site directory: -I and -E are harmless")
+    with pytest.raises(ProtonWrapError) as caught:
+        wrap(["python3", flag, "s.py"])
+    message = str(caught.value)
+    assert f"{flag} ignores PYTHONPATH" in message and "use mode: env" in message
 
 
 @pytest.mark.parametrize(("argv", "problem"), [
@@ -233,9 +267,9 @@ def test_wrap_reads_the_pins_an_outer_collector_left() -> None:
     launch = Launch(("python3", "s.py"), {HIP: "4"}, frozenset({CUDA}))
     out = PROTON.wrap(launch, OUT, PROTON.validate({"backend": "rocprofiler"}),
                       ctx({CUDA: "0"}))
-    assert out.env == {ROCR: "4"} and out.unset == frozenset({HIP, CUDA})
+    assert out.env == {ROCR: "4"} | child_path() and out.unset == frozenset({HIP, CUDA})
 
 
 def test_an_nvidia_pin_is_left_alone_under_auto() -> None:
     launch = wrap([sys.executable, "s.py"], env={CUDA: "0"})
-    assert launch.env == {} and launch.unset == frozenset()
+    assert launch.env == child_path() and launch.unset == frozenset()

@@ -27,6 +27,7 @@ import pytest
 
 from aorta.collectors.proton_host import gpu_vendor
 from examples_catalog import ROOT, Example, aorta_command, commands, section
+from aorta_testing import flat_metrics
 
 pytestmark = pytest.mark.gpu
 
@@ -86,7 +87,7 @@ def calls(metrics: dict[str, Any], table: str) -> dict[str, int | None]:
 
 
 def assert_passed_with_capture(result: dict[str, Any], collector: str) -> dict[str, Any]:
-    metrics = result["metrics"]
+    metrics = flat_metrics(result)
     assert result["verdict"] == "pass", (result["reason"], result.get("stderr_tail"))
     assert result["captures"][collector]["state"] == "ok", result["captures"][collector]
     return metrics
@@ -100,7 +101,7 @@ def test_ncu_cuda_gemm(tmp_path: Path):
         pytest.skip("ncu is not on PATH and NCU_BIN is unset")
     binary = build_readme_binary("ncu/cuda-gemm", tmp_path)
     result = run_readme_command("ncu/cuda-gemm", tmp_path, binary)
-    reason = result["metrics"].get("ncu_capture_reason", "")
+    reason = flat_metrics(result).get("ncu_capture_reason", "")
     if any(s in reason for s in ("ERR_NVGPUCTRPERM", "LibraryNotLoaded", "initialize")):
         pytest.skip(f"ncu cannot read counters on this host: {reason}")
     metrics = assert_passed_with_capture(result, "ncu")
@@ -131,7 +132,7 @@ def test_nsys_torch_matmul(tmp_path: Path):
     if not capability.usable:   # the sweep's preflight refuses it for this same reason
         pytest.skip(f"nsys cannot measure here: {capability.reason}")
     result = run_readme_command("nsys/torch-matmul", tmp_path)
-    metrics = result["metrics"]
+    metrics = flat_metrics(result)
     if result["captures"]["nsys"]["state"] != "ok":
         pytest.skip(f"nsys made no report here: {result['captures']['nsys']['reason']}")
     metrics = assert_passed_with_capture(result, "nsys")

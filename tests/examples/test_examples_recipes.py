@@ -104,8 +104,8 @@ def test_proton_attaches_to_the_readme_command(example: Example, tmp_path: Path)
     argv = readme_argv(example)
     if options.mode == "cli":
         wrapped = cli_argv(argv, tmp_path, options, python="python")
-        assert wrapped[:3] == ("python", "-m", "triton.profiler.proton")
-        assert wrapped[-1] == argv[1], "the script must come last, with no `--` before it"
+        assert wrapped[:3] == ("python", "-m", "aorta.launchers.proton_run")
+        assert wrapped[-2:] == ("--", argv[1]), "the script comes last, right after `--`"
     else:
         overlay = env_overlay(tmp_path, options)
         assert overlay["AORTA_PROTON_NAME"] == str(tmp_path / "proton")

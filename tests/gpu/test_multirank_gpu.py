@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from aorta_testing import flat_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 PAYLOAD = Path(__file__).resolve().parent / "payloads" / "ranked_matmul.py"
@@ -42,7 +43,7 @@ def test_two_ranks_on_one_gpu(tmp_path: Path, collector: str):
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads((tmp_path / "adhoc/cells/default/trial_0/result.json").read_text())
     assert result["verdict"] == "pass", result["stderr_tail"]
-    m = result["metrics"]
+    m = flat_metrics(result)
     assert m[f"{collector}_capture"] == "ok", m.get(f"{collector}_capture_reason")
     ranks = m[f"{collector}_ranks"]
     assert {r: v["kernel_count"] for r, v in ranks.items()} == {"0": 4, "1": 8}

@@ -26,6 +26,7 @@ import pytest
 import yaml
 
 from aorta.collectors.tool_process import gpu_present, host_counter_access
+from aorta_testing import flat_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 PAYLOADS = Path(__file__).resolve().parent / "payloads"
@@ -80,7 +81,7 @@ def one_trial(tmp_path: Path, ncu: dict[str, Any], payload: str, *args: str) -> 
     assert code == 0 and len(docs) == 1, f"aorta exited {code}, {len(docs)} results\n{output}"
     doc = docs[0]
     assert doc.get("verdict") == "pass", json.dumps(doc, indent=1)[-3000:]
-    metrics: dict[str, Any] = doc["metrics"]
+    metrics: dict[str, Any] = flat_metrics(doc)
     assert metrics["ncu_capture"] == "ok", metrics.get("ncu_capture_reason")
     return metrics
 

@@ -27,6 +27,7 @@ import yaml
 from aorta.collectors.base import Launch, TrialContext, TrialOutcome
 from aorta.collectors.nsys import NsysCollector, find_qdstrm_importer
 from aorta.collectors.tool_process import gpu_present
+from aorta_testing import flat_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 PAYLOAD = Path(__file__).resolve().parent / "payloads" / "ncu_matmul.py"
@@ -115,9 +116,9 @@ def test_sweep_refuses_or_reports_honestly(tmp_path: Path) -> None:
     results = sorted(out.glob("*/cells/*/trial_*/result.json"))
     if CAN_EXPORT:
         assert code == 0 and len(results) == 1, output[-3000:]
-        assert_full_capture(json.loads(results[0].read_text())["metrics"])
+        assert_full_capture(flat_metrics(json.loads(results[0].read_text())))
     elif results:
-        assert_honest_qdstrm(json.loads(results[0].read_text())["metrics"])
+        assert_honest_qdstrm(flat_metrics(json.loads(results[0].read_text())))
     else:
         # the preflight refused: exit 2, naming why nsys cannot measure here
         assert code == 2, output[-3000:]

@@ -19,11 +19,15 @@ from typing import Any
 import pytest
 
 from aorta.collectors.proton_host import find_triton, gpu_vendor
+from aorta_testing import flat_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 PAYLOAD = Path(__file__).resolve().parent / "payloads" / "proton_vecadd.py"
 LAUNCHES = 12
 CHILD_TIMEOUT_S = 300
+#: The trial timeout of the SIGTERM case: well past the payload's start-up and first compile
+#: (about 4 s on an H200 with a warm cache), well short of its 600 s sleep.
+TIMEOUT_CASE_S = 60
 
 TRITON = find_triton()
 VENDOR = gpu_vendor()
@@ -35,14 +39,15 @@ needs_gpu = pytest.mark.skipif(VENDOR is None,
 needs_nvidia = pytest.mark.skipif(VENDOR != "nvidia", reason="cupti needs an NVIDIA GPU")
 
 
-def run_sweep(tmp_path: Path, options: dict[str, str], *payload_args: str) -> dict[str, Any]:
+def run_sweep(tmp_path: Path, options: dict[str, str], *payload_args: str,
+              timeout_s: int = 240) -> dict[str, Any]:
     """Run one trial under `collect: {proton: options}`; its result.json as a dict."""
     recipe = tmp_path / "recipe.yaml"
     block = "".join(f"\n    {key}: {value}" for key, value in options.items()) or " {}"
-    recipe.write_text(textwrap.dedent("""\
+    recipe.write_text(textwrap.dedent(f"""\
         schema_version: 1
         trials: 1
-        timeout_per_trial: 240
+        timeout_per_trial: {timeout_s}
         collect:
           proton:""") + block + "\n")
     out = tmp_path / "out"
@@ -90,7 +95,7 @@ def assert_exact_capture(metrics: dict[str, Any]) -> None:
 @needs_nvidia
 def test_kernel_counts_are_exact(tmp_path: Path, options: dict[str, str]) -> None:
     result = run_sweep(tmp_path, options)
-    metrics = result["metrics"]
+    metrics = flat_metrics(result)
     assert_exact_capture(metrics)
     assert metrics["proton_backend"] == "cupti"          # auto resolved, or pinned
     artifacts = Path(metrics["proton_artifact_dir"])
@@ -103,7 +108,7 @@ def test_kernel_counts_are_exact(tmp_path: Path, options: dict[str, str]) -> Non
 @needs_gpu
 def test_instrumentation_gives_cycles_per_scope(tmp_path: Path) -> None:
     result = run_sweep(tmp_path, {"mode": "env", "backend": "instrumentation"}, "--scoped")
-    metrics = result["metrics"]
+    metrics = flat_metrics(result)
     assert metrics["proton_capture"] == "ok", metrics.get("proton_capture_reason")
     assert metrics["proton_backend"] == "instrumentation"
     cycles = metrics["proton_scope_cycles"]
@@ -111,19 +116,42 @@ def test_instrumentation_gives_cycles_per_scope(tmp_path: Path) -> None:
     assert all(cycles[scope] > 0 for scope in ("load", "store"))
 
 
+ENDINGS = {
+    # args to the payload, its exit code, the trial's verdict, a line its stderr must hold
+    "sys.exit(0)": ((), 0, "pass", None),
+    "sys.exit(3)": (("--exit-code", "3"), 3, "fail", None),
+    "raises": (("--raise",), 1, "fail",
+               "RuntimeError: vecadd: raised after the work, as asked (--raise)"),
+}
+
+
+@pytest.mark.parametrize("ending", list(ENDINGS))
 @pytest.mark.gpu
 @needs_triton
-@needs_nvidia
-def test_a_payload_ending_in_system_exit(tmp_path: Path) -> None:
-    """Triton <= 3.6 skips finalize() on SystemExit: an explicit `missing`, not a blank."""
-    result = run_sweep(tmp_path, {}, "--exit-code", "3")
-    metrics = result["metrics"]
-    release = TRITON.release
-    assert release is not None
-    if release <= (3, 6):
-        assert metrics["proton_capture"] == "missing"
-        assert "exited 3" in metrics["proton_capture_reason"]
-        assert "skips finalize()" in metrics["proton_capture_reason"]
-        assert "proton_kernel_count" not in metrics
-    else:
-        assert_exact_capture(metrics)
+@needs_gpu
+def test_the_capture_survives_how_the_script_ends(tmp_path: Path, ending: str) -> None:
+    """Issue 12.2: Triton <= 3.6's CLI skipped finalize() on sys.exit() and on an exception,
+    so `sys.exit(main())` left no capture. aorta's launcher writes it for every ending and
+    passes the payload's own exit status through."""
+    args, exit_code, verdict, last_line = ENDINGS[ending]
+    result = run_sweep(tmp_path, {}, *args)
+    assert "aorta.launchers.proton_run" in result["argv"]
+    assert (result["exit_code"], result["signal"], result["verdict"]) == \
+        (exit_code, None, verdict), result["reason"]
+    assert_exact_capture(flat_metrics(result))
+    if last_line is not None:
+        tail = result["stderr_tail"] or ""
+        assert last_line in tail.splitlines(), tail
+        assert "proton_run.py" not in tail and "as_main.py" not in tail   # the payload's own
+
+
+@pytest.mark.gpu
+@needs_triton
+@needs_gpu
+def test_the_capture_survives_the_timeouts_sigterm(tmp_path: Path) -> None:
+    """aorta's timeout sends SIGTERM; the launcher finalizes, then dies by SIGTERM. The payload
+    finishes its kernels and sleeps (in Python, where the handler can run) until then."""
+    result = run_sweep(tmp_path, {}, "--sleep-after", "600", timeout_s=TIMEOUT_CASE_S)
+    assert result["timed_out"] is True and result["verdict"] == "error", result["reason"]
+    assert result["signal"] == signal.SIGTERM, result["reason"]
+    assert_exact_capture(flat_metrics(result))

@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from aorta.collectors.torch import torch_build
+from aorta_testing import flat_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 PAYLOAD = Path(__file__).resolve().parent / "payloads" / "torch_matmul.py"
@@ -93,9 +94,9 @@ def assert_launches(metrics: dict[str, Any], steps: int) -> None:
 def test_cli_mode_counts_every_launch(tmp_path: Path) -> None:
     result = run_sweep(tmp_path, {})
     assert result["verdict"] == "pass", result.get("stderr_tail")
-    assert_launches(result["metrics"], STEPS)
-    assert result["metrics"]["torch_activities"] == ["cpu", "cuda"]
-    artifacts = Path(result["metrics"]["torch_artifact_dir"])
+    assert_launches(flat_metrics(result), STEPS)
+    assert flat_metrics(result)["torch_activities"] == ["cpu", "cuda"]
+    artifacts = Path(flat_metrics(result)["torch_artifact_dir"])
     assert "Self CUDA" in (artifacts / "kernels.txt").read_text()
     summary = json.loads((artifacts / "summary.json").read_text())
     assert summary["device"] and summary["errors"] == []
@@ -104,7 +105,7 @@ def test_cli_mode_counts_every_launch(tmp_path: Path) -> None:
 def test_a_failing_payload_keeps_its_exit_code_and_its_kernels(tmp_path: Path) -> None:
     result = run_sweep(tmp_path, {"activities": "cpu,gpu"}, "--exit", "3")
     assert (result["verdict"], result["exit_code"]) == ("fail", 3)
-    assert_launches(result["metrics"], STEPS)
+    assert_launches(flat_metrics(result), STEPS)
 
 
 def test_env_mode_schedule_records_only_active_steps(tmp_path: Path) -> None:
@@ -112,12 +113,12 @@ def test_env_mode_schedule_records_only_active_steps(tmp_path: Path) -> None:
     result = run_sweep(tmp_path, options, "--env-profiler")
     assert result["verdict"] == "pass", result.get("stderr_tail")
     assert result["argv"][1] == str(PAYLOAD)                   # argv untouched in mode env
-    assert_launches(result["metrics"], 3)
+    assert_launches(flat_metrics(result), 3)
 
 
 def test_cpu_activity_only_gives_operator_figures(tmp_path: Path) -> None:
     result = run_sweep(tmp_path, {"activities": "cpu"})
-    metrics = result["metrics"]
+    metrics = flat_metrics(result)
     assert result["verdict"] == "pass" and metrics["torch_capture"] == "ok"
     assert "torch_kernel_count" not in metrics
     assert metrics["torch_cpu_time_ms"] > 0

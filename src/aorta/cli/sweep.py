@@ -137,12 +137,14 @@ def run(opts: SweepRunOptions) -> int:
                           else None, gpus=opts.gpus, executor=opts.executor,
                           baseline=opts.baseline)
     plan = build_plan(loaded, overrides)
-    preflight(plan)
-    executor = make_executor(plan.recipe.executor)   # validates --gpus / Slurm settings too
     caller_env = dict(os.environ)  # a copy: os.environ itself is never changed
     output = opts.output.resolve()
     first = trial_specs(plan, output / plan.run_name)[0]
+    # Wrapping first: a command a collector can never take (a native binary under proton's
+    # mode: cli) is refused with its own fix before the machine's checks name a missing tool.
     first_launch = spec_launch(first, child_environment(first.env_mode, caller_env, first.env))
+    preflight(plan)
+    executor = make_executor(plan.recipe.executor)   # validates --gpus / Slurm settings too
     if opts.dry_run:
         for line in plan_lines(plan, output / plan.run_name, first_launch,
                                plan_redactor(plan, caller_env)):

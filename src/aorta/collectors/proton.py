@@ -1,15 +1,15 @@
 """`proton`: Triton's profiler, attached to a Python payload.
 
 `mode: cli` rewrites `python [safe flags] script.py args` (or `pytest ...`, `python -m pytest ...`)
-into
+into aorta's own launcher, which runs the unmodified script inside the Proton session that
+`python -m triton.profiler.proton` would start, and writes the capture however the script ends:
 
-    <that python> [safe flags] -m triton.profiler.proton -n <out>/proton [-b B] --context C
-        --data D [--mode M] [-k HOOK] script.py args
+    <that python> [safe flags] -m aorta.launchers.proton_run --name <out>/proton [--backend B]
+        --context C --data D [--mode M] [--hook HOOK] [--pytest] -- <target...>
 
-(no `--`: Proton takes the target with `argparse.REMAINDER`; never the `proton` console script,
-whose shebang often names another interpreter). `$AORTA_PROTON_PYTHON` replaces the interpreter.
-`mode: env` leaves argv alone and hands the payload `AORTA_PROTON_{DIR,NAME,CONTEXT,DATA,BACKEND,
-MODE,HOOK}`; the payload calls `proton.start()`/`proton.finalize()` itself.
+`$AORTA_PROTON_PYTHON` replaces the interpreter. `mode: env` leaves argv alone and hands the
+payload `AORTA_PROTON_{DIR,NAME,CONTEXT,DATA,BACKEND,MODE,HOOK}`; the payload calls
+`proton.start()`/`proton.finalize()` itself.
 
 Metrics: the common scheme from the `.hatchet` leaves (or the `.chrome_trace` kernel events under
 `data: trace`), `proton_scope_cycles` for `backend: instrumentation`, `proton_skipped` when
@@ -21,6 +21,7 @@ frames or events were left out (a `partial` capture, docs/collectors/reading.md)
 
 from __future__ import annotations
 
+import ast
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,7 +30,8 @@ from typing import Any
 
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status, settle)
-from aorta.collectors.proton_host import (cli_backends, find_triton, gpu_vendor,
+from aorta.collectors.child_import import importable_by_child
+from aorta.collectors.proton_host import (TritonInstall, cli_backends, find_triton, gpu_vendor,
                                           proton_python_override, resolve_backend,
                                           translate_devices)
 from aorta.collectors.proton_options import (CUPTI_BACKENDS, QUEUE_INTERCEPTING, ProtonOptions,
@@ -46,7 +48,7 @@ from aorta.parsers.skips import Skips
 __all__ = ["ProtonCollector", "ProtonWrapError", "cli_argv", "env_overlay"]
 
 PROFILE_BASENAME = "proton"
-PROTON_MODULE = "triton.profiler.proton"
+LAUNCHER = "aorta.launchers.proton_run"
 ENV_PREFIX = "AORTA_PROTON_"
 ESCAPE = ("use mode: env instead (argv stays as it is; the payload calls "
           "proton.start(os.environ['AORTA_PROTON_NAME'], ...) and proton.finalize() itself)")
@@ -89,8 +91,11 @@ class ProtonCollector(Collector):
             wrapped = launch.with_env(env_overlay(out_dir, opts, name))
         else:
             python = proton_python_override(ctx.base_env)
-            wrapped = Launch(cli_argv(launch.argv, out_dir, opts, python, name), launch.env,
-                             launch.unset)
+            argv = cli_argv(launch.argv, out_dir, opts, python, name)
+            wrapped = importable_by_child(
+                Launch(argv, launch.env, launch.unset), ctx, argv[1:argv.index("-m")],
+                ProtonWrapError, f"install aorta (pip install -e .) in the payload's Python, "
+                                 f"or {ESCAPE}")
         devices = translate_devices(opts.backend, _child_env(ctx.base_env, launch))
         return wrapped.with_env(devices.set, devices.unset)
 
@@ -175,11 +180,11 @@ class ProtonCollector(Collector):
         if devices.note:
             out["proton_device_note"] = devices.note
         rendered = mode_argument(opts)
-        release = install.release
-        if rendered and opts.mode == "cli" and release is not None and release < (3, 8):
+        if rendered and opts.mode == "cli" and start_takes_mode(install) is False:
             out["proton_mode_note"] = (
-                f"aorta: Triton {install.version}'s CLI parses --mode {rendered} and drops it "
-                f"(forwarded from 3.8 on); use mode: env so proton.start(mode=...) receives it")
+                f"aorta: Triton {install.version}'s proton.start() takes no mode, so aorta's "
+                f"launcher does not run the payload with --mode {rendered} (exit 2); drop the "
+                f"mode or install a Triton whose start() has one")
         return out
 
 
@@ -196,34 +201,53 @@ def _child_env(base: Mapping[str, str], launch: Launch) -> dict[str, str]:
 
 
 def cli_flags(out_dir: Path, opts: ProtonOptions, name: str = PROFILE_BASENAME) -> list[str]:
-    """Proton's CLI flags for `opts`, writing `<out_dir>/<name>.<suffix>`."""
-    flags = ["-n", str(out_dir / name)]
+    """The launcher's session flags for `opts`, writing `<out_dir>/<name>.<suffix>`."""
+    flags = ["--name", str(out_dir / name)]
     if opts.backend != "auto":
-        flags += ["-b", opts.backend]
+        flags += ["--backend", opts.backend]
     flags += ["--context", opts.context, "--data", opts.data]
     rendered = mode_argument(opts)
     if rendered:
         flags += ["--mode", rendered]
     if opts.hook:
-        flags += ["-k", opts.hook]
+        flags += ["--hook", opts.hook]
     return flags
 
 
 def cli_argv(argv: tuple[str, ...], out_dir: Path, opts: ProtonOptions,
              python: str | None = None, name: str = PROFILE_BASENAME) -> tuple[str, ...]:
-    """`argv` run under Proton's CLI; `ProtonWrapError` when it cannot be (naming mode: env)."""
+    """`argv` run by aorta's Proton launcher; `ProtonWrapError` when it cannot be (naming mode:
+    env). Static: it needs no Triton, so a command no Proton could wrap is refused anywhere."""
     problem = cli_pin_problem(opts)          # before the launch shape: it holds for any command
     if problem:
         raise ProtonWrapError(f"proton: backend: {problem}")
     launch = split_python_launch(argv, "proton", ESCAPE, ProtonWrapError)
-    head = [python or launch.python, *launch.flags, "-m", PROTON_MODULE, *cli_flags(out_dir, opts, name)]
-    target = ["pytest", *launch.args] if launch.is_pytest else [launch.script or "", *launch.args]
+    head = [python or launch.python, *launch.flags, "-m", LAUNCHER, *cli_flags(out_dir, opts, name)]
+    target = ["--pytest", "--", *launch.args] if launch.is_pytest \
+        else ["--", launch.script or "", *launch.args]
     return tuple(head + target)
+
+
+def start_takes_mode(install: TritonInstall) -> bool | None:
+    """Whether that Triton's `proton.start()` has a `mode` parameter, read from the source of
+    `triton/profiler/profile.py` (`def start(name=None, *, context=..., mode=None, ...)`);
+    None when the file cannot be read or defines no `start` at its top level."""
+    if install.package_dir is None:
+        return None
+    try:
+        tree = ast.parse((install.package_dir / "profiler" / "profile.py").read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "start":
+            params = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            return any(a.arg == "mode" for a in params)
+    return None
 
 
 def env_overlay(out_dir: Path, opts: ProtonOptions,
                 name: str = PROFILE_BASENAME) -> dict[str, str]:
-    """The `AORTA_PROTON_*` variables of `mode: env`, mirroring the CLI flags."""
+    """The `AORTA_PROTON_*` variables of `mode: env`, mirroring the launcher's flags."""
     env = {
         f"{ENV_PREFIX}DIR": str(out_dir),
         f"{ENV_PREFIX}NAME": str(out_dir / name),

@@ -42,8 +42,9 @@ GRANULARITIES = ("cta", "warp", "warp_2", "warp_4", "warp_8", "warp_group", "war
 QUEUE_INTERCEPTING = frozenset({"auto", "rocprofiler", "roctracer"})
 #: Backends that subscribe to CUPTI on NVIDIA (`auto` resolves to cupti there).
 CUPTI_BACKENDS = frozenset({"auto", "cupti"})
-#: Backends the CLI front-end cannot pin: Proton initialises the HIP runtime only on the path
-#: where `-b` is absent (`_select_backend()`), and roctracer records nothing without it.
+#: Backends `mode: cli` cannot pin: the session starts as Proton's CLI starts it, which brings the
+#: HIP runtime up only when Proton picks the backend (`_select_backend()`), and roctracer
+#: records nothing without it.
 CLI_UNPINNABLE = frozenset({"roctracer"})
 
 Backend = Literal["auto", "cupti", "roctracer", "rocprofiler", "instrumentation"]
@@ -55,9 +56,9 @@ class ProtonOptions(CollectorOptions):
     """Typed options of the `proton` collector; see docs/collectors/proton.md."""
 
     mode: Literal["cli", "env"] = Field(
-        "cli", description="cli: run the script under `python -m triton.profiler.proton`; "
-                           "env: hand the payload AORTA_PROTON_* variables; it calls "
-                           "proton.start() itself")
+        "cli", description="cli: aorta's launcher runs the script inside a Proton session "
+                           "and finalizes it however the script ends; env: hand the payload "
+                           "AORTA_PROTON_* variables; it calls proton.start() itself")
     backend: Backend = Field(
         "auto", description="Proton backend; auto omits -b and lets Proton pick the one of the "
                             "active runtime (recorded as proton_backend)")
@@ -122,11 +123,11 @@ def cli_pin_problem(options: ProtonOptions) -> str | None:
     """Why `options` pin a backend that Proton's CLI front-end cannot attach, else None."""
     if options.mode != "cli" or options.backend not in CLI_UNPINNABLE:
         return None
-    return (f"{options.backend} cannot be pinned under mode: cli: Proton's CLI initialises "
-            f"the HIP runtime only when it picks the backend itself (_select_backend()), so "
-            f"a -b {options.backend} pin writes an empty ROOT-only tree and exits 0 on Triton "
-            f"<= 3.7; use mode: env (the payload calls proton.start() after the runtime is "
-            f"up) or backend: auto")
+    return (f"{options.backend} cannot be pinned under mode: cli: the session starts as "
+            f"Proton's CLI starts it, which initialises the HIP runtime only when Proton picks "
+            f"the backend itself (_select_backend()), so a {options.backend} pin writes an "
+            f"empty ROOT-only tree and exits 0 on Triton <= 3.7; use mode: env (the payload "
+            f"calls proton.start() after the runtime is up) or backend: auto")
 
 
 def _modes_text() -> str:

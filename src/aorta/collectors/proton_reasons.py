@@ -1,16 +1,18 @@
-"""Why a Proton capture is missing or empty: the known Triton traps, spelled out per version.
+"""Why a Proton capture is missing or empty, as precisely as the facts allow.
 
-Facts from the published `triton` wheels (`triton/profiler/proton.py`, `execute_as_main`):
-
-- up to 3.4 the CLI catches an `Exception` from the script, prints "An error occurred while
-  executing the script" and exits 0, so a failed payload looks like a pass;
-- 3.5 and 3.6 let the exception through: exit 1 and `finalize()` never runs (no file);
-- up to 3.6 `SystemExit` (`sys.exit()`, even `sys.exit(0)`) escapes `except Exception`, so
-  `finalize()` never runs and no profile is written;
-- from 3.7 `finalize()` always runs and the CLI returns the payload's exit code.
+Under `mode: cli` the payload runs in aorta's launcher (`aorta.launchers.proton_run`), which
+finalizes Proton however the script ends, so the traps of Triton's own CLI are gone: up to 3.6
+it skipped `finalize()` on `sys.exit()`, on 3.5-3.6 on any exception, and up to 3.4 it reported
+a failing script as exit 0 (triton-lang/triton `third_party/proton/proton/proton.py`,
+`execute_as_main()`). What remains is what no launcher can survive (SIGKILL, a crash, a timeout
+whose SIGTERM found the payload in native code), a session the launcher refused to start (its
+`aorta: proton: the payload was not run: ...` line on stderr), and Proton writing no file.
 """
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 from aorta.collectors.base import TrialOutcome
 from aorta.collectors.proton_options import ProtonOptions
@@ -20,18 +22,46 @@ __all__ = ["missing_reason", "empty_reason"]
 
 Release = tuple[int, int] | None
 
+#: The launcher's own lines on stderr (aorta.launchers.proton_run).
+NOT_RUN = "aorta: proton: the payload was not run: "
+FINALIZE_FAILED = "aorta: proton: proton.finalize() failed: "
+_TAIL_BYTES = 8192
+
 
 def missing_reason(opts: ProtonOptions, outcome: TrialOutcome, release: Release,
                    others: list[str], offered: tuple[str, ...] = ()) -> str:
-    """Why no `.hatchet` (or `.chrome_trace`) was written, as precisely as the facts allow.
+    """Why no `.hatchet` (or `.chrome_trace`) was written.
 
-    `offered`: the `-b` choices of the installed Triton's CLI, when known."""
+    `release`: the installed Triton's (major, minor), when known; `offered`: the backends that
+    Triton offers (its CLI's `-b` choices), when known."""
     want = ".chrome_trace" if opts.data == "trace" else ".hatchet"
+    code = outcome.exit_code
     if not outcome.launched:
         return "the payload never started"
+    cli = opts.mode == "cli"
+    stderr = _stderr_tail(outcome.stderr_path) if cli else ""
+    if cli and offered and opts.backend not in offered:
+        return (f"the installed Triton offers the backends {', '.join(offered)} (its CLI's -b "
+                f"choices), not {opts.backend}: proton.start() refused it before the payload "
+                f"ran (exit {code}); use backend: auto or a Triton that has {opts.backend}")
+    said = _last_line(stderr, NOT_RUN)
+    if said:
+        return f"aorta's launcher did not run the payload: {said}"
+    if cli and "No module named 'aorta" in stderr:
+        return ("the payload's Python cannot import aorta's launcher (No module named 'aorta'); "
+                "install aorta into that interpreter (the command's python, or "
+                "$AORTA_PROTON_PYTHON), or use mode: env")
     if outcome.timed_out:
+        if cli:
+            return (f"the trial timed out, and the payload was still in native code when the "
+                    f"grace period ended, so it was killed before aorta's launcher could "
+                    f"finalize Proton (no {want})")
         return f"the trial timed out before Proton wrote its {want} (it writes at finalize)"
     if outcome.signal:
+        if cli:
+            return (f"the payload was killed by signal {outcome.signal} before aorta's launcher "
+                    f"could finalize Proton (no {want}); SIGINT and SIGTERM are finalized, "
+                    f"SIGKILL and crashes cannot be")
         return f"the payload was killed by signal {outcome.signal} before Proton wrote its {want}"
     if others:
         msgpack = any(o.endswith("_msgpack") for o in others)
@@ -40,28 +70,16 @@ def missing_reason(opts: ProtonOptions, outcome: TrialOutcome, release: Release,
                     "data=os.environ['AORTA_PROTON_DATA']")
         return (f"Proton wrote {', '.join(sorted(others))} but no {want}, which data: "
                 f"{opts.data} reads; {fix}")
-    code = outcome.exit_code
-    if opts.mode == "cli" and offered and opts.backend not in offered:
-        return (f"the installed Triton's CLI offers -b {', '.join(offered)}, not "
-                f"{opts.backend}: it refused the command before the payload ran (exit {code}); "
-                f"use backend: auto or a Triton that has {opts.backend}")
-    if opts.mode == "env":
+    if not cli:
         exited = f"; it exited {code}" if code else ""
         return (f"no {want}: under mode: env the payload must call proton.start("
                 f"os.environ['AORTA_PROTON_NAME'], ...) and proton.finalize(){exited}")
-    reason = f"Proton's CLI wrote no {want}"
-    if release is not None and release <= (3, 6):
-        version = f"{release[0]}.{release[1]}"
-        if code:
-            reason += (f": the payload exited {code}, and Triton {version} skips finalize() when "
-                       f"the script raises (SystemExit up to 3.6, any exception on 3.5-3.6)")
-        else:
-            reason += (f" although the payload exited 0: on Triton {version} a script that ends "
-                       f"with sys.exit()/raise SystemExit skips Proton's finalize(); return from "
-                       f"main() instead, or upgrade to Triton >= 3.7")
-    elif code:
-        reason += f" (the payload exited {code})"
-    return reason + _exit_zero_note(opts, outcome, release)
+    failed = _last_line(stderr, FINALIZE_FAILED)
+    if failed:
+        return f"proton.finalize() failed, so no {want} was written: {failed}"
+    version = f"Triton {release[0]}.{release[1]}'s " if release else ""
+    return (f"aorta's launcher finalized Proton, but {version}Proton wrote no {want} (the "
+            f"payload exited {code}); see stderr.log")
 
 
 def empty_reason(summary: HatchetSummary, opts: ProtonOptions, outcome: TrialOutcome,
@@ -79,15 +97,32 @@ def empty_reason(summary: HatchetSummary, opts: ProtonOptions, outcome: TrialOut
         reason += "; under mode: env the session must be active while the kernels launch"
     if outcome.exit_code:
         reason += f"; the payload exited {outcome.exit_code}"
-    elif summary.frames == 0 and opts.backend in ("auto", "roctracer", "rocprofiler"):
-        reason += ("; on AMD, roctracer records nothing unless the HIP runtime is up before "
-                   "proton.start(), and Triton 3.8 needs triton.profiler imported before torch")
-    return reason + _exit_zero_note(opts, outcome, release)
+    elif summary.frames == 0 and opts.mode == "env" and \
+            opts.backend in ("auto", "roctracer", "rocprofiler"):
+        # Under mode: cli the launcher imports triton.profiler first and lets Proton pick (and
+        # so bring up) the runtime; a payload that starts Proton itself must do both.
+        reason += "; on AMD, roctracer records nothing unless the HIP runtime is up before " \
+                  "proton.start()"
+        if release is None or release >= (3, 8):
+            reason += ", and Triton 3.8 needs triton.profiler imported before torch"
+    return reason
 
 
-def _exit_zero_note(opts: ProtonOptions, outcome: TrialOutcome, release: Release) -> str:
-    if opts.mode != "cli" or outcome.exit_code != 0 or release is None or release > (3, 4):
+def _stderr_tail(path: Path | None) -> str:
+    if path is None:
         return ""
-    return (f"; note: Triton {release[0]}.{release[1]}'s CLI reports a failing script as exit 0 "
-            f"(it prints 'An error occurred while executing the script'), so check the trial's "
-            f"stdout before trusting the pass")
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - _TAIL_BYTES))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _last_line(text: str, prefix: str) -> str:
+    """The rest of the last line of `text` that starts with `prefix`, else ""."""
+    for line in reversed(text.splitlines()):
+        if line.startswith(prefix):
+            return line[len(prefix):].strip()
+    return ""

@@ -1,6 +1,7 @@
 """A Triton vector add with a known number of GPU launches, for Proton's GPU tests.
 
-    python3 proton_vecadd.py LAUNCHES [--size N] [--scoped] [--exit-code K]
+    python3 proton_vecadd.py LAUNCHES [--size N] [--scoped] [--exit-code K] [--raise]
+        [--sleep-after S]
 
 GPU kernels, all Triton: one `fill_kernel` launch writes the inputs, then LAUNCHES launches of
 `add_kernel` (or `scoped_add_kernel`, which marks intra-kernel scopes `load` and `store` for the
@@ -10,14 +11,19 @@ capture must hold exactly LAUNCHES + 1 launches. The result is checked on the CP
 Under `mode: env` (AORTA_PROTON_NAME set) the payload starts and finalizes Proton itself from the
 AORTA_PROTON_* variables; under Proton's CLI those calls are ignored by Proton.
 
-Exit codes: 0 correct, 1 wrong result, 2 no GPU; `--exit-code K` ends with SystemExit(K) after
-the work (to exercise the capture rules for a failing payload).
+It ends the way most scripts do, with `sys.exit(main())`: `sys.exit(0)` when the result is
+right, 1 when it is wrong, 2 without a GPU. After correct work, `--exit-code K` makes it
+`sys.exit(K)`, `--raise` raises an uncaught RuntimeError (exit 1, with a traceback), and
+`--sleep-after S` sleeps S seconds first (for a timeout to interrupt). These exercise the
+capture's survival of every ending: Triton <= 3.6's own CLI wrote nothing for any of them.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
+import time
 
 import triton.profiler as proton  # isort: skip  # Proton before torch (Triton 3.8 hangs otherwise)
 import torch
@@ -106,6 +112,10 @@ def main() -> int:
     parser.add_argument("--scoped", action="store_true",
                         help="launch scoped_add_kernel (intra-kernel scopes load, store)")
     parser.add_argument("--exit-code", type=int, default=0)
+    parser.add_argument("--raise", dest="raise_after", action="store_true",
+                        help="raise RuntimeError after the (correct) work")
+    parser.add_argument("--sleep-after", type=float, default=0.0,
+                        help="seconds to sleep after the work, before ending")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("vecadd: no GPU visible to torch")
@@ -120,6 +130,11 @@ def main() -> int:
     started = start_from_env()
     try:
         code = run(args.launches, args.size, scoped)
+        if code == 0 and args.sleep_after:
+            print(f"vecadd: sleeping {args.sleep_after:g} s", flush=True)
+            time.sleep(args.sleep_after)
+        if code == 0 and args.raise_after:
+            raise RuntimeError("vecadd: raised after the work, as asked (--raise)")
     finally:
         if started:
             proton.finalize()
@@ -127,6 +142,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    code = main()
-    if code:
-        raise SystemExit(code)
+    sys.exit(main())

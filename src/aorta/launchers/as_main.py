@@ -1,0 +1,74 @@
+"""Running a script (or pytest) the way `python script.py` (or `python -m pytest`) runs it, from
+inside a launcher that has work to do once the target ends.
+
+`run_as_main(["script.py", *args], pytest=False)` gives the script what the interpreter gives it:
+
+- `__name__ == "__main__"`, `__file__` its absolute path, `__loader__` a `SourceFileLoader`,
+  `__spec__`, `__package__` and `__cached__` None, `__builtins__` the builtins module;
+- `sys.argv == ["script.py", *args]` (argv[0] as typed), `sys.path[0]` the directory of the
+  script's real path (symlinks resolved, as CPython does), left alone under `-I` or `-P`;
+- `sys.modules["__main__"]` is the script's module (pickle and multiprocessing's spawn look there);
+- the code compiled without the launcher's own `from __future__` flags.
+
+`run_as_main([*args], pytest=True)` runs `python -m pytest *args`. Whatever ends the target
+(`SystemExit`, an exception, `KeyboardInterrupt`) propagates to the caller untouched;
+`print_uncaught` then reports an exception as the interpreter would, minus the launcher's frames.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib.machinery
+import io
+import os
+import runpy
+import sys
+import types
+from types import TracebackType
+
+__all__ = ["print_uncaught", "run_as_main", "script_problem"]
+
+
+def script_problem(path: str) -> str | None:
+    """Why `python path` could not run `path` (as its "can't open file" says), else None."""
+    full = os.path.abspath(path)
+    if not os.path.exists(full):
+        return f"can't open file {full!r}: no such file"
+    if not os.path.isfile(full):
+        return f"{full!r} is not a Python source file (directories and zip apps are not run)"
+    return None
+
+
+def run_as_main(target: list[str], pytest: bool) -> None:
+    """Run `target` as the program's `__main__`; let whatever ends it escape."""
+    if pytest:
+        sys.argv = ["pytest", *target]
+        runpy.run_module("pytest", run_name="__main__", alter_sys=True)
+        return
+    # Not runpy.run_path: it sets argv[0] to the path it runs, and `python script.py` keeps
+    # argv[0] as typed while `__file__` is absolute (Python 3.9+).
+    script = os.path.abspath(target[0])
+    with io.open_code(script) as fh:
+        source = fh.read()
+    # dont_inherit: the launcher's `from __future__ import annotations` must not leak in.
+    code = compile(source, script, "exec", dont_inherit=True)
+    module = types.ModuleType("__main__")
+    module.__dict__.update(__file__=script, __builtins__=builtins, __cached__=None,
+                           __loader__=importlib.machinery.SourceFileLoader("__main__", script))
+    sys.argv = list(target)
+    if not (sys.flags.isolated or getattr(sys.flags, "safe_path", False)):
+        # `python -m launcher` put the working directory first; `python script.py` puts the
+        # directory of the script's real path there.
+        sys.path[0] = os.path.dirname(os.path.realpath(script))
+    sys.modules["__main__"] = module
+    exec(code, module.__dict__)
+
+
+def print_uncaught(exc: BaseException, *launcher_files: str) -> None:
+    """Report `exc` through `sys.excepthook` as the interpreter reports an uncaught exception,
+    leaving out the leading frames that belong to this module or to `launcher_files`."""
+    skip = {__file__, *launcher_files}
+    tb: TracebackType | None = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename in skip:
+        tb = tb.tb_next
+    sys.excepthook(type(exc), exc.with_traceback(tb), tb)

@@ -1,0 +1,234 @@
+"""`python -m aorta.launchers.proton_run`: run a script (or pytest) inside one Proton session.
+
+    python -m aorta.launchers.proton_run --name PATH [--backend B] [--context shadow|python]
+        [--data tree|trace] [--mode M] [--hook triton] -- script.py [args...]
+    python -m aorta.launchers.proton_run --name PATH [options] --pytest -- [pytest args...]
+
+The session is the one Triton's own front-end, `python -m triton.profiler.proton -n PATH [-b B]
+-c C -d D [-k H] script.py`, starts in its `run_profiling()`: the backend given or
+`_select_backend()`'s pick, `proton.start(PATH, context=C, data=D, backend=..., hook=H)`, then
+Proton's command-line flag set so the script's own `proton.start()` calls are ignored, the
+script, and `proton.finalize()`. Two differences, both deliberate:
+
+- the capture is written whatever ends the script. Triton's CLI skips `finalize()` on
+  `sys.exit()` (up to 3.6) and on any exception (3.5, 3.6), so `sys.exit(main())` left no file.
+  Here a return, `sys.exit(n)`, `sys.exit("message")`, an uncaught exception or Ctrl-C is
+  finalized first and then handed back to the interpreter, which ends the process exactly as it
+  would have without us: status n; the message and 1; the traceback (minus this launcher's
+  frames) and 1; the traceback and death by SIGINT. SIGTERM (aorta's timeout, a batch system)
+  finalizes and then dies by SIGTERM, when the script is in Python code: Python runs signal
+  handlers between bytecodes, so a script stuck in native code is SIGKILLed after the grace
+  period with no capture. A script that installs its own SIGTERM handler keeps it. SIGKILL,
+  `os._exit()` and crashes write nothing. Only the process that started the session finalizes
+  it: a fork of the script (a DataLoader worker) that ends or gets SIGTERM does not.
+- `--mode M` reaches `proton.start(mode=M)` (Triton's CLI parses `--mode` and, before 3.8,
+  drops it). A Triton whose `start()` has no `mode` parameter does not run the script.
+
+Exit status 2 with `aorta: proton: the payload was not run: ...` on stderr: the script never ran
+(no such script, `triton.profiler` not importable, `proton.start()` refused). A failing
+`finalize()` is reported as `aorta: proton: proton.finalize() failed: ...` and leaves the
+script's exit status alone.
+
+Facts about Proton from triton-lang/triton `third_party/proton/proton/proton.py` (`main()`,
+`run_profiling()`, `execute_as_main()`), `profile.py` (`start()`, `finalize()`) and `flags.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import inspect
+import os
+import signal
+import sys
+from types import FrameType, ModuleType
+from typing import Any, NoReturn
+
+from aorta.launchers.as_main import print_uncaught, run_as_main, script_problem
+
+__all__ = ["EXIT_NOT_RUN", "NotRun", "Session", "main"]
+
+EXIT_NOT_RUN = 2           # what `python missing.py` returns too
+PREFIX = "aorta: proton:"
+
+
+class NotRun(Exception):
+    """The target cannot run inside a Proton session; it is not run at all."""
+
+
+def _parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    parser = argparse.ArgumentParser(prog="python -m aorta.launchers.proton_run",
+                                     allow_abbrev=False)
+    parser.add_argument("--name", required=True, help="session name: PATH.hatchet is written")
+    parser.add_argument("--backend", help="cupti, roctracer, rocprofiler, instrumentation; "
+                                          "absent: Proton's _select_backend() picks")
+    parser.add_argument("--context", default="shadow")
+    parser.add_argument("--data", default="tree")
+    parser.add_argument("--mode", help="passed to proton.start(mode=...)")
+    parser.add_argument("--hook", help="passed to proton.start(hook=...)")
+    parser.add_argument("--pytest", action="store_true", help="run pytest with the arguments")
+    # The target comes after `--`, so its own options never reach this parser.
+    if "--" not in argv:
+        parser.error("expected '--' before the script (or before pytest's arguments with "
+                     "--pytest)")
+    cut = argv.index("--")
+    opts = parser.parse_args(argv[:cut])
+    target = argv[cut + 1:]
+    if not opts.pytest and not target:
+        parser.error("no script after '--'")
+    return opts, target
+
+
+def _load_proton(target: list[str], pytest: bool, mode: str | None) -> ModuleType:
+    """`triton.profiler`, once the target is known to be runnable; `NotRun` otherwise."""
+    if pytest:
+        problem = None if importlib.util.find_spec("pytest") else "No module named pytest"
+    else:
+        problem = script_problem(target[0])
+    if problem:
+        raise NotRun(problem)
+    try:
+        try:
+            # Triton's CLI module first, as `python -m triton.profiler.proton` runs it, for
+            # whatever it sets up when imported (nothing up to Triton 3.6).
+            importlib.import_module("triton.profiler.proton")
+        except ModuleNotFoundError as exc:
+            if exc.name != "triton.profiler.proton":
+                raise
+        proton = importlib.import_module("triton.profiler")
+    except ImportError as exc:
+        raise NotRun(f"cannot import triton.profiler with {sys.executable}: {exc}") from None
+    if mode is not None and not _accepts(proton.start, "mode"):
+        version = getattr(sys.modules.get("triton"), "__version__", "?")
+        raise NotRun(f"Triton {version}'s proton.start() takes no mode, so --mode {mode} cannot "
+                     f"be honoured; drop backend_mode/instrumentation_mode/granularity or "
+                     f"install a newer Triton")
+    return proton
+
+
+def _accepts(function: Any, name: str) -> bool:
+    try:
+        return name in inspect.signature(function).parameters
+    except (TypeError, ValueError):     # no readable signature: let start() decide
+        return True
+
+
+class Session:
+    """One Proton session around the target, finalized exactly once (also on SIGTERM)."""
+
+    def __init__(self, proton: ModuleType) -> None:
+        self.proton = proton
+        self.state = "idle"             # idle -> running -> finalizing -> done
+        self.term_pending = False
+        self.pid = os.getpid()          # a forked child (a DataLoader worker) never finalizes
+
+    def start(self, opts: argparse.Namespace) -> None:
+        """`proton.start()` as Triton's `run_profiling()` calls it; `NotRun` when it refuses."""
+        profile = sys.modules.get("triton.profiler.profile")
+        select = getattr(profile, "_select_backend", None)
+        normalize = getattr(profile, "_normalize_backend", None)    # newer CLIs normalise too
+        backend = opts.backend
+        try:
+            if backend is None and callable(select):
+                backend = select()
+            if backend is not None and callable(normalize):
+                backend = normalize(backend)
+            kwargs: dict[str, Any] = {"context": opts.context, "data": opts.data,
+                                      "backend": backend, "hook": opts.hook}
+            if opts.mode is not None:
+                kwargs["mode"] = opts.mode
+            self.proton.start(opts.name, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - any refusal means the payload must not run
+            raise NotRun(f"proton.start({opts.name!r}, backend={backend!r}) failed: "
+                         f"{type(exc).__name__}: {exc}") from None
+        self.state = "running"
+        if not _enter_command_line_mode():
+            print(f"{PREFIX} Proton's command-line flag was not found in this Triton; the "
+                  f"payload's own proton.start() calls are not ignored", file=sys.stderr)
+
+    def finish(self) -> None:
+        """`proton.finalize()` once; a SIGTERM that arrives meanwhile takes effect after it."""
+        if self.state != "running" or os.getpid() != self.pid:
+            return
+        self.state = "finalizing"
+        try:
+            self.proton.finalize()
+        except Exception as exc:  # noqa: BLE001 - the payload's own outcome must survive
+            print(f"{PREFIX} proton.finalize() failed: {type(exc).__name__}: {exc}",
+                  file=sys.stderr)
+        finally:
+            self.state = "done"
+        if self.term_pending:
+            _die(signal.SIGTERM)
+
+    def on_sigterm(self, signum: int, frame: FrameType | None) -> None:
+        if self.state == "finalizing":
+            self.term_pending = True
+            return
+        self.finish()
+        _die(signal.SIGTERM)
+
+
+def _enter_command_line_mode() -> bool:
+    """Set Proton's command-line flag, as its CLI does after `start()`: from then on the
+    script's own `proton.start()` is a no-op. Recent Tritons hold it in a `flags` object
+    (`flags.command_line`), older ones set it with `set_command_line()`; False when neither
+    exists."""
+    flags = sys.modules.get("triton.profiler.flags")
+    holder = getattr(flags, "flags", None)
+    if holder is not None and hasattr(holder, "command_line"):
+        holder.command_line = True
+        return True
+    setter = getattr(flags, "set_command_line", None)
+    if callable(setter):
+        setter()
+        return True
+    return False
+
+
+def _die(sig: signal.Signals) -> NoReturn:
+    """End the process as `sig`'s default action would, after flushing what it printed."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed or broken stream must not stop the exit
+            pass
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+    os._exit(128 + sig)     # not reached: the default action ends the process
+
+
+def _quiet_hook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+    """The uncaught exception was already reported, without the launcher's frames."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the target inside the session; end the way the target ends (see the module doc)."""
+    opts, target = _parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        session = Session(_load_proton(target, opts.pytest, opts.mode))
+        session.start(opts)
+    except NotRun as exc:
+        print(f"{PREFIX} the payload was not run: {exc}", file=sys.stderr)
+        raise SystemExit(EXIT_NOT_RUN) from None
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, session.on_sigterm)
+    ending: BaseException | None = None
+    try:
+        run_as_main(target, opts.pytest)
+    except BaseException as exc:  # noqa: BLE001 - handed back to the interpreter below
+        ending = exc
+        if not isinstance(exc, SystemExit):
+            print_uncaught(exc, __file__)
+    session.finish()
+    if ending is not None:
+        if not isinstance(ending, SystemExit):
+            sys.excepthook = _quiet_hook
+        # The interpreter turns it into the payload's own exit: SystemExit's code or message,
+        # 1 for an exception, death by SIGINT for KeyboardInterrupt.
+        raise ending
+
+
+if __name__ == "__main__":
+    main()
