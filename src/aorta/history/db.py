@@ -97,9 +97,11 @@ def _redact_text(text: str) -> str:
 
 
 def _secrets(url: URL) -> tuple[str, ...]:
-    found = [url.password] if url.password else []
-    found += [v for k, v in url.query.items() if k.lower() in _SECRET_QUERY_KEYS]
-    return tuple(str(s) for s in found if s and isinstance(s, str))
+    found: list[str] = [str(url.password)] if url.password else []
+    for key, value in url.query.items():
+        if key.lower() in _SECRET_QUERY_KEYS:
+            found += [value] if isinstance(value, str) else list(value)
+    return tuple(s for s in found if s)
 
 
 def connect(given: str | None, create: bool = True) -> Database:

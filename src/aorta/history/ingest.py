@@ -75,7 +75,7 @@ def read_run(run_dir: Path) -> RunSnapshot:
     created = doc.get("created_at") or doc.get("started_at")
     if not isinstance(created, str):
         raise UserError(f"{run_json}: no created_at time; cannot place the run in a history")
-    host = env.get("host") if isinstance(env.get("host"), dict) else {}
+    host: dict[str, Any] = env["host"] if isinstance(env.get("host"), dict) else {}
     return RunSnapshot(
         path=run_dir.resolve(), name=str(doc.get("run") or run_dir.name),
         fingerprint=str(doc.get("fingerprint") or ""),

@@ -88,13 +88,17 @@ def store_run(db: Database, snapshot: RunSnapshot, key: ContextKey,
 
 
 def _context_id(conn: Connection, dialect: str, key: ContextKey) -> int:
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    values = {"key": key.digest, "recipe": key.recipe, "host": key.host, "gpu": key.gpu,
+              "collect": key.collect}
+    # Two writers may record the first run of a context at once: the loser's insert is a no-op.
     if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
+        conn.execute(postgresql.insert(CONTEXTS).values(**values)
+                     .on_conflict_do_nothing(index_elements=["key"]))
     else:
-        from sqlalchemy.dialects.sqlite import insert
-    conn.execute(insert(CONTEXTS).values(key=key.digest, recipe=key.recipe, host=key.host,
-                                         gpu=key.gpu, collect=key.collect)
-                 .on_conflict_do_nothing(index_elements=["key"]))
+        conn.execute(sqlite.insert(CONTEXTS).values(**values)
+                     .on_conflict_do_nothing(index_elements=["key"]))
     return int(conn.execute(select(CONTEXTS.c.id).where(CONTEXTS.c.key == key.digest))
                .scalar_one())
 
