@@ -122,6 +122,11 @@ def connect(given: str | None, create: bool = True) -> Database:
         engine = create_engine(url, connect_args={"timeout": _BUSY_TIMEOUT_S})
         _sqlite_events(engine)
     else:
+        import importlib.util
+
+        if importlib.util.find_spec("psycopg") is None:
+            raise UserError(f"--db {shown}: PostgreSQL needs psycopg 3; install it with "
+                            f"pip install 'aorta-profiling[postgres]'")
         engine = create_engine(url, pool_pre_ping=True, hide_parameters=True)
     return Database(engine, shown, _secrets(url))
 

@@ -19,6 +19,7 @@ __all__ = ["render_html"]
 
 _EXTRA_CSS = """
 .reg{background:#fde2e1}.imp{background:#dff3e1}
+table.changes td:nth-child(6){word-break:break-all;max-width:340px}
 figure.trend{margin:6px 0 14px}figure.trend figcaption{font-size:12px;color:#333}
 """
 
@@ -58,7 +59,7 @@ def _changes(changes: Sequence[tuple[Analysed, Change]],
         return lines + ['<p class="ok">None: no series has a step larger than the threshold.'
                         "</p>", "</section>"]
     gate = {(id(a), c.position) for a, c in failing}
-    lines.append("<table><tr><th>verdict</th><th>size (interval)</th><th>first run after</th>"
+    lines.append("<table class='changes'><tr><th>verdict</th><th>size (interval)</th><th>first run after</th>"
                  "<th>last run before</th><th>cell</th><th>series</th><th>context</th>"
                  "<th>gate</th></tr>")
     for a, c in changes:
