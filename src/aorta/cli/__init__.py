@@ -28,6 +28,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                    "List collectors, their options and whether each works here."),
     "doctor": ("aorta.cli.doctor:doctor", "Check what can be profiled on this machine, and how to fix the rest."),
     "env": ("aorta.cli.env:env", "Print the environment snapshot a run records."),
+    "history": ("aorta.cli.history:history",
+                "Record runs in a performance history; trends, detected steps, a CI gate."),
 }
 
 
@@ -72,8 +74,8 @@ def cli() -> None:
     variants, and turn the profiler's files into numbers you can trust and compare.
 
     Exit codes: 0 done; 1 aorta itself broke; 2 bad usage, bad recipe or a collector that
-    cannot measure (nothing ran); 3 --strict and some trial did not pass; 4 compare found a
-    regression beyond its threshold; 130 interrupted.
+    cannot measure (nothing ran); 3 --strict and some trial did not pass; 4 compare (or
+    history) found a regression beyond its threshold; 130 interrupted.
     """
 
 

@@ -1,0 +1,208 @@
+"""`aorta history add|show|report`: record runs in a performance history, print a series,
+write the trend page, and gate CI on a regression found in the history."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from aorta.errors import EXIT_OK, EXIT_REGRESSION, UserError
+
+__all__ = ["history", "AddOptions", "ViewOptions", "run_add", "run_show", "run_report"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_DB_HELP = ("A file path (SQLite) or postgresql://USER@HOST/DB. Default: $AORTA_HISTORY_DB, "
+            "else aorta_results/history.sqlite. Put a password in $PGPASSWORD or ~/.pgpass "
+            "rather than in the URL; it is never printed either way.")
+
+
+@dataclass(frozen=True)
+class AddOptions:
+    runs: tuple[Path, ...]
+    db: str | None = None
+    commit: str | None = None
+    host: str | None = None
+
+
+@dataclass(frozen=True)
+class ViewOptions:
+    db: str | None = None
+    recipe: str | None = None
+    host: str | None = None
+    gpu: str | None = None
+    cell: str | None = None
+    metric: str | None = None
+    kernel: str | None = None
+    method: str = "bic"
+    threshold: float = 0.05
+    fail_on: tuple[str, ...] = ()
+    recent: int = 1
+    format: str = "text"
+    output: Path | None = None
+    top: int = 5
+
+
+@click.group()
+def history() -> None:
+    """A performance history: runs recorded over commits, trends, and the steps in them.
+
+    \b
+    aorta history add aorta_results/quickstart
+    aorta history show --cell naive --metric wall_s
+    aorta history report --fail-on slower
+
+    Exit codes: 0 done; 2 bad input or an unusable database; 4 --fail-on found a regression
+    that begins at one of the newest --recent runs of its series.
+    """
+
+
+@history.command("add")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--db", help=_DB_HELP)
+@click.option("--commit", help="The workload's commit, instead of asking git.")
+@click.option("--host", help="Record under this host name (identical CI machines sharing one "
+                             "trend line); default: the host in env.json.")
+def add(runs: tuple[Path, ...], db: str | None, commit: str | None, host: str | None) -> int:
+    """Record run directories in the history (again: replaces that run's record)."""
+    return run_add(AddOptions(runs, db, commit, host))
+
+
+def run_add(opts: AddOptions) -> int:
+    from aorta.history.record import record_run
+
+    for run_dir in opts.runs:
+        done = record_run(run_dir, opts.db, commit=opts.commit, host=opts.host)
+        commit = (f"commit {done.commit[:12]} (from the {done.commit_source})" if done.commit
+                  else "no commit (not in a git work tree; --commit names one)")
+        verb = "replaced" if done.replaced else "recorded"
+        click.echo(f"{verb} {done.run_dir}: {done.context}, {commit}, {done.cells} cell(s), "
+                   f"{done.samples} sample(s), {done.kernel_rows} kernel row(s) -> {done.db}")
+    return EXIT_OK
+
+
+def _view_options(fn: F) -> F:
+    decorators = [
+        click.option("--db", help=_DB_HELP),
+        click.option("--recipe", help="Only this recipe (as `history show` lists it)."),
+        click.option("--host", help="Only this host."),
+        click.option("--gpu", help="Only this GPU key (e.g. 'NVIDIA H200', 'none')."),
+        click.option("--cell", help="Only this cell."),
+        click.option("--metric", help="Only this metric (or kernel table, with --kernel)."),
+        click.option("--kernel", help="Only kernels whose name contains this text."),
+        click.option("--method", type=click.Choice(["bic", "bayes"]), default="bic",
+                     show_default=True, help="Change detection (docs/history.md)."),
+        click.option("--threshold", type=click.FloatRange(0, 1, max_open=True), default=0.05,
+                     show_default=True, help="Steps smaller than this fraction are ignored."),
+        click.option("--fail-on", "fail_on", multiple=True, metavar="WHAT",
+                     help="Exit 4 on a regression: 'slower', 'kernels', or metric names."),
+        click.option("--recent", type=click.IntRange(min=0), default=1, show_default=True,
+                     help="--fail-on looks at changes beginning at the newest N runs of a "
+                          "series (0: all)."),
+        click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
+                     help="Kernels kept per cell, the largest at their newest run (0: all); "
+                          "only these are shown, plotted and gated."),
+    ]
+    for decorator in reversed(decorators):
+        fn = decorator(fn)
+    return fn
+
+
+@history.command("show")
+@_view_options
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def show(fmt: str, **kwargs: Any) -> int:
+    """Print a metric's or a kernel's series run by run, with its changes; without --metric
+    or --kernel, list every series and its changes."""
+    return run_show(ViewOptions(format=fmt, **kwargs))
+
+
+@history.command("report")
+@_view_options
+@click.option("--output", type=click.Path(path_type=Path, dir_okay=False),
+              help="Where to write the page (default: history.html beside an SQLite file, "
+                   "else in the current folder).")
+def report(output: Path | None, **kwargs: Any) -> int:
+    """Write one self-contained HTML page of trend plots per cell, metric and top kernel,
+    marking every detected change."""
+    return run_report(ViewOptions(output=output, **kwargs))
+
+
+def run_show(opts: ViewOptions) -> int:
+    from aorta.history.render_text import json_doc, listing_lines, series_lines
+
+    items, shown, failing = _load(opts)
+    if opts.format == "json":
+        click.echo(json_doc(items, shown, failing), nl=False)
+    elif opts.metric is None and opts.kernel is None:
+        click.echo("\n".join(listing_lines(items)))
+    else:
+        for position, item in enumerate(items):
+            click.echo(("\n" if position else "") + "\n".join(series_lines(item)))
+    return _gate(failing)
+
+
+def run_report(opts: ViewOptions) -> int:
+    from aorta.history.render_html import render_html
+    from aorta.results import atomic_write_text
+
+    items, shown, failing = _load(opts)
+    target = opts.output or _default_page(opts.db)
+    settings = (f"method {opts.method}, threshold {opts.threshold:g}, "
+                f"top {opts.top or 'all'} kernel(s) per cell")
+    atomic_write_text(target, render_html(items, shown, settings, failing))
+    changes = sum(len(a.changes) for a in items)
+    click.echo(f"{target}: {len(items)} series, {changes} change(s) detected, "
+               f"{sum(c.regression for a in items for c in a.changes)} regression(s)")
+    return _gate(failing)
+
+
+def _load(opts: ViewOptions) -> tuple[list[Any], str, list[Any]]:
+    from aorta.history.analyse import (Settings, analyse, parse_fail_on, regressions,
+                                       top_kernels)
+    from aorta.history.session import open_history
+    from aorta.history.store import Filters, load_series
+
+    fail_on = parse_fail_on(opts.fail_on)
+    filters = Filters(opts.recipe, opts.host, opts.gpu, opts.cell, opts.metric, opts.kernel)
+    with open_history(opts.db, create=False) as db:
+        series = load_series(db, filters)
+        shown = db.shown
+    if not series:
+        raise UserError(f"{shown}: no series matches "
+                        f"{_filter_text(filters) or 'anything (the history is empty)'}")
+    items = top_kernels(analyse(series, Settings(opts.method, opts.threshold,
+                                                 recent=opts.recent)), opts.top)
+    return items, shown, regressions(items, fail_on, opts.recent) if fail_on else []
+
+
+def _filter_text(filters: Any) -> str:
+    names = ("recipe", "host", "gpu", "cell", "metric", "kernel")
+    return ", ".join(f"--{n} {getattr(filters, n)!r}" for n in names
+                     if getattr(filters, n) is not None)
+
+
+def _gate(failing: list[Any]) -> int:
+    if not failing:
+        return EXIT_OK
+    from aorta.history.render_text import change_text
+
+    for item, change in failing[:5]:
+        click.echo(f"aorta: regression: {change_text(item.series, change)}", err=True)
+    if len(failing) > 5:
+        click.echo(f"aorta: and {len(failing) - 5} more regression(s)", err=True)
+    return EXIT_REGRESSION
+
+
+def _default_page(db: str | None) -> Path:
+    from aorta.history.db import resolve_url
+
+    url = resolve_url(db)
+    if url.get_backend_name() == "sqlite" and url.database:
+        return Path(url.database).parent / "history.html"
+    return Path("history.html")

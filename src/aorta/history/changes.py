@@ -1,0 +1,98 @@
+"""Detected changes in a series: where (between which runs), how large (ratio of medians with a
+bootstrap interval), which way (SLOWER, FASTER, ...) and whether it is a regression.
+
+A detector sees one number per run, the median of its passing trials, on a log scale (a step
+is a ratio, whatever the metric's size). Each step it finds is then measured on the trials of
+the runs around it (up to `SIDE_RUNS` runs each side, stopping at the neighbouring steps): the
+ratio of medians after/before and its percentile-bootstrap interval (`aorta.compare`'s). A
+step whose ratio lies within `threshold` of 1 is dropped as too small to matter, like
+compare's SAME. A regression is a SLOWER (time, or rate going down) or LARGER (size) step whose
+whole interval lies beyond 1; counts are CHANGED and never regress; a metric of unknown
+direction is HIGHER or LOWER and never regresses.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from statistics import median
+
+from aorta.compare.bootstrap import ratio_interval
+from aorta.compare.kinds import REGRESSIONS, direction_words, metric_kind
+from aorta.history.detect_bayes import detect_bayes
+from aorta.history.detect_bic import detect_bic
+from aorta.history.model import Change, ChangeVerdict, Series
+
+__all__ = ["METHODS", "DEFAULT_METHOD", "WINDOW", "SIDE_RUNS", "log_medians", "find_steps",
+           "detect_changes"]
+
+Detector = Callable[[Sequence[float]], list[int]]
+METHODS: dict[str, Detector] = {"bayes": detect_bayes, "bic": detect_bic}
+DEFAULT_METHOD = "bic"
+WINDOW = 120        # newest runs of a series searched for steps (cost grows with its square)
+SIDE_RUNS = 10      # runs each side of a step whose trials measure its size
+
+
+def log_medians(groups: Sequence[Sequence[float]]) -> list[float]:
+    """One number per run: the log of its median (values <= 0: the median itself, scaled by
+    the largest magnitude, so steps are still relative)."""
+    medians = [median(g) for g in groups]
+    if all(m > 0 for m in medians):
+        return [math.log(m) for m in medians]
+    scale = max((abs(m) for m in medians), default=1.0) or 1.0
+    return [m / scale for m in medians]
+
+
+def find_steps(groups: Sequence[Sequence[float]], method: str = DEFAULT_METHOD) -> list[int]:
+    """Positions (index of the first run after) of the steps in the newest `WINDOW` runs.
+
+    A lone run that a detector fences off with a step on each side, inside the series, is an
+    outlier (a noisy day, two slow trials out of three), not a change: it is set aside and the
+    search is done again without it. The newest run is never set aside, so a step at the
+    last run, the one a CI gate must see, still shows."""
+    start = max(0, len(groups) - WINDOW)
+    points = log_medians(groups[start:])
+    kept = list(range(len(points)))
+    for _ in range(len(points)):
+        steps = METHODS[method]([points[i] for i in kept])
+        lone = [p for p in steps if p + 1 in steps and p + 1 < len(kept)]
+        if not lone:
+            return [start + kept[p] for p in steps]
+        del kept[lone[0]]
+    return []
+
+
+def detect_changes(series: Series, method: str = DEFAULT_METHOD, threshold: float = 0.05,
+                   level: float = 0.95, seed: int = 0) -> list[Change]:
+    """The changes in `series`, oldest first (see the module's docstring)."""
+    groups = [p.values for p in series.points]
+    steps = find_steps(groups, method)
+    kind = metric_kind(series.unit_name)
+    out = []
+    bounds = [0, *steps, len(groups)]
+    for number, position in enumerate(steps, start=1):
+        before_start = max(bounds[number - 1], position - SIDE_RUNS)
+        after_end = min(bounds[number + 1], position + SIDE_RUNS)
+        before = [v for g in groups[before_start:position] for v in g]
+        after = [v for g in groups[position:after_end] for v in g]
+        base, new = median(before), median(after)
+        if base == 0:
+            continue
+        ratio = new / base
+        if abs(ratio - 1) < threshold:
+            continue
+        low, high = ratio_interval(before, after, level, seed=seed)
+        verdict = _verdict(kind, ratio)
+        regression = verdict in REGRESSIONS and (low > 1 if ratio > 1 else high < 1)
+        out.append(Change(position, series.points[position - 1].run,
+                          series.points[position].run, ratio, low, high, level, verdict,
+                          regression, method))
+    return out
+
+
+def _verdict(kind: str, ratio: float) -> ChangeVerdict:
+    if kind == "count":
+        return "CHANGED"
+    down, up = direction_words(kind)   # type: ignore[arg-type]
+    word = up if ratio > 1 else down
+    return word  # type: ignore[return-value]

@@ -1,0 +1,167 @@
+"""Where a history lives: a database URL, its redacted form, and an engine that is safe to share.
+
+Two backends, both through SQLAlchemy Core (no hand-written dialect SQL):
+
+- SQLite (the default): one file, no server. Several processes on one host may write at once:
+  the file is in WAL mode (readers never block the writer), every writing transaction starts
+  with `BEGIN IMMEDIATE` (it takes the write lock up front, so two writers queue on the busy
+  timeout instead of failing halfway with "database is locked"), and the busy timeout is long.
+  WAL needs shared memory, so the file must sit on a local disk, not NFS.
+- PostgreSQL through `postgresql://user@host/db` (psycopg 3), for a team or a CI fleet.
+
+A URL's password is never printed: `redact` replaces it (and any `password=` query
+parameter) with `***`, and `scrub` removes it from the text of a driver's error message.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aorta.errors import UserError
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection, Engine, URL
+
+__all__ = ["DEFAULT_DB", "ENV_VAR", "Database", "resolve_url", "redact", "connect",
+           "write_transaction", "read_connection"]
+
+DEFAULT_DB = Path("aorta_results") / "history.sqlite"
+ENV_VAR = "AORTA_HISTORY_DB"
+_BUSY_TIMEOUT_S = 120.0
+_SECRET_QUERY_KEYS = ("password", "passwd", "pwd", "sslpassword")
+
+
+@dataclass(frozen=True)
+class Database:
+    """An open history: the engine, and the URL as it may be shown (password redacted)."""
+
+    engine: Engine
+    shown: str
+    secrets: tuple[str, ...]    # strings that must never appear in anything printed
+
+    @property
+    def dialect(self) -> str:
+        return str(self.engine.dialect.name)
+
+    def scrub(self, text: str) -> str:
+        """`text` with every secret of this URL replaced by `***`."""
+        for secret in self.secrets:
+            text = text.replace(secret, "***")
+        return text
+
+
+def resolve_url(given: str | None) -> URL:
+    """The SQLAlchemy URL of `given`: a URL (`sqlite:///file`, `postgresql://...`), or a plain
+    file path (an SQLite file). None means `$AORTA_HISTORY_DB`, else `aorta_results/history.sqlite`.
+    `postgresql://` and `postgres://` use psycopg 3."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    text = given or os.environ.get(ENV_VAR) or str(DEFAULT_DB)
+    if "://" not in text:
+        return make_url("sqlite://").set(database=str(Path(text).expanduser()))
+    scheme = text.split("://", 1)[0]
+    if scheme in ("postgres", "postgresql"):
+        text = "postgresql+psycopg://" + text.split("://", 1)[1]
+    try:
+        url = make_url(text)
+    except ArgumentError:
+        raise UserError(f"--db {_redact_text(text)}: not a database URL; write a file path, "
+                        f"sqlite:///FILE or postgresql://USER@HOST/DB") from None
+    if url.get_backend_name() not in ("sqlite", "postgresql"):
+        raise UserError(f"--db {redact(url)}: unsupported database "
+                        f"{url.get_backend_name()!r}; use SQLite (a file) or PostgreSQL")
+    if url.get_backend_name() == "postgresql" and url.get_driver_name() != "psycopg":
+        raise UserError(f"--db {redact(url)}: driver {url.get_driver_name()!r} is not "
+                        f"supported; write postgresql://... (psycopg 3)")
+    return url
+
+
+def redact(url: URL) -> str:
+    """The URL with its password, and any password query parameter, shown as `***`."""
+    query = {k: ("***" if k.lower() in _SECRET_QUERY_KEYS else v) for k, v in url.query.items()}
+    return str(url.set(query=query).render_as_string(hide_password=True))
+
+
+def _redact_text(text: str) -> str:
+    """For a string that is not even a URL: hide everything between `://` and `@`."""
+    head, sep, rest = text.partition("://")
+    if sep and "@" in rest:
+        return f"{head}://***@{rest.rsplit('@', 1)[1]}"
+    return text
+
+
+def _secrets(url: URL) -> tuple[str, ...]:
+    found: list[str] = [str(url.password)] if url.password else []
+    for key, value in url.query.items():
+        if key.lower() in _SECRET_QUERY_KEYS:
+            found += [value] if isinstance(value, str) else list(value)
+    return tuple(s for s in found if s)
+
+
+def connect(given: str | None, create: bool = True) -> Database:
+    """An engine for `given` (see `resolve_url`). SQLite: the file's folder is created when
+    `create`; a missing file with `create=False` is a `UserError` (nothing recorded yet)."""
+    from sqlalchemy import create_engine
+
+    url = resolve_url(given)
+    shown = redact(url)
+    if url.get_backend_name() == "sqlite":
+        path = Path(url.database or "")
+        if not url.database or url.database == ":memory:":
+            raise UserError("--db: an in-memory SQLite database keeps nothing; give a file")
+        if not create and not path.exists():
+            raise UserError(f"{path}: no history there yet; record a run first with "
+                            f"`aorta history add RUN_DIR --db {path}`")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"timeout": _BUSY_TIMEOUT_S})
+        _sqlite_events(engine)
+    else:
+        import importlib.util
+
+        if importlib.util.find_spec("psycopg") is None:
+            raise UserError(f"--db {shown}: PostgreSQL needs psycopg 3; install it with "
+                            f"pip install 'aorta-profiling[postgres]'")
+        engine = create_engine(url, pool_pre_ping=True, hide_parameters=True)
+    return Database(engine, shown, _secrets(url))
+
+
+def _sqlite_events(engine: Engine) -> None:
+    from sqlalchemy import event
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # The driver's own transaction handling is turned off so that `_on_begin` decides.
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={int(_BUSY_TIMEOUT_S * 1000)}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        write = conn.get_execution_options().get("aorta_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+@contextmanager
+def write_transaction(db: Database) -> Iterator[Connection]:
+    """A transaction that will write: on SQLite it holds the write lock from its first
+    statement (`BEGIN IMMEDIATE`); committed on success, rolled back on any exception."""
+    with db.engine.connect() as conn:
+        conn = conn.execution_options(aorta_write=True)
+        with conn.begin():
+            yield conn
+
+
+@contextmanager
+def read_connection(db: Database) -> Iterator[Connection]:
+    with db.engine.connect() as conn:
+        with conn.begin():
+            yield conn

@@ -1,0 +1,121 @@
+"""The history's records: contexts, runs, series of per-run samples, and detected changes.
+
+All frozen, checked where they are built; the store returns them, detection and the
+renderers only read them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["Context", "RunInfo", "Point", "Series", "Change", "Recorded", "ChangeVerdict"]
+
+ChangeVerdict = Literal["SLOWER", "FASTER", "LARGER", "SMALLER", "HIGHER", "LOWER", "CHANGED"]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What must be equal for runs to share a trend line."""
+
+    id: int
+    recipe: str
+    host: str
+    gpu: str
+    collect: str            # canonical JSON of collector -> options
+
+    @property
+    def label(self) -> str:
+        return f"{self.recipe} on {self.host} ({self.gpu})"
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    id: int
+    context_id: int
+    name: str
+    created_at: str
+    command: tuple[str, ...]
+    status: str
+    commit_sha: str | None
+    commit_time: str | None
+    commit_dirty: bool | None
+    commit_source: str | None
+    repo: str | None
+
+    @property
+    def label(self) -> str:
+        """The commit (short, `+dirty` when the work tree had changes), else the run time."""
+        if self.commit_sha:
+            return self.commit_sha[:10] + ("+dirty" if self.commit_dirty else "")
+        return self.created_at
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run's passing trials for one series (one value per trial)."""
+
+    run: RunInfo
+    values: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if not self.values:
+            raise ValueError("a point needs at least one value")
+
+
+@dataclass(frozen=True)
+class Series:
+    """One metric (or one kernel's total time) of one cell in one context, oldest run first."""
+
+    context: Context
+    cell: str
+    metric: str             # a metric name, or the kernel table (`proton_kernels`) for kernels
+    kernel: str | None      # the kernel's name when this is a kernel's series
+    points: tuple[Point, ...]
+
+    @property
+    def name(self) -> str:
+        return f"{self.metric}:{self.kernel}" if self.kernel is not None else self.metric
+
+    @property
+    def unit_name(self) -> str:
+        """The name whose suffix gives the unit and direction (kernels are totals in ms)."""
+        return "total_ms" if self.kernel is not None else self.metric
+
+
+@dataclass(frozen=True)
+class Change:
+    """A step between two runs: `position` is the index of the first point after it."""
+
+    position: int
+    before: RunInfo           # the last run before the step
+    after: RunInfo            # the first run after it
+    ratio: float              # median after / median before
+    low: float                # interval of the ratio (bootstrap, at `level`)
+    high: float
+    level: float
+    verdict: ChangeVerdict
+    regression: bool          # worse for a time, rate or size metric, interval beyond 1
+    method: str
+
+    def __post_init__(self) -> None:
+        if self.position < 1:
+            raise ValueError("a change needs at least one run before it")
+        if not self.low <= self.high:
+            raise ValueError(f"interval ({self.low}, {self.high}) is reversed")
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What `record_run` stored."""
+
+    run_dir: str
+    db: str                   # the database, password redacted
+    run_id: int
+    replaced: bool            # the same run was recorded before and was replaced
+    context: str
+    commit: str | None
+    commit_source: str | None
+    cells: int
+    samples: int
+    kernel_rows: int

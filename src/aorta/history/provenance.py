@@ -1,0 +1,127 @@
+"""Which commit of the workload a run measured, found with `git` from what the run recorded.
+
+The workload's repository is looked for, in this order, in the folder of:
+
+1. the command's script: the first word of the command that names an existing file (the
+   interpreter and launchers on PATH are skipped), resolved against the run's working
+   directory. `python3 bench/matmul.py` is measured at the commit of bench/'s checkout, even
+   when the sweep was started from elsewhere;
+2. the run's working directory (a `python -m pkg` run or a binary on PATH started from a
+   checkout);
+3. the recipe file's folder (recipes often live next to the workload).
+
+The first of these inside a git work tree wins, and the record says which one it was. A work
+tree with uncommitted changes to tracked files is recorded as dirty: the commit alone does not
+describe what ran. git is asked when the run is recorded, so record a run before checking out
+another commit (`aorta sweep run --history` does it at the end of the sweep); `--commit` names
+the commit by hand when the run was made elsewhere.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+__all__ = ["Commit", "find_commit", "candidate_dirs", "clean_remote", "repo_relative"]
+
+_GIT_TIMEOUT_S = 20
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    time: str | None          # committer date, ISO 8601
+    dirty: bool | None
+    source: str               # command | cwd | recipe | given
+    repo: str | None          # the origin remote, credentials removed
+
+
+def candidate_dirs(command: Sequence[str], cwd: Path | None,
+                   recipe: Path | None) -> list[tuple[str, Path]]:
+    """(source, folder) pairs to try, in order (see the module's docstring)."""
+    out: list[tuple[str, Path]] = []
+    script = _script(command, cwd)
+    if script is not None:
+        out.append(("command", script.parent))
+    if cwd is not None:
+        out.append(("cwd", cwd))
+    if recipe is not None:
+        out.append(("recipe", (cwd / recipe if cwd and not recipe.is_absolute() else recipe)
+                    .parent))
+    return out
+
+
+def _script(command: Sequence[str], cwd: Path | None) -> Path | None:
+    for position, word in enumerate(command):
+        if word.startswith("-"):
+            continue
+        if position == 0 and "/" not in word:
+            continue          # an interpreter or launcher found on PATH
+        path = Path(word)
+        if not path.is_absolute() and cwd is not None:
+            path = cwd / path
+        try:
+            if path.is_file():
+                return path.resolve()
+        except OSError:
+            continue
+    return None
+
+
+def find_commit(candidates: Sequence[tuple[str, Path]]) -> Commit | None:
+    """The commit checked out in the first candidate folder that is inside a git work tree,
+    or None (no git, or no candidate in a repository)."""
+    if shutil.which("git") is None:
+        return None
+    for source, folder in candidates:
+        if not folder.is_dir():
+            continue
+        sha = _git(folder, "rev-parse", "--verify", "HEAD")
+        if sha is None:
+            continue
+        status = _git(folder, "status", "--porcelain", "--untracked-files=no")
+        return Commit(sha=sha, time=_git(folder, "show", "-s", "--format=%cI", "HEAD"),
+                      dirty=None if status is None else bool(status), source=source,
+                      repo=clean_remote(_git(folder, "remote", "get-url", "origin")))
+    return None
+
+
+def clean_remote(url: str | None) -> str | None:
+    """A remote URL without user name or password (`https://token@host/x` -> `https://host/x`)."""
+    if not url:
+        return None
+    if "://" in url:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        netloc = host + (f":{parts.port}" if parts.port else "")
+        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    if "@" in url.split(":", 1)[0]:          # scp-like: git@host:org/repo.git
+        return url.split("@", 1)[1]
+    return url
+
+
+def _git(folder: Path, *args: str) -> str | None:
+    try:
+        proc = subprocess.run(["git", "-C", str(folder), *args], capture_output=True,
+                              text=True, timeout=_GIT_TIMEOUT_S, check=False,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def repo_relative(path: Path) -> str | None:
+    """`path` relative to the top of the git work tree holding it, or None outside one."""
+    if shutil.which("git") is None or not path.parent.is_dir():
+        return None
+    top = _git(path.parent, "rev-parse", "--show-toplevel")
+    if top is None:
+        return None
+    try:
+        return path.resolve().relative_to(Path(top).resolve()).as_posix()
+    except ValueError:
+        return None

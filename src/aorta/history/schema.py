@@ -1,0 +1,81 @@
+"""The history's tables as they are at the newest schema version (SQLAlchemy Core).
+
+A *context* is what must be equal for two runs to sit on one trend line: the recipe, the host,
+the GPU and the collectors with their options. A *run* is one recorded run directory: its
+commit, time and command. Samples are the passing trials' numbers, one row per trial; kernel
+rows are the passing trials' per-kernel tables. The cell is a column of the samples, so a
+series is (context, cell, metric) or (context, cell, table, kernel), ordered by run time.
+
+Changing a table here needs a migration in `migrations.py`; a test checks that a database
+built by the migrations has exactly these tables and columns.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String,
+                        Table, Text)
+
+__all__ = ["METADATA", "CONTEXTS", "RUNS", "SAMPLES", "KERNELS", "MIGRATIONS_TABLE"]
+
+METADATA = MetaData()
+
+MIGRATIONS_TABLE = Table(
+    "aorta_schema", METADATA,
+    Column("version", Integer, primary_key=True, autoincrement=False),
+    Column("name", String(200), nullable=False),
+    Column("applied_at", String(40), nullable=False),
+)
+
+CONTEXTS = Table(
+    "contexts", METADATA,
+    Column("id", Integer, primary_key=True),
+    Column("key", String(64), nullable=False, unique=True),   # sha256 of the four fields
+    Column("recipe", Text, nullable=False),
+    Column("host", Text, nullable=False),
+    Column("gpu", Text, nullable=False),
+    Column("collect", Text, nullable=False),                  # canonical JSON: name -> options
+)
+
+RUNS = Table(
+    "runs", METADATA,
+    Column("id", Integer, primary_key=True),
+    Column("uid", String(64), nullable=False, unique=True),   # same run directory, same uid
+    Column("context_id", Integer, ForeignKey("contexts.id"), nullable=False, index=True),
+    Column("name", Text, nullable=False),
+    Column("recipe_sha256", String(64)),
+    Column("command", Text, nullable=False),                  # JSON list
+    Column("created_at", String(40), nullable=False),         # ISO 8601, UTC; orders a series
+    Column("finished_at", String(40)),
+    Column("recorded_at", String(40), nullable=False),
+    Column("status", String(40), nullable=False),
+    Column("aorta_version", String(40)),
+    Column("commit_sha", String(64)),
+    Column("commit_time", String(40)),
+    Column("commit_dirty", Boolean),
+    Column("commit_source", String(20)),                      # command | cwd | recipe | given
+    Column("repo", Text),                                     # origin URL without credentials
+    Column("trials_passed", Integer, nullable=False),
+    Column("trials_total", Integer, nullable=False),
+)
+
+SAMPLES = Table(
+    "samples", METADATA,
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("cell", Text, nullable=False),
+    Column("metric", Text, nullable=False),
+    Column("trial", Integer, nullable=False),
+    Column("value", Float, nullable=False),
+    Index("samples_run", "run_id"),
+)
+
+KERNELS = Table(
+    "kernels", METADATA,
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("cell", Text, nullable=False),
+    Column("source", Text, nullable=False),                   # the table: proton_kernels, ...
+    Column("name", Text, nullable=False),
+    Column("trial", Integer, nullable=False),
+    Column("total_ms", Float, nullable=False),
+    Column("calls", Integer),
+    Index("kernels_run", "run_id"),
+)

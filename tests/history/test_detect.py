@@ -1,0 +1,96 @@
+"""Change detection on synthetic series with known steps, both detectors."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from aorta.history.changes import METHODS, detect_changes, find_steps
+from aorta.history.model import Context, Point, RunInfo, Series
+
+CONTEXT = Context(1, "recipe.yaml", "host", "none", "{}")
+
+
+def _run(i: int) -> RunInfo:
+    return RunInfo(i, 1, f"run{i}", f"2026-01-01T00:{i:02d}:00+00:00", ("bench",), "complete",
+                   f"{i:040x}", None, False, "command", None)
+
+
+def _series(levels: list[float], seed: int = 0, noise: float = 0.01, trials: int = 3,
+            metric: str = "wall_s") -> Series:
+    rng = random.Random(seed)
+    points = []
+    for i, level in enumerate(levels):
+        offset = math.exp(rng.gauss(0, noise))
+        points.append(Point(_run(i), tuple(level * offset * math.exp(rng.gauss(0, noise))
+                                           for _ in range(trials))))
+    return Series(CONTEXT, "c1", metric, None, tuple(points))
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_one_step_found_at_its_run(method: str) -> None:
+    series = _series([1.0] * 12 + [1.3] * 10)
+    (change,) = detect_changes(series, method)
+    assert change.position == 12
+    assert change.after.name == "run12" and change.before.name == "run11"
+    assert change.verdict == "SLOWER" and change.regression
+    assert change.low <= 1.3 <= change.high and 1.25 < change.ratio < 1.35
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_flat_noisy_series_has_no_change(method: str) -> None:
+    for seed in range(10):
+        assert detect_changes(_series([1.0] * 25, seed=seed, noise=0.02), method) == []
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_improvement_is_not_a_regression(method: str) -> None:
+    (change,) = detect_changes(_series([2.0] * 10 + [1.0] * 10), method)
+    assert change.verdict == "FASTER" and not change.regression
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_step_at_the_newest_run(method: str) -> None:
+    (change,) = detect_changes(_series([1.0] * 15 + [1.5]), method)
+    assert change.position == 15
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_a_lone_outlier_run_is_not_a_change(method: str) -> None:
+    levels = [1.0] * 10 + [1.6] + [1.0] * 10
+    assert find_steps([p.values for p in _series(levels).points], method) == []
+
+
+def test_count_changes_but_never_regresses() -> None:
+    (change,) = detect_changes(_series([10.0] * 8 + [20.0] * 8, noise=0.0,
+                                       metric="nsys_kernel_count"))
+    assert change.verdict == "CHANGED" and not change.regression
+
+
+def test_steps_below_the_threshold_are_dropped() -> None:
+    series = _series([1.0] * 15 + [1.03] * 15, noise=0.001)
+    assert detect_changes(series, threshold=0.05) == []
+    assert [c.position for c in detect_changes(series, threshold=0.01)] == [15]
+
+
+def test_two_steps() -> None:
+    changes = detect_changes(_series([1.0] * 10 + [1.4] * 10 + [1.1] * 10))
+    assert [c.position for c in changes] == [10, 20]
+    assert [c.verdict for c in changes] == ["SLOWER", "FASTER"]
+
+
+def test_detection_rate_and_false_alarms_on_synthetic_series() -> None:
+    """A small version of bench/bench_history_detection.py, as a guard on the figures in
+    docs/history.md: 20 % steps are found, flat series stay quiet."""
+    found = alarms = 0
+    for seed in range(40):
+        rng = random.Random(seed)
+        runs, at = rng.randint(12, 30), rng.randint(3, 9)
+        steps = find_steps([p.values for p in _series([1.0] * at + [1.2] * (runs - at),
+                                                      seed=seed, noise=0.02).points])
+        found += any(abs(s - at) <= 2 for s in steps)
+        alarms += bool(find_steps([p.values for p in _series([1.0] * runs, seed=seed + 99,
+                                                             noise=0.02).points]))
+    assert found >= 38 and alarms <= 3
