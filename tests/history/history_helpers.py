@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from aorta.results import TrialResult, write_json
+from aorta.results import Capture, TrialResult
+from aorta.store.files import write_json
 
 # The role and password scripts/postgres-local.sh creates; override with AORTA_TEST_POSTGRES_URL.
 POSTGRES_URL = os.environ.get("AORTA_TEST_POSTGRES_URL",
@@ -20,12 +21,17 @@ ENV = {"schema_version": 1, "host": {"hostname": "bench-1"},
 
 def trial(cell: str, index: int, wall_s: float, verdict: str = "pass",
           metrics: Mapping[str, Any] | None = None) -> TrialResult:
+    """A `<c>_capture` entry of `metrics` becomes the trial's typed capture, as the engine
+    records it."""
     exit_code = 0 if verdict == "pass" else 1
+    figures = {k: v for k, v in (metrics or {}).items() if not k.endswith("_capture")}
+    captures = {k[:-len("_capture")]: Capture(v) for k, v in (metrics or {}).items()
+                if k.endswith("_capture")}
     return TrialResult(cell=cell, index=index, verdict=verdict,  # type: ignore[arg-type]
                        reason=f"exit code {exit_code}", argv=["python3", "bench.py"],
                        command=["python3", "bench.py"], env_overlay={}, env_unset=[],
                        exit_code=exit_code, launched=True, wall_s=wall_s, cpu_user_s=wall_s,
-                       cpu_sys_s=0.01, max_rss_mib=100.0, metrics=dict(metrics or {}))
+                       cpu_sys_s=0.01, max_rss_mib=100.0, metrics=figures, captures=captures)
 
 
 def write_run(root: Path, name: str, created_at: str,
@@ -34,10 +40,11 @@ def write_run(root: Path, name: str, created_at: str,
               cwd: Path | None = None, recipe: str | None = "recipe.yaml",
               collect_yaml: str = "") -> Path:
     """A run directory as a sweep leaves it (run.json, env.json, recipe.resolved.yaml,
-    cells/<cell>/trial_<i>/result.json and rerun.sh)."""
+    cells/<cell>/trial_<i>/result.json)."""
     run_dir = root / name
     write_json(run_dir / "run.json", {
-        "schema_version": 1, "aorta_version": "0.1.0", "run": name, "fingerprint": name,
+        "schema_version": 2, "aorta_version": "0.1.0", "run": name, "fingerprint": name,
+        "cwd": str(cwd) if cwd is not None else None,
         "recipe": recipe, "recipe_sha256": "a" * 64, "command": list(command),
         "collectors": list(collectors), "cells": list(cells), "trials_per_cell": 3,
         "created_at": created_at, "started_at": created_at, "finished_at": created_at,
@@ -49,8 +56,6 @@ def write_run(root: Path, name: str, created_at: str,
         for result in results:
             trial_dir = run_dir / "cells" / result.cell / f"trial_{result.index}"
             write_json(trial_dir / "result.json", result.to_json())
-            if cwd is not None:
-                (trial_dir / "rerun.sh").write_text(f"#!/bin/sh\ncd {cwd} || exit 1\n")
     return run_dir
 
 

@@ -54,7 +54,7 @@ def test_no_repository_no_commit(tmp_path: Path) -> None:
     assert find_commit(candidate_dirs(["python3", "x.py"], tmp_path, None)) is None
 
 
-def test_record_finds_the_commit_from_rerun_cwd(tmp_path: Path) -> None:
+def test_record_finds_the_commit_from_the_runs_cwd(tmp_path: Path) -> None:
     sha = _repo(tmp_path / "work")
     (run,) = series_runs(tmp_path / "runs", [1.0], cwd=tmp_path / "work",
                          recipe="recipe.yaml")

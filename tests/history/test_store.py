@@ -73,7 +73,7 @@ def test_gpu_and_host_come_from_env_json(db_url: str, tmp_path: Path) -> None:
 
 
 def test_not_a_run_directory_is_a_user_error(db_url: str, tmp_path: Path) -> None:
-    with pytest.raises(UserError, match="not a run directory"):
+    with pytest.raises(UserError, match="not an aorta run directory"):
         record_run(tmp_path, db_url)
 
 

@@ -149,13 +149,14 @@ def run_show(opts: ViewOptions) -> int:
 
 def run_report(opts: ViewOptions) -> int:
     from aorta.history.render_html import render_html
-    from aorta.results import atomic_write_text
+    from aorta.redaction import PATTERN_ONLY
+    from aorta.store.files import write_anywhere
 
     items, shown, failing = _load(opts)
     target = opts.output or _default_page(opts.db)
     settings = (f"method {opts.method}, threshold {opts.threshold:g}, "
                 f"top {opts.top or 'all'} kernel(s) per cell")
-    atomic_write_text(target, render_html(items, shown, settings, failing))
+    write_anywhere(target, PATTERN_ONLY.text(render_html(items, shown, settings, failing)))
     changes = sum(len(a.changes) for a in items)
     click.echo(f"{target}: {len(items)} series, {changes} change(s) detected, "
                f"{sum(c.regression for a in items for c in a.changes)} regression(s)")
