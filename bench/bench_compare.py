@@ -8,10 +8,12 @@ a sweep writes: `run.json` and one `result.json` per trial), then times, in one 
   text rendering), as `aorta compare` does it;
 - end to end: the command in process (`aorta.cli.compare.run`), output discarded.
 
-Each figure is the median of `--repeats` runs. Trials hold the harness metrics, three collector
-metrics and a kernel table of `--kernels` kernels (a few with long templated C++ names), with
-lognormal noise (CV 5%) and times rounded to the microsecond as profilers report them, so
-short kernels tie. NEW is 10% slower in a quarter of the kernels.
+Each figure is the median of `--repeats` runs. A trial's record looks like a rocprofv3
+trial's: the wrapped argv, the harness metrics, the collector's metrics and a kernel table of
+40 kernels (two with long templated C++ names), kernel times with lognormal noise (CV 5%)
+in milliseconds to the nanosecond, as rocprofv3 reports them; one scenario rounds them to the
+microsecond (a coarse timer, so short kernels tie). NEW is 10% slower in a quarter of the
+kernels.
 
     python bench/bench_compare.py [--repeats 5] [--only NAME]
 """
@@ -35,13 +37,15 @@ from typing import Any
 
 from aorta.results import TrialResult, write_json
 
-# (name, cells, base trials, new trials, kernels per table)
+# (name, cells, base trials, new trials, kernels per table, decimals of a kernel's ms)
 SCENARIOS = (
-    ("20 cells x 10 trials", 20, 10, 10, 40),
-    ("40 cells x 10 trials", 40, 10, 10, 40),
-    ("20 cells x 5 trials", 20, 5, 5, 40),
-    ("1 cell x 51 vs 50 trials", 1, 51, 50, 40),
-    ("1 cell x 201 vs 200 trials", 1, 201, 200, 40),
+    ("20 cells x 10 trials", 20, 10, 10, 40, 6),
+    ("40 cells x 10 trials", 40, 10, 10, 40, 6),
+    ("20 cells x 5 trials", 20, 5, 5, 40, 6),
+    ("20 cells x 10 trials, us timer", 20, 10, 10, 40, 3),
+    ("4 cells x 20 trials", 4, 20, 20, 40, 6),
+    ("1 cell x 51 vs 50 trials", 1, 51, 50, 40, 6),
+    ("1 cell x 201 vs 200 trials", 1, 201, 200, 40, 6),
 )
 _SIGMA = math.sqrt(math.log(1 + 0.05 ** 2))
 _LONG = ("void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>"
@@ -57,26 +61,36 @@ def kernel_names(count: int) -> list[str]:
     return names[:count]
 
 
-def trial(cell: str, index: int, rng: random.Random, kernels: list[str],
-          slower: float) -> TrialResult:
+def trial(cell: str, index: int, rng: random.Random, kernels: list[str], slower: float,
+          decimals: int) -> TrialResult:
     def noisy(scale: float) -> float:
         return scale * rng.lognormvariate(0, _SIGMA)
 
     table = [{"name": name, "calls": 4,
-              "total_ms": round(noisy(0.02 * (k + 1)) * (slower if k % 4 == 0 else 1.0), 3)}
+              "total_ms": round(noisy(0.02 * (k + 1)) * (slower if k % 4 == 0 else 1.0),
+                                decimals)}
              for k, name in enumerate(kernels)]
-    gpu = sum(row["total_ms"] for row in table)
-    return TrialResult(cell=cell, index=index, verdict="pass", reason="exit 0",
-                       argv=["payload"], command=["payload"], env_overlay={}, env_unset=[],
-                       exit_code=0, launched=True, wall_s=noisy(1.0), cpu_user_s=noisy(0.8),
-                       cpu_sys_s=noisy(0.1), max_rss_mib=noisy(512.0),
-                       metrics={"rocprof_gpu_time_ms": gpu, "rocprof_kernel_count": 4 * len(table),
-                                "rocprof_top_kernel_ms": max(r["total_ms"] for r in table),
-                                "rocprof_kernels": table})
+    table.sort(key=lambda row: -float(row["total_ms"]))
+    out = f"/scratch/runs/bench/cells/{cell}/trial_{index}/rocprof"
+    command = ["python3", "train.py", "--steps", "20", "--batch", "64"]
+    return TrialResult(
+        cell=cell, index=index, verdict="pass", reason="exit 0",
+        argv=["rocprofv3", "--kernel-trace", "--stats", "--output-format", "csv", "-d", out,
+              "-o", "run", "--", *command],
+        command=command, env_overlay={"HIP_VISIBLE_DEVICES": "0"}, env_unset=[], exit_code=0,
+        launched=True, wall_s=noisy(1.0), cpu_user_s=noisy(0.8), cpu_sys_s=noisy(0.1),
+        max_rss_mib=noisy(512.0), started_at="2026-12-02T18:32:46+00:00", host="node-17",
+        device="0",
+        metrics={"rocprof_gpu_time_ms": sum(float(r["total_ms"]) for r in table),
+                 "rocprof_kernel_count": 4 * len(table),
+                 "rocprof_top_kernel_ms": table[0]["total_ms"],
+                 "rocprof_top_kernels": [r["name"] for r in table[:5]],
+                 "rocprof_kernels": table, "rocprof_capture": "ok", "rocprof_artifact_dir": out,
+                 "rocprof_version": "1.0.0"})
 
 
 def make_run(root: Path, name: str, cells: int, trials: int, kernels: int, slower: float,
-             seed: int) -> Path:
+             seed: int, decimals: int = 6) -> Path:
     rng = random.Random(seed)
     names = kernel_names(kernels)
     run_dir = root / name
@@ -88,7 +102,7 @@ def make_run(root: Path, name: str, cells: int, trials: int, kernels: int, slowe
     for cell in cell_names:
         for i in range(trials):
             write_json(run_dir / "cells" / cell / f"trial_{i}" / "result.json",
-                       trial(cell, i, rng, names, slower).to_json())
+                       trial(cell, i, rng, names, slower, decimals).to_json())
     return run_dir
 
 
@@ -141,16 +155,16 @@ def main() -> int:
     parser.add_argument("--only", help="run only the scenarios whose name contains this")
     args = parser.parse_args()
     print(f"machine: {machine()}")
-    print(f"{'scenario':<28} {'rows':>5} {'read s':>8} {'compare s':>10} {'x read':>7} "
+    print(f"{'scenario':<32} {'rows':>5} {'read s':>8} {'compare s':>10} {'x read':>7} "
           f"{'end-to-end s':>13} {'x read':>7}")
-    for name, cells, n_base, n_new, kernels in SCENARIOS:
+    for name, cells, n_base, n_new, kernels, decimals in SCENARIOS:
         if args.only and args.only not in name:
             continue
         with tempfile.TemporaryDirectory() as tmp:
-            base = make_run(Path(tmp), "base", cells, n_base, kernels, 1.0, seed=1)
-            new = make_run(Path(tmp), "new", cells, n_new, kernels, 1.10, seed=2)
+            base = make_run(Path(tmp), "base", cells, n_base, kernels, 1.0, 1, decimals)
+            new = make_run(Path(tmp), "new", cells, n_new, kernels, 1.10, 2, decimals)
             m = measure(base, new, args.repeats)
-        print(f"{name:<28} {m['rows']:>5} {m['read']:>8.3f} {m['compare']:>10.3f} "
+        print(f"{name:<32} {m['rows']:>5} {m['read']:>8.3f} {m['compare']:>10.3f} "
               f"{m['compare'] / m['read']:>7.1f} {m['total']:>13.3f} "
               f"{m['total'] / m['read']:>7.1f}")
         print("    runs (read / compare / end-to-end): "

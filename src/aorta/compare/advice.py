@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from statistics import NormalDist
 
 from aorta.compare.stats import median, min_trials_per_side
@@ -73,18 +74,23 @@ def assurance(trials: float, change: float, change_se: float, spread: float,
               edges: tuple[float, float], alpha: float) -> float:
     """A(N) of the module docstring: the chance that `trials` new trials per side settle a
     comparison whose log change is known as `change` +/- `change_se`."""
-    z = NormalDist().inv_cdf(1 - alpha / 2)
+    z = _critical(alpha)
     lower, upper = edges
     step = MEDIAN_SE_FACTOR * spread * math.sqrt(2 / trials)
-    scale = math.hypot(step, change_se)
+    scale = math.hypot(step, change_se) * math.sqrt(2)
 
     def below(x: float) -> float:                  # P(e < x)
-        return 0.5 * math.erfc((change - x) / (scale * math.sqrt(2))) if scale else float(change < x)
+        return 0.5 * math.erfc((change - x) / scale) if scale else float(change < x)
 
     chance = below(lower - z * step) + 1 - below(upper + z * step)
     if upper - lower > 2 * z * step:
         chance += below(upper - z * step) - below(lower + z * step)
     return min(1.0, max(0.0, chance))
+
+
+@lru_cache(maxsize=64)
+def _critical(alpha: float) -> float:
+    return NormalDist().inv_cdf(1 - alpha / 2)
 
 
 def advise(base: Sequence[float], new: Sequence[float], threshold: float,
@@ -106,10 +112,11 @@ def advise(base: Sequence[float], new: Sequence[float], threshold: float,
     change = math.log(median(new) / median(base))
     change_se = MEDIAN_SE_FACTOR * spread * math.sqrt(1 / len(logs_base) + 1 / len(logs_new))
     edges = (math.log1p(-threshold), math.log1p(threshold))
-    low = trials_for(_best_margin(change - change_se, change + change_se, edges), spread, alpha)
+    low = max(floor_n, trials_for(_best_margin(change - change_se, change + change_se, edges),
+                                  spread, alpha))
     high = _smallest(lambda n: assurance(n, change, change_se, spread, edges, alpha) >= POWER,
-                     floor_n)
-    return _more(max(floor_n, low), max(floor_n, low, high), have)
+                     math.ceil(min(low, _MOST)))
+    return _more(low, max(low, high), have)
 
 
 def _best_margin(start: float, end: float, edges: tuple[float, float]) -> float:
@@ -122,8 +129,9 @@ def _best_margin(start: float, end: float, edges: tuple[float, float]) -> float:
 
 
 def _smallest(enough: Callable[[int], bool], start: int) -> float:
-    """The smallest integer n >= start with enough(n), by doubling then bisection (enough is
-    monotone in n); inf past _MOST."""
+    """About the smallest integer n >= start with enough(n) (monotone in n): doubling, then
+    bisection until the answer is known within 1/16 (advice is a rough figure), rounded up;
+    inf past _MOST."""
     if enough(start):
         return start
     low, high = start, start * 2
@@ -131,7 +139,7 @@ def _smallest(enough: Callable[[int], bool], start: int) -> float:
         if high > _MOST:
             return math.inf
         low, high = high, high * 2
-    while high - low > 1:
+    while high - low > max(1, low // 16):
         middle = (low + high) // 2
         low, high = (low, middle) if enough(middle) else (middle, high)
     return high

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
+from operator import sub
 
 __all__ = ["median_law", "MedianLaw", "law_of"]
 
@@ -65,20 +66,21 @@ def law_of(sample: Sequence[float]) -> MedianLaw:
     ordered = sorted(sample)
     lows, highs, probs = median_law(len(ordered))
     if len(ordered) % 2:
-        values = [ordered[i] for i in lows]                 # already ascending
-    else:
+        values = list(map(ordered.__getitem__, lows))       # already ascending
+        weights: Sequence[float] = probs
+    else:                                                   # (x[i] + x[j]) / 2, as median() has it
         values = [(ordered[i] + ordered[j]) / 2 for i, j in zip(lows, highs)]
         order = sorted(range(len(values)), key=values.__getitem__)
-        values = [values[k] for k in order]
-        probs = tuple(probs[k] for k in order)
-    cumulative = [0.0, *accumulate(probs)]
+        values = list(map(values.__getitem__, order))
+        weights = list(map(probs.__getitem__, order))
+    cumulative = [0.0, *accumulate(weights)]
     if len(set(values)) < len(values):                      # ties: one atom per value
         keep = [k for k in range(len(values)) if k + 1 == len(values) or values[k] != values[k + 1]]
         values = [values[k] for k in keep]
         cumulative = [0.0] + [cumulative[k + 1] for k in keep]
-        probs = tuple(b - a for a, b in zip(cumulative, cumulative[1:]))
+        weights = list(map(sub, cumulative[1:], cumulative[:-1]))
     cumulative[-1] = 1.0
-    return MedianLaw(tuple(values), tuple(probs), tuple(cumulative))
+    return MedianLaw(tuple(values), tuple(weights), tuple(cumulative))
 
 
 @lru_cache(maxsize=256)

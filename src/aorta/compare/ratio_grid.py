@@ -25,8 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from itertools import accumulate
-from operator import mul
+from operator import itemgetter, mul
 from statistics import NormalDist
+from typing import NamedTuple
 
 from aorta.compare.median_law import MedianLaw
 
@@ -35,17 +36,16 @@ __all__ = ["Grid", "Cut"]
 _LIST_AT = 64          # list the bracket once it holds this many outcomes plus one per row
 _MAX_ROUNDS = 64
 _SMALL = 256          # grids of up to this many outcomes are listed whole
-_SPLIT_FROM = 64       # rows from which the lightest are kept apart
+_SPLIT_FROM = 400       # rows from which the lightest are kept apart
 _LIGHT = 1e-4          # their total weight
 _NORMAL = NormalDist()
 
 
-@dataclass(frozen=True)
-class Cut:
+class Cut(NamedTuple):
     """Where r cuts the grid: P(num / den <= r), per row the index of the first numerator
     value on the far side of r (bisect_right for d > 0, bisect_left for d < 0), and
     `order`, the sum of those indices over positive rows less that over negative rows,
-    which rises by one for every outcome r passes."""
+    which rises by one for every outcome r passes. (A named tuple: searching makes many.)"""
 
     r: float
     mass: float
@@ -54,8 +54,7 @@ class Cut:
     order: int
 
 
-@dataclass(frozen=True)
-class _Search:
+class _Search(NamedTuple):
     """One quantile being sought: P(<= r) must exceed p (strict) or reach it; the model's
     guess for log r and its slope d(log r)/dz, when the laws are positive."""
 
@@ -108,7 +107,7 @@ class Grid:
     def cut(self, r: float, lo: Cut | None = None, hi: Cut | None = None) -> Cut:
         """The cut at r; `lo` and `hi`, cuts at or below and at or above r, narrow it."""
         num = self.num.values
-        if r > 0 and not self.neg and len(num) <= 4 * len(self.pos) and lo and hi:
+        if r > 0 and not self.neg and len(num) <= 2 * len(self.pos) and lo and hi:
             return self._merged(r, lo, hi)
         pos = list(map(partial(bisect_right, num), map(r.__mul__, self.pos)))
         neg = list(map(partial(bisect_left, num), map(r.__mul__, self.neg)))
@@ -145,7 +144,6 @@ class Grid:
         lo, hi = self._ends()
         if len(self.num.values) * (len(self.den.values)) <= _SMALL:
             items = self._items(lo, hi)
-            items.sort()
             return [_walk(items, lo.mass, _Search(p, strict, None, 0.0)) for p, strict in wanted]
         out = []
         for p, strict in wanted:
@@ -233,7 +231,6 @@ class Grid:
             light_lo = self.light.cut(lo.r)
             items += self.light._items(light_lo, self.light.cut(hi.r))
             running += light_lo.mass
-        items.sort()
         return _walk(items, running, search)
 
     def _items(self, lo: Cut, hi: Cut) -> list[tuple[float, float, float, float]]:
@@ -252,12 +249,15 @@ class Grid:
 
 def _walk(items: list[tuple[float, float, float, float]], running: float,
           search: _Search) -> tuple[float, float]:
-    """Accumulate sorted outcomes from mass `running`; the first that crosses, else the last."""
-    for _, w, n, d in items:
-        running += w
-        if search.crossed(running):
-            return n, d
-    return (items[-1][2], items[-1][3]) if items else (1.0, 1.0)
+    """Accumulate the outcomes in ratio order from mass `running`: the (numerator,
+    denominator) of the first that crosses, else of the last."""
+    if not items:
+        return 1.0, 1.0
+    items.sort()
+    masses = list(accumulate(map(itemgetter(1), items), initial=running))
+    first = (bisect_right if search.strict else bisect_left)(masses, search.p, 1)
+    _, _, n, d = items[min(first, len(items)) - 1]
+    return n, d
 
 
 def _model_step(lo: Cut, hi: Cut, search: _Search, aim: float, reach: float) -> float | None:
