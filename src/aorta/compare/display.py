@@ -8,7 +8,7 @@ than the column is shortened in steps, stopping as soon as it fits:
 1. a leading `void ` goes (kernels return nothing);
 2. the parameter list is elided: `(...)`;
 3. template argument lists keep their two ends: `Kernel2<cutlass_80_s...nn_align1>`;
-4. the middle of the whole name gives way: `void cutlass::Ker...ign1>(...)`.
+4. failing that, the middle of the name from step 2 gives way: `cutlass::Ke...align1>(...)`.
 
 Names that would come out the same are shortened by step 4 alone, and if they still collide
 they get a `~1`, `~2` suffix in the order given. The text and Markdown tables show these; the
@@ -32,11 +32,13 @@ def short_name(name: str, width: int) -> str:
     if len(name) <= width:
         return name
     text = name[len("void "):] if name.startswith("void ") else name
-    for step in (_elide_parameters, _squeeze_templates):
-        if len(text) <= width:
-            return text
-        text = step(text, width)
-    return text if len(text) <= width else _middle(text, width)
+    if len(text) > width:
+        text = _elide_parameters(text, width)
+    if len(text) <= width:
+        return text
+    squeezed = _squeeze_templates(text, width)
+    # Step 4 works on the unsqueezed name, so that ellipses never stack.
+    return squeezed if len(squeezed) <= width else _middle(text, width)
 
 
 def short_names(names: Sequence[str], width: int) -> dict[str, str]:
