@@ -66,7 +66,7 @@ def trials_for(margin: float, spread: float, alpha: float, power: float = POWER)
     with `power`, for log values of SD `spread`. Infinite for a zero margin."""
     if margin <= 0:
         return math.inf
-    z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
+    z = _critical(alpha) + NormalDist().inv_cdf(power)
     return 2 * (MEDIAN_SE_FACTOR * spread * z / margin) ** 2
 
 
@@ -97,7 +97,9 @@ def advise(base: Sequence[float], new: Sequence[float], threshold: float,
            alpha: float) -> Advice | None:
     """The range of more trials per side (see the module docstring); None when the medians
     are not both positive, so a ratio means nothing."""
-    if not base or not new or median(base) <= 0 or median(new) <= 0:
+    base_median = median(base) if base else 0.0
+    new_median = median(new) if new else 0.0
+    if base_median <= 0 or new_median <= 0:
         return None
     have = min(len(base), len(new))
     floor_n = min_trials_per_side(alpha)
@@ -109,14 +111,29 @@ def advise(base: Sequence[float], new: Sequence[float], threshold: float,
     spread = _pooled_sd(logs_base, logs_new, df)
     if spread == 0:
         return _more(floor_n, floor_n, have)
-    change = math.log(median(new) / median(base))
+    change = math.log(new_median / base_median)
     change_se = MEDIAN_SE_FACTOR * spread * math.sqrt(1 / len(logs_base) + 1 / len(logs_new))
     edges = (math.log1p(-threshold), math.log1p(threshold))
     low = max(floor_n, trials_for(_best_margin(change - change_se, change + change_se, edges),
                                   spread, alpha))
-    high = _smallest(lambda n: assurance(n, change, change_se, spread, edges, alpha) >= POWER,
-                     math.ceil(min(low, _MOST)))
+    def assured(n: float) -> bool:
+        return assurance(n, change, change_se, spread, edges, alpha) >= POWER
+
+    high = _smallest(assured, math.ceil(min(low, _MOST)),
+                     _first_guess(change, change_se, spread, edges, alpha))
     return _more(low, max(low, high), have)
+
+
+def _first_guess(change: float, change_se: float, spread: float,
+                 edges: tuple[float, float], alpha: float) -> float:
+    """Where A(N) reaches POWER once S(N) is small next to se: then 1 - A(N) is about
+    2 z S(N) (phi(a) + phi(b)) / se, a and b the edges' distances from the change in se."""
+    density = sum(math.exp(-0.5 * ((e - change) / change_se) ** 2) for e in edges) \
+        / math.sqrt(2 * math.pi)
+    if density <= 0:
+        return 0.0
+    step = (1 - POWER) * change_se / (2 * _critical(alpha) * density)
+    return 2 * (MEDIAN_SE_FACTOR * spread / step) ** 2
 
 
 def _best_margin(start: float, end: float, edges: tuple[float, float]) -> float:
@@ -128,21 +145,21 @@ def _best_margin(start: float, end: float, edges: tuple[float, float]) -> float:
     return max(min(abs(x - lower), abs(x - upper)) for x in candidates)
 
 
-def _smallest(enough: Callable[[int], bool], start: int) -> float:
-    """About the smallest integer n >= start with enough(n) (monotone in n): doubling, then
-    bisection until the answer is known within 1/16 (advice is a rough figure), rounded up;
-    inf past _MOST."""
+def _smallest(enough: Callable[[float], bool], start: int, guess: float) -> float:
+    """About the smallest integer n >= start with enough(n) (monotone in n), known within
+    1/8 (advice is a rough figure) and rounded up; inf past _MOST. Steps of 1/8 from a
+    guess, then halving or doubling until bracketed, then bisection."""
     if enough(start):
         return start
-    low, high = start, start * 2
+    low, high = float(start), min(max(guess, start + 1.0), 2.0 * _MOST)
     while not enough(high):
         if high > _MOST:
             return math.inf
         low, high = high, high * 2
-    while high - low > max(1, low // 16):
-        middle = (low + high) // 2
+    while high > low * 1.125 and high - low > 1:
+        middle = math.sqrt(low * high)
         low, high = (low, middle) if enough(middle) else (middle, high)
-    return high
+    return math.ceil(high)
 
 
 def _more(low_n: float, high_n: float, have: int) -> Advice:

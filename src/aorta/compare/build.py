@@ -144,9 +144,12 @@ _Merged = dict[str, tuple[float, int | None, frozenset[str]]]
 
 
 def _normalised(table: TrialTable, match_templates: bool) -> _Merged:
+    keys = [normalise(raw, match_templates) for raw in table]
+    if len(set(keys)) == len(keys):              # the usual case: no two names merge
+        return {key: (entry.total_ms, entry.calls, frozenset((raw,)))
+                for key, (raw, entry) in zip(keys, table.items())}
     out: _Merged = {}
-    for raw, entry in table.items():
-        key = normalise(raw, match_templates)
+    for key, (raw, entry) in zip(keys, table.items()):
         total, calls, raws = out.get(key, (0.0, 0, frozenset()))
         merged_calls = None if calls is None or entry.calls is None else calls + entry.calls
         out[key] = (total + entry.total_ms, merged_calls, raws | {raw})

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import cast
+from dataclasses import dataclass
+from typing import NamedTuple, cast
 
 from aorta.compare.advice import advise
 from aorta.compare.interval import ratio_interval
@@ -40,8 +40,9 @@ from aorta.compare.stats import RankTest, can_reach, mann_whitney, median
 __all__ = ["Judgement", "Measurement", "measure", "decide", "judge"]
 
 
-@dataclass(frozen=True)
-class Judgement:
+class Judgement(NamedTuple):
+    """One row's verdict and the numbers behind it (a named tuple: one per row, made often)."""
+
     verdict: Verdict
     base_median: float | None
     new_median: float | None
@@ -94,7 +95,7 @@ def decide(m: Measurement, settings: CompareSettings, adjusted: float | None = N
     which the trial advice aims at."""
     p = m.test.p_value if adjusted is None else adjusted
     alpha = settings.alpha if level is None else level
-    found = m.found if adjusted is None else replace(m.found, p_adjusted=adjusted)
+    found = m.found if adjusted is None else m.found._replace(p_adjusted=adjusted)
     n_base, n_new = len(m.base), len(m.new)
     if not can_reach(settings.alpha, n_base, n_new):
         return _uncertain(found, m, settings.threshold, alpha,
@@ -105,14 +106,14 @@ def decide(m: Measurement, settings: CompareSettings, adjusted: float | None = N
     if band_low <= low and high <= band_high:
         note = (f"a real change (p = {p:.2g}) but within "
                 f"+/-{settings.threshold:.0%}") if p <= settings.alpha else ""
-        return replace(found, verdict="SAME", note=note)
+        return found._replace(verdict="SAME", note=note)
     down, up = direction_words(m.kind)
     centre = n_base * n_new / 2
     if p <= settings.alpha:
         if low > band_high and m.test.u > centre:
-            return replace(found, verdict=cast(Verdict, up))
+            return found._replace(verdict=cast(Verdict, up))
         if high < band_low and m.test.u < centre:
-            return replace(found, verdict=cast(Verdict, down))
+            return found._replace(verdict=cast(Verdict, down))
     return _uncertain(found, m, settings.threshold, alpha, "")
 
 
@@ -135,8 +136,8 @@ def _uncertain(found: Judgement, m: Measurement, threshold: float, alpha: float,
                why: str) -> Judgement:
     advice = advise(m.base, m.new, threshold, alpha)
     if advice is None:
-        return replace(found, note=why)
-    return replace(found, more_trials=advice.low, more_trials_high=advice.high, note=why)
+        return found._replace(note=why)
+    return found._replace(more_trials=advice.low, more_trials_high=advice.high, note=why)
 
 
 def _bound(value: float) -> float | None:
