@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
+from aorta.compare.family import CORRECTIONS
 from aorta.errors import EXIT_OK, EXIT_REGRESSION
 
 if TYPE_CHECKING:
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
 __all__ = ["compare", "CompareOptions", "run"]
 
 FORMATS = ("text", "json", "md", "html")
-CORRECTIONS = ("none", "holm", "bh")   # aorta.compare.family.CORRECTIONS, kept import-free
 
 
 @dataclass(frozen=True)

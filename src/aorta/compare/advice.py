@@ -37,6 +37,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import mul
 from statistics import NormalDist
 
 from aorta.compare.stats import median, min_trials_per_side
@@ -172,6 +173,7 @@ def _more(low_n: float, high_n: float, have: int) -> Advice:
 def _pooled_sd(a: Sequence[float], b: Sequence[float], df: int) -> float:
     def sum_sq(xs: Sequence[float]) -> float:
         mean = sum(xs) / len(xs)
-        return sum((x - mean) ** 2 for x in xs)
+        centred = [x - mean for x in xs]
+        return float(sum(map(mul, centred, centred)))
 
     return math.sqrt((sum_sq(a) + sum_sq(b)) / df)

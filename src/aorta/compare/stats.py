@@ -75,7 +75,7 @@ def mann_whitney(base: Sequence[float], new: Sequence[float]) -> RankTest:
         p = _exact_tied_p(u, n1, n2, pooled) if tied else _exact_p(u, n1, n2)
         if p is not None:
             return RankTest(u, p, exact=True)
-    return RankTest(u, _normal_p(u, n1, n2, pooled), exact=False)
+    return RankTest(u, _normal_p(u, n1, n2, pooled if tied else []), exact=False)
 
 
 def _exact_p(u: float, n1: int, n2: int) -> float:
@@ -101,6 +101,8 @@ def _exact_tied_p(u: float, n1: int, n2: int, pooled: list[float]) -> float | No
 
 
 def _normal_p(u: float, n1: int, n2: int, pooled: list[float]) -> float:
+    """Normal approximation with continuity correction; `pooled` (sorted) gives the tie
+    correction of the variance, and may be empty when nothing is tied."""
     n = n1 + n2
     tie_term = sum(t ** 3 - t for t in (sum(1 for _ in run) for _, run in groupby(pooled)))
     variance = n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1)))
