@@ -15,7 +15,7 @@ in milliseconds to the nanosecond, as rocprofv3 reports them; one scenario round
 microsecond (a coarse timer, so short kernels tie). NEW is 10% slower in a quarter of the
 kernels.
 
-    python bench/bench_compare.py [--repeats 5] [--only NAME]
+    python bench/bench_compare.py [--repeats 5] [--only NAME] [--cpu]
 """
 
 from __future__ import annotations
@@ -106,16 +106,18 @@ def make_run(root: Path, name: str, cells: int, trials: int, kernels: int, slowe
     return run_dir
 
 
-def median_time(action: Callable[[], Any], repeats: int) -> tuple[float, list[float]]:
+def median_time(action: Callable[[], Any], repeats: int,
+                clock: Callable[[], float]) -> tuple[float, list[float]]:
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         action()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return statistics.median(times), times
 
 
-def measure(base: Path, new: Path, repeats: int) -> dict[str, Any]:
+def measure(base: Path, new: Path, repeats: int,
+            clock: Callable[[], float] = time.perf_counter) -> dict[str, Any]:
     from aorta.cli.compare import CompareOptions, run
     from aorta.compare.build import compare_runs
     from aorta.compare.load import load_run, parse_ref
@@ -135,9 +137,9 @@ def measure(base: Path, new: Path, repeats: int) -> dict[str, Any]:
             return run(CompareOptions(str(base), str(new)))
 
     rows = sum(1 for _ in compare_runs(loaded[0], loaded[1], CompareSettings()).rows())
-    read_s, read_all = median_time(read, repeats)
-    compare_s, compare_all = median_time(compare, repeats)
-    total_s, total_all = median_time(end_to_end, repeats)
+    read_s, read_all = median_time(read, repeats, clock)
+    compare_s, compare_all = median_time(compare, repeats, clock)
+    total_s, total_all = median_time(end_to_end, repeats, clock)
     return {"rows": rows, "read": read_s, "compare": compare_s, "total": total_s,
             "runs": (read_all, compare_all, total_all)}
 
@@ -153,8 +155,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", help="run only the scenarios whose name contains this")
+    parser.add_argument("--cpu", action="store_true",
+                        help="time with this process's CPU clock instead of the wall clock "
+                             "(steadier on a shared machine; all the work is in-process)")
     args = parser.parse_args()
-    print(f"machine: {machine()}")
+    clock = time.process_time if args.cpu else time.perf_counter
+    print(f"machine: {machine()}; clock: {'process CPU' if args.cpu else 'wall'}")
     print(f"{'scenario':<32} {'rows':>5} {'read s':>8} {'compare s':>10} {'x read':>7} "
           f"{'end-to-end s':>13} {'x read':>7}")
     for name, cells, n_base, n_new, kernels, decimals in SCENARIOS:
@@ -163,7 +169,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             base = make_run(Path(tmp), "base", cells, n_base, kernels, 1.0, 1, decimals)
             new = make_run(Path(tmp), "new", cells, n_new, kernels, 1.10, 2, decimals)
-            m = measure(base, new, args.repeats)
+            m = measure(base, new, args.repeats, clock)
         print(f"{name:<32} {m['rows']:>5} {m['read']:>8.3f} {m['compare']:>10.3f} "
               f"{m['compare'] / m['read']:>7.1f} {m['total']:>13.3f} "
               f"{m['total'] / m['read']:>7.1f}")
