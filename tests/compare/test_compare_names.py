@@ -81,7 +81,7 @@ def test_strip_templates(raw, expected):
 def test_matching_goes_through_the_demangler_hook(monkeypatch):
     # The demangler (aorta.demangle, issue 12.3) plugs in at names.demangled; until then it
     # passes names through, and matching must call it first.
-    assert names.demangled("_Z10add_kernelPfS_") == "_Z10add_kernelPfS_"
+    assert names.demangled("add_kernel(float*, float*)") == "add_kernel(float*, float*)"
     monkeypatch.setattr(names, "demangled",
                         lambda n: "add_kernel(float*, float*)" if n.startswith("_Z") else n)
     normalise.cache_clear()
