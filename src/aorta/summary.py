@@ -18,7 +18,7 @@ __all__ = ["MATRIX_SCHEMA", "MetricStats", "CellSummary", "summarize_cell", "mat
            "perf_markdown"]
 
 MATRIX_SCHEMA = 1
-MIN_FOR_INTERVAL = 3   # fewer trials on a side give no meaningful bootstrap interval
+MIN_FOR_INTERVAL = 3   # fewer trials on a side give no meaningful interval
 
 
 @dataclass(frozen=True)
@@ -75,8 +75,9 @@ class CellSummary:
 
 @dataclass(frozen=True)
 class Overhead:
-    """Median of the profiled trials over the median of the baseline trials, with a 95%
-    bootstrap interval; None bounds when there are too few trials for an interval."""
+    """Median of the profiled trials over the median of the baseline trials, with the 95%
+    percentile-bootstrap interval computed exactly (no resampling, so the same trials always
+    give the same interval); None bounds when there are too few trials for an interval."""
 
     ratio: float
     low: float | None
@@ -123,7 +124,7 @@ def summarize_cell(name: str, planned: int, results: Iterable[TrialResult],
 
 def _overheads(profiled: Mapping[str, list[float]],
                baseline: Mapping[str, list[float]]) -> dict[str, Overhead]:
-    from aorta.compare.bootstrap import ratio_interval
+    from aorta.compare.interval import ratio_interval
 
     out = {}
     for key in ("wall_s", "cpu_user_s", "max_rss_mib"):

@@ -17,26 +17,26 @@ def scaled(values, factor):
 
 
 def test_clear_slowdown_and_speedup():
-    slower = judge(BASE, scaled(BASE, 1.2), "time", SETTINGS, seed=0)
+    slower = judge(BASE, scaled(BASE, 1.2), "time", SETTINGS)
     assert slower.verdict == "SLOWER"
     assert slower.ratio == pytest.approx(1.2)
     assert slower.ci_low > 1.05 and slower.p_value <= 0.05 and slower.more_trials is None
-    assert judge(BASE, scaled(BASE, 0.8), "time", SETTINGS, seed=0).verdict == "FASTER"
+    assert judge(BASE, scaled(BASE, 0.8), "time", SETTINGS).verdict == "FASTER"
 
 
 def test_kind_decides_the_word():
-    assert judge(BASE, scaled(BASE, 1.2), "rate", SETTINGS, 0).verdict == "FASTER"
-    assert judge(BASE, scaled(BASE, 0.8), "rate", SETTINGS, 0).verdict == "SLOWER"
-    assert judge(BASE, scaled(BASE, 1.2), "size", SETTINGS, 0).verdict == "LARGER"
-    assert judge(BASE, scaled(BASE, 0.8), "size", SETTINGS, 0).verdict == "SMALLER"
-    assert judge(BASE, scaled(BASE, 1.2), "other", SETTINGS, 0).verdict == "HIGHER"
-    assert judge(BASE, scaled(BASE, 0.8), "other", SETTINGS, 0).verdict == "LOWER"
+    assert judge(BASE, scaled(BASE, 1.2), "rate", SETTINGS).verdict == "FASTER"
+    assert judge(BASE, scaled(BASE, 0.8), "rate", SETTINGS).verdict == "SLOWER"
+    assert judge(BASE, scaled(BASE, 1.2), "size", SETTINGS).verdict == "LARGER"
+    assert judge(BASE, scaled(BASE, 0.8), "size", SETTINGS).verdict == "SMALLER"
+    assert judge(BASE, scaled(BASE, 1.2), "other", SETTINGS).verdict == "HIGHER"
+    assert judge(BASE, scaled(BASE, 0.8), "other", SETTINGS).verdict == "LOWER"
 
 
 def test_tiny_but_significant_change_reads_same():
     # 1% slower, measured very precisely: real, and too small to matter at +/-5%.
     base = [1.000, 1.001, 0.999, 1.0005, 0.9995, 1.0]
-    result = judge(base, scaled(base, 1.01), "time", SETTINGS, 0)
+    result = judge(base, scaled(base, 1.01), "time", SETTINGS)
     assert result.p_value <= 0.05
     assert result.verdict == "SAME"
     assert "within +/-5%" in result.note
@@ -44,7 +44,7 @@ def test_tiny_but_significant_change_reads_same():
 
 def test_three_trials_a_side_are_never_judged():
     # Even a tenfold change: 3 vs 3 can never reach p <= 0.05 (smallest p is 0.1).
-    result = judge([1.0, 1.1, 0.9], [10.0, 11.0, 9.0], "time", SETTINGS, 0)
+    result = judge([1.0, 1.1, 0.9], [10.0, 11.0, 9.0], "time", SETTINGS)
     assert result.verdict == "UNCERTAIN"
     assert "can never reach" in result.note
     assert result.more_trials == 1           # 4 per side is the floor
@@ -53,37 +53,37 @@ def test_three_trials_a_side_are_never_judged():
 def test_uncertain_says_how_many_more_trials():
     noisy_base = [1.0, 1.3, 0.8, 1.1, 0.95]
     noisy_new = [1.1, 1.4, 0.85, 1.2, 1.0]
-    result = judge(noisy_base, noisy_new, "time", SETTINGS, 0)
+    result = judge(noisy_base, noisy_new, "time", SETTINGS)
     assert result.verdict == "UNCERTAIN"
     assert result.more_trials is not None and result.more_trials > 5
 
 
 def test_identical_constant_samples_are_same():
-    result = judge([2.0] * 5, [2.0] * 5, "time", SETTINGS, 0)
+    result = judge([2.0] * 5, [2.0] * 5, "time", SETTINGS)
     assert result.verdict == "SAME" and result.p_value == 1.0
     assert (result.ci_low, result.ci_high) == (1.0, 1.0)
 
 
 def test_counts_get_no_statistics():
-    same = judge([10.0] * 4, [10.0] * 4, "count", SETTINGS, 0)
-    changed = judge([10.0] * 4, [12.0] * 4, "count", SETTINGS, 0)
+    same = judge([10.0] * 4, [10.0] * 4, "count", SETTINGS)
+    changed = judge([10.0] * 4, [12.0] * 4, "count", SETTINGS)
     assert same.verdict == "SAME" and same.p_value is None
     assert changed.verdict == "CHANGED" and changed.ratio == pytest.approx(1.2)
     assert changed.note == "10 -> 12"
 
 
 def test_not_comparable():
-    assert judge([], [1.0], "time", SETTINGS, 0).verdict == "INCOMPARABLE"
-    zero = judge([0.0, 0.0, 0.0, 1.0], [1.0] * 4, "time", SETTINGS, 0)
+    assert judge([], [1.0], "time", SETTINGS).verdict == "INCOMPARABLE"
+    zero = judge([0.0, 0.0, 0.0, 1.0], [1.0] * 4, "time", SETTINGS)
     assert zero.verdict == "INCOMPARABLE" and "zero" in zero.note
-    negative = judge([-1.0] * 4, [-2.0] * 4, "other", SETTINGS, 0)
+    negative = judge([-1.0] * 4, [-2.0] * 4, "other", SETTINGS)
     assert negative.verdict == "INCOMPARABLE"
 
 
 def test_threshold_zero_judges_on_significance_alone():
     strict = CompareSettings(threshold=0.0)
     base = [1.000, 1.001, 0.999, 1.0005, 0.9995, 1.0]
-    assert judge(base, scaled(base, 1.01), "time", strict, 0).verdict == "SLOWER"
+    assert judge(base, scaled(base, 1.01), "time", strict).verdict == "SLOWER"
 
 
 def test_settings_are_checked():

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import shutil
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import click
 
+from aorta.compare.family import CORRECTIONS
 from aorta.errors import EXIT_OK, EXIT_REGRESSION
 
 if TYPE_CHECKING:
-    from aorta.compare.model import Comparison, Row
+    from aorta.compare.family import Correction
+    from aorta.compare.gate import Gate
+    from aorta.compare.model import Comparison
 
 __all__ = ["compare", "CompareOptions", "run"]
 
@@ -30,7 +33,9 @@ class CompareOptions:
     match_templates: bool = False
     kernels: bool = True
     top: int = 20
-    seed: int = 0
+    correction: str = "none"
+    width: int | None = None        # text: terminal columns to fit names in (None: no limit)
+    allow_partial: bool = False     # count figures of `partial` captures as measurements
 
 
 @click.command()
@@ -40,22 +45,26 @@ class CompareOptions:
               show_default=True,
               help="Practical threshold as a fraction: a change within +/- this reads SAME.")
 @click.option("--alpha", type=click.FloatRange(0, 0.5, min_open=True), default=0.05,
-              show_default=True, help="Significance level; intervals are at 1 - alpha.")
+              show_default=True, help="Significance level per row; intervals are at 1 - alpha.")
 @click.option("--metric", "metrics", multiple=True, metavar="NAME",
               help="Compare only this metric (repeat, or separate with commas).")
 @click.option("--fail-on", "fail_on", multiple=True, metavar="WHAT",
               help="Exit 4 on a regression: 'slower' (any SLOWER row), 'kernels', or metric "
                    "names (comma-separated).")
+@click.option("--correction", type=click.Choice(CORRECTIONS), default="none", show_default=True,
+              help="Adjust p-values across rows: holm bounds the chance of any false alarm, "
+                   "bh the share of false alarms among flagged rows. Costs power.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--match-templates", is_flag=True,
               help="Also ignore C++ template arguments when matching kernel names.")
 @click.option("--no-kernels", is_flag=True, help="Compare metrics only.")
 @click.option("--top", type=click.IntRange(min=0), default=20, show_default=True,
               help="Kernels shown per table in text/md/html (0: all; json has all).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--allow-partial", is_flag=True,
+              help="Count the figures of captures that skipped records (state 'partial').")
 def compare(base: str, new: str, threshold: float, alpha: float, metrics: tuple[str, ...],
-            fail_on: tuple[str, ...], fmt: str, match_templates: bool, no_kernels: bool,
-            top: int, seed: int) -> int:
+            fail_on: tuple[str, ...], correction: str, fmt: str, match_templates: bool,
+            no_kernels: bool, top: int, allow_partial: bool) -> int:
     """Compare run directory NEW against BASE (either may be RUN_DIR:CELL).
 
     \b
@@ -63,52 +72,63 @@ def compare(base: str, new: str, threshold: float, alpha: float, metrics: tuple[
     aorta compare results/sweep:naive results/sweep:blocked --format md
 
     For every cell both runs have, each metric and each kernel gets the ratio of medians with
-    an interval and a verdict: FASTER / SLOWER (significant, and the whole interval beyond
-    the threshold), SAME (interval within the threshold), UNCERTAIN (with about how many more
-    trials would settle it). Only passing trials count. Exit codes: 0 no regression, 4 a
-    regression named by --fail-on, 2 bad input.
+    an exact interval and a verdict: FASTER / SLOWER (significant, and the whole interval
+    beyond the threshold), SAME (interval within the threshold), UNCERTAIN (with a range of
+    how many more trials would settle it). Only passing trials count. The false-alarm
+    guarantee is per row; --correction extends it to the whole comparison. Exit codes: 0 no
+    regression, 4 a regression named by --fail-on, 2 bad input. A collector's figures count
+    only when its capture is ok (with --allow-partial, also when it is partial).
     """
     split = tuple(m for value in metrics for m in value.replace(",", " ").split())
+    width = shutil.get_terminal_size((120, 24)).columns
     return run(CompareOptions(base, new, threshold, alpha, tuple(dict.fromkeys(split)),
-                              fail_on, fmt, match_templates, not no_kernels, top, seed))
+                              fail_on, fmt, match_templates, not no_kernels, top, correction,
+                              width, allow_partial))
 
 
 def run(opts: CompareOptions) -> int:
     """Load, compare, print. Returns EXIT_REGRESSION when a --fail-on row regressed."""
     from aorta.compare.build import compare_runs
-    from aorta.compare.gate import parse_fail_on, regressions
+    from aorta.compare.gate import evaluate, parse_fail_on
     from aorta.compare.load import load_run, parse_ref
     from aorta.compare.model import CompareSettings
 
     fail_on = parse_fail_on(opts.fail_on)
     settings = CompareSettings(threshold=opts.threshold, alpha=opts.alpha, metrics=opts.metrics,
                                kernels=opts.kernels, match_templates=opts.match_templates,
-                               seed=opts.seed)
-    base = load_run(parse_ref(opts.base))
-    new = load_run(parse_ref(opts.new))
+                               correction=cast("Correction", opts.correction))
+    base = load_run(parse_ref(opts.base), opts.allow_partial)
+    new = load_run(parse_ref(opts.new), opts.allow_partial)
+    partial = base.partial + new.partial
+    if partial:
+        said = ("are counted (--allow-partial)" if opts.allow_partial else
+                "are left out; --allow-partial counts them")
+        click.echo(f"aorta: warning: {partial} passing trial(s) have a partial capture (records "
+                   f"were skipped while reading); their collector figures {said}", err=True)
     comparison = compare_runs(base, new, settings)
-    failing = regressions(comparison, fail_on)
-    click.echo(_render(comparison, failing, opts), nl=False)
-    if failing:
-        names = ", ".join(f"{r.cell}/{r.name}" for r in failing[:5])
-        more = f" and {len(failing) - 5} more" if len(failing) > 5 else ""
+    gate = evaluate(comparison, fail_on)
+    click.echo(_render(comparison, gate, opts), nl=False)
+    for warning in gate.warnings:
+        click.echo(f"aorta: warning: {warning}", err=True)
+    if gate.failing:
+        names = ", ".join(f"{r.cell}/{r.name}" for r in gate.failing[:5])
+        more = f" and {len(gate.failing) - 5} more" if len(gate.failing) > 5 else ""
         click.echo(f"aorta: regression: {names}{more}", err=True)
         return EXIT_REGRESSION
     return EXIT_OK
 
 
-def _render(comparison: Comparison, failing: Sequence[Row], opts: CompareOptions) -> str:
+def _render(comparison: Comparison, gate: Gate, opts: CompareOptions) -> str:
     if opts.format == "json":
         from aorta.compare.render import json_text
 
-        return json_text(comparison, failing) + "\n"
+        return json_text(comparison, gate) + "\n"
     if opts.format == "html":
         from aorta.compare.render_html import html_text
 
-        return html_text(comparison, opts.top)
+        return html_text(comparison, opts.top, gate)
     from aorta.compare.render import markdown_lines, text_lines
 
-    lines = (markdown_lines if opts.format == "md" else text_lines)(comparison, opts.top)
-    if failing:
-        lines.append(f"regressions ({', '.join(opts.fail_on)}): {len(failing)}")
-    return "\n".join(lines) + "\n"
+    if opts.format == "md":
+        return "\n".join(markdown_lines(comparison, opts.top, gate)) + "\n"
+    return "\n".join(text_lines(comparison, opts.top, gate, opts.width)) + "\n"

@@ -20,6 +20,7 @@ class ReportOptions:
     run_dir: Path
     format: Format = "html"
     output: Path | None = None     # html: default <run_dir>/report.html; md/json: stdout
+    allow_partial: bool = False    # count figures of `partial` captures as measurements
 
 
 @click.command()
@@ -30,14 +31,16 @@ class ReportOptions:
 @click.option("--output", type=click.Path(path_type=Path, dir_okay=False),
               help="Write here instead (html default: RUN_DIR/report.html; md/json default: "
                    "stdout).")
-def report(run_dir: Path, fmt: Format, output: Path | None) -> int:
+@click.option("--allow-partial", is_flag=True,
+              help="Count the figures of captures that skipped records (state 'partial').")
+def report(run_dir: Path, fmt: Format, output: Path | None, allow_partial: bool) -> int:
     """Report a run: header, cells, metrics with spread, trial distributions, top kernels,
     failures with their stderr, warnings, and links to every artifact.
 
     Reads only RUN_DIR's files (run.json, env.json, matrix.json, the trials' result.json);
     a run with failed or missing trials still reports. Exit 2 when RUN_DIR is not a run.
     """
-    return run(ReportOptions(run_dir, fmt, output))
+    return run(ReportOptions(run_dir, fmt, output, allow_partial))
 
 
 def run(opts: ReportOptions) -> int:
@@ -45,7 +48,7 @@ def run(opts: ReportOptions) -> int:
     from aorta.report import (REPORT_FILE, build_report, render_json, render_markdown,
                               write_html, write_report_file)
 
-    built = build_report(opts.run_dir)
+    built = build_report(opts.run_dir, opts.allow_partial)
     if opts.format == "html":
         target = write_html(built, opts.run_dir, opts.output or opts.run_dir / REPORT_FILE)
         click.echo(str(target))

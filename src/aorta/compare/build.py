@@ -1,24 +1,34 @@
 """Compute a comparison: pair cells, then judge every shared metric and kernel.
 
-Pure computation over loaded samples; nothing here prints or reads files. Each row's bootstrap
-seed mixes the user's seed with the row's identity, so a row's numbers do not depend on which
-other rows were compared.
+Pure computation over loaded samples; nothing here prints or reads files. Every row is first
+measured on its own (medians, exact interval, rank test), then, once every row's p is known,
+adjusted across rows under `--correction`, then decided. Without a correction a row's verdict
+depends on its own samples only, never on which other rows were compared.
 """
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
+from aorta.compare.family import adjust
 from aorta.compare.kinds import metric_kind
 from aorta.compare.load import CellSamples, KernelEntry, LoadedRun, TrialTable, pair_cells
 from aorta.compare.model import CellComparison, CompareSettings, Comparison, Row
 from aorta.compare.names import normalise
-from aorta.compare.stats import median
-from aorta.compare.verdict import judge
+from aorta.compare.stats import can_reach, median
+from aorta.compare.verdict import Judgement, Measurement, decide, measure
 from aorta.errors import UserError
 
 __all__ = ["compare_runs"]
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A row waiting for its verdict: what it measured, and how to make the Row."""
+
+    measured: Measurement | Judgement
+    make: Callable[[Judgement], Row]
 
 
 def compare_runs(base: LoadedRun, new: LoadedRun, settings: CompareSettings) -> Comparison:
@@ -38,8 +48,37 @@ def compare_runs(base: LoadedRun, new: LoadedRun, settings: CompareSettings) -> 
             notes.append(f"cells only in base (not compared): {', '.join(only_base)}")
         if only_new:
             notes.append(f"cells only in new (not compared): {', '.join(only_new)}")
-    cells = tuple(_compare_cell(label, b, n, settings) for label, b, n in pairs)
-    return Comparison(base.ref.label, new.ref.label, settings, cells, tuple(notes))
+    pending = [_compare_cell(label, b, n, settings) for label, b, n in pairs]
+    judged, tested = _decide_all([p for _, rows in pending for p in rows], settings)
+    cells, start = [], 0
+    for cell, rows in pending:
+        cells.append(CellComparison(cell.label, cell.base_cell, cell.new_cell, cell.base_trials,
+                                    cell.new_trials, tuple(judged[start:start + len(rows)]),
+                                    cell.notes))
+        start += len(rows)
+    return Comparison(base.ref.label, new.ref.label, settings, tuple(cells), tuple(notes), tested)
+
+
+def _decide_all(pending: Sequence[_Pending], settings: CompareSettings) -> tuple[list[Row], int]:
+    """Every row's Row, with p-values adjusted across the family (see `family`), and the
+    family's size: the rows whose test could reach alpha on its own."""
+    family = [(k, p.measured) for k, p in enumerate(pending)
+              if isinstance(p.measured, Measurement)
+              and can_reach(settings.alpha, len(p.measured.base), len(p.measured.new))]
+    raw = [m.test.p_value for _, m in family]
+    adjusted = dict(zip((k for k, _ in family), adjust(raw, settings.correction)))
+    rows = []
+    for k, p in enumerate(pending):
+        if isinstance(p.measured, Judgement):
+            rows.append(p.make(p.measured))
+        elif settings.correction == "none" or k not in adjusted:
+            rows.append(p.make(decide(p.measured, settings)))
+        else:
+            q, own = adjusted[k], p.measured.test.p_value
+            # The level the row's own p had to reach: alpha scaled as the correction scaled p.
+            level = settings.alpha * own / q if q > 0 else settings.alpha
+            rows.append(p.make(decide(p.measured, settings, q, min(settings.alpha, level))))
+    return rows, len(family)
 
 
 def _check_metrics_exist(wanted: Sequence[str],
@@ -52,7 +91,8 @@ def _check_metrics_exist(wanted: Sequence[str],
 
 
 def _compare_cell(label: str, base: CellSamples, new: CellSamples,
-                  settings: CompareSettings) -> CellComparison:
+                  settings: CompareSettings) -> tuple[CellComparison, list[_Pending]]:
+    """The cell (rows still empty) and its rows waiting for their verdicts."""
     notes = []
     for side, cell in (("base", base), ("new", new)):
         t = cell.trials
@@ -74,21 +114,25 @@ def _compare_cell(label: str, base: CellSamples, new: CellSamples,
             lonely = sorted(t for t in mine.tables if t not in theirs.tables)
             if lonely:
                 notes.append(f"kernel tables only in {side}: {', '.join(lonely)}")
-    return CellComparison(label, base.name, new.name, base.trials, new.trials, tuple(rows),
-                          tuple(notes))
+    return (CellComparison(label, base.name, new.name, base.trials, new.trials, (),
+                           tuple(notes)), rows)
 
 
 def _metric_row(cell: str, metric: str, base: CellSamples, new: CellSamples,
-                settings: CompareSettings) -> Row:
+                settings: CompareSettings) -> _Pending:
     kind = metric_kind(metric)
     b, n = base.metrics.get(metric, ()), new.metrics.get(metric, ())
-    j = judge(b, n, kind, settings, _row_seed(settings.seed, cell, "metric", metric))
-    return Row(cell, "metric", metric, kind, j.verdict, len(b), len(n), j.base_median,
-               j.new_median, j.ratio, j.ci_low, j.ci_high, j.p_value, j.more_trials, j.note)
+
+    def make(j: Judgement) -> Row:
+        return Row(cell, "metric", metric, kind, j.verdict, len(b), len(n), j.base_median,
+                   j.new_median, j.ratio, j.ci_low, j.ci_high, j.p_value, j.more_trials,
+                   j.more_trials_high, j.note, p_adjusted=j.p_adjusted)
+
+    return _Pending(measure(b, n, kind, settings), make)
 
 
 def _kernel_rows(cell: str, table: str, base: Sequence[TrialTable], new: Sequence[TrialTable],
-                 settings: CompareSettings) -> list[Row]:
+                 settings: CompareSettings) -> list[_Pending]:
     base_trials = [_normalised(t, settings.match_templates) for t in base]
     new_trials = [_normalised(t, settings.match_templates) for t in new]
     names = dict.fromkeys(k for t in base_trials + new_trials for k in t)
@@ -100,9 +144,12 @@ _Merged = dict[str, tuple[float, int | None, frozenset[str]]]
 
 
 def _normalised(table: TrialTable, match_templates: bool) -> _Merged:
+    keys = [normalise(raw, match_templates) for raw in table]
+    if len(set(keys)) == len(keys):              # the usual case: no two names merge
+        return {key: (entry.total_ms, entry.calls, frozenset((raw,)))
+                for key, (raw, entry) in zip(keys, table.items())}
     out: _Merged = {}
-    for raw, entry in table.items():
-        key = normalise(raw, match_templates)
+    for key, (raw, entry) in zip(keys, table.items()):
         total, calls, raws = out.get(key, (0.0, 0, frozenset()))
         merged_calls = None if calls is None or entry.calls is None else calls + entry.calls
         out[key] = (total + entry.total_ms, merged_calls, raws | {raw})
@@ -110,7 +157,7 @@ def _normalised(table: TrialTable, match_templates: bool) -> _Merged:
 
 
 def _kernel_row(cell: str, table: str, name: str, base: Sequence[_Merged],
-                new: Sequence[_Merged], settings: CompareSettings) -> Row:
+                new: Sequence[_Merged], settings: CompareSettings) -> _Pending:
     # A trial whose table lacks the kernel ran it zero times: that is a measurement of 0 ms.
     b = [t[name][0] if name in t else 0.0 for t in base]
     n = [t[name][0] if name in t else 0.0 for t in new]
@@ -119,20 +166,25 @@ def _kernel_row(cell: str, table: str, name: str, base: Sequence[_Merged],
     calls_b, calls_n = _median_calls(base, name), _median_calls(new, name)
     if not seen_b or not seen_n:
         side, seen, total = ("new", seen_n, len(n)) if not seen_b else ("base", seen_b, len(b))
-        return Row(cell, "kernel", name, "time", "NEW" if not seen_b else "GONE", len(b), len(n),
+        gone = Row(cell, "kernel", name, "time", "NEW" if not seen_b else "GONE", len(b), len(n),
                    None if not seen_b else median(b), None if not seen_n else median(n),
                    note=f"only in {side} ({seen} of {total} trials)", table=table,
                    base_calls=calls_b, new_calls=calls_n, raw_names=raws)
-    j = judge(b, n, "time", settings, _row_seed(settings.seed, cell, table, name))
-    notes = [j.note] if j.note else []
+        return _Pending(Judgement(gone.verdict, None, None), lambda _: gone)
+    extra = []
     if seen_b < len(b) or seen_n < len(n):
-        notes.append(f"ran in {seen_b}/{len(b)} base and {seen_n}/{len(n)} new trials")
+        extra.append(f"ran in {seen_b}/{len(b)} base and {seen_n}/{len(n)} new trials")
     if calls_b is not None and calls_n is not None and calls_b != calls_n:
-        notes.append(f"calls {calls_b:g} -> {calls_n:g}")
-    return Row(cell, "kernel", name, "time", j.verdict, len(b), len(n), j.base_median,
-               j.new_median, j.ratio, j.ci_low, j.ci_high, j.p_value, j.more_trials,
-               "; ".join(notes), table=table, base_calls=calls_b, new_calls=calls_n,
-               raw_names=raws)
+        extra.append(f"calls {calls_b:g} -> {calls_n:g}")
+
+    def make(j: Judgement) -> Row:
+        return Row(cell, "kernel", name, "time", j.verdict, len(b), len(n), j.base_median,
+                   j.new_median, j.ratio, j.ci_low, j.ci_high, j.p_value, j.more_trials,
+                   j.more_trials_high, "; ".join(([j.note] if j.note else []) + extra),
+                   table=table, base_calls=calls_b, new_calls=calls_n, raw_names=raws,
+                   p_adjusted=j.p_adjusted)
+
+    return _Pending(measure(b, n, "time", settings), make)
 
 
 def _median_calls(trials: Sequence[_Merged], name: str) -> float | None:
@@ -141,6 +193,3 @@ def _median_calls(trials: Sequence[_Merged], name: str) -> float | None:
         return None
     return median([float(c) for c in counts if c is not None])
 
-
-def _row_seed(seed: int, *identity: str) -> int:
-    return seed * 1_000_003 + zlib.crc32("\0".join(identity).encode())

@@ -7,19 +7,40 @@
 Counts and metrics of unknown direction cannot regress (see `kinds`), so naming one is an
 error rather than a gate that can never fire. UNCERTAIN never fails a job: it is reported, and
 more trials settle it.
+
+The false-alarm guarantee is per row (see `family`): the more rows a gate watches, the likelier
+that one unchanged row fails it by chance. So the gate says how many rows it watched, and
+warns when a setting makes chance failures likely.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from aorta.compare.kinds import REGRESSIONS, metric_kind
 from aorta.compare.model import Comparison, Row
+from aorta.compare.stats import can_reach
 from aorta.errors import UserError
 
-__all__ = ["parse_fail_on", "regressions"]
+__all__ = ["Gate", "parse_fail_on", "evaluate", "regressions"]
 
 _WORDS = ("slower", "kernels")
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What `--fail-on` watched and what failed it. `gated`: rows it watched that were tested
+    (their test could reach alpha), so a chance SLOWER there would fail the job."""
+
+    fail_on: tuple[str, ...]
+    gated: int
+    failing: tuple[Row, ...]
+    warnings: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.gated < 0:
+            raise ValueError(f"gated must be >= 0, got {self.gated}")
 
 
 def parse_fail_on(values: Iterable[str]) -> tuple[str, ...]:
@@ -39,6 +60,22 @@ def parse_fail_on(values: Iterable[str]) -> tuple[str, ...]:
     return names
 
 
+def evaluate(comparison: Comparison, fail_on: Sequence[str]) -> Gate:
+    """The gate over a comparison (`fail_on` already parsed). Raises UserError when a named
+    metric was compared in no cell, so a typo never passes silently."""
+    failing = regressions(comparison, fail_on)
+    s = comparison.settings
+    gated = sum(1 for r in comparison.rows() if _watched(r, fail_on) and r.p_value is not None
+                and can_reach(s.alpha, r.base_n, r.new_n))
+    warnings = []
+    if fail_on and s.threshold == 0:
+        warnings.append(f"--threshold 0 with --fail-on: any significant change fails the job, "
+                        f"however small; each of the {gated} gated rows can fail it by chance "
+                        f"(up to alpha = {s.alpha:g} each). Set a practical --threshold such as "
+                        f"0.02, or add --correction holm")
+    return Gate(tuple(fail_on), gated, tuple(failing), tuple(warnings))
+
+
 def regressions(comparison: Comparison, fail_on: Sequence[str]) -> list[Row]:
     """The rows that fail the job under `fail_on` (already parsed). Raises UserError when a
     named metric was compared in no cell, so a typo never passes silently."""
@@ -47,12 +84,14 @@ def regressions(comparison: Comparison, fail_on: Sequence[str]) -> list[Row]:
         if name not in _WORDS and name not in compared:
             raise UserError(f"--fail-on {name}: no cell compared this metric; compared: "
                             f"{', '.join(sorted(compared)) or '(none)'}")
-    out = []
-    for row in comparison.rows():
-        if row.verdict not in REGRESSIONS:
-            continue
-        if ("slower" in fail_on and row.verdict == "SLOWER") \
-                or ("kernels" in fail_on and row.scope == "kernel") \
-                or (row.scope == "metric" and row.name in fail_on):
-            out.append(row)
-    return out
+    return [row for row in comparison.rows()
+            if row.verdict in REGRESSIONS and _watched(row, fail_on)]
+
+
+def _watched(row: Row, fail_on: Sequence[str]) -> bool:
+    """Whether a regression of this row would fail the job under `fail_on`."""
+    if row.scope == "kernel":
+        return "slower" in fail_on or "kernels" in fail_on
+    if row.name in fail_on:
+        return row.kind in ("time", "rate", "size")
+    return "slower" in fail_on and row.kind in ("time", "rate")

@@ -58,6 +58,7 @@ class CellSamples:
 class LoadedRun:
     ref: RunRef
     cells: Mapping[str, CellSamples]                   # in the run's cell order
+    partial: int = 0        # passing trials with a `partial` capture (counted only if allowed)
 
 
 def parse_ref(text: str) -> RunRef:
@@ -89,8 +90,11 @@ def load_run(ref: RunRef, allow_partial: bool = False) -> LoadedRun:
     for slot in store.slots(run, names):
         if not slot.baseline:
             slots[slot.cell].append(slot)
+    partial = sum(1 for cell in slots.values() for s in cell if s.result is not None
+                  and s.result.verdict == "pass"
+                  and any(c.state == "partial" for c in s.result.captures.values()))
     return LoadedRun(ref, {name: _load_cell(name, slots[name], allow_partial)
-                           for name in names})
+                           for name in names}, partial)
 
 
 def _load_cell(name: str, slots: list[Slot], allow_partial: bool) -> CellSamples:

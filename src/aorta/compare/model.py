@@ -3,7 +3,8 @@
 A `Row` is one verdict: a metric or a kernel of one cell, base against new. Medians are in the
 metric's own unit (kernel rows: milliseconds of total time per trial); `ratio` is
 new median / base median; `ci_low`/`ci_high` bound that ratio (None when unbounded or not
-computed); `p_value` is the two-sided Mann-Whitney p.
+computed); `p_value` is the two-sided Mann-Whitney p, and `p_adjusted` the p that decided
+the verdict under `--correction` (None without one).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
+from aorta.compare.family import CORRECTIONS, Correction
 from aorta.compare.kinds import MetricKind
 
 __all__ = ["Verdict", "VERDICTS", "Scope", "CompareSettings", "TrialCounts", "Row",
@@ -29,23 +31,23 @@ Scope = Literal["metric", "kernel"]
 @dataclass(frozen=True)
 class CompareSettings:
     """How to compare. `threshold` is a fraction (0.05: changes within +/-5% read as SAME);
-    `alpha` is the significance level, and the interval's level is 1 - alpha."""
+    `alpha` is the significance level of each row's test, and the interval's level is
+    1 - alpha; `correction` adjusts the p-values across rows (see `family`)."""
 
     threshold: float = 0.05
     alpha: float = 0.05
     metrics: tuple[str, ...] = ()        # empty: every metric both sides measured
     kernels: bool = True
     match_templates: bool = False
-    resamples: int = 2000
-    seed: int = 0
+    correction: Correction = "none"
 
     def __post_init__(self) -> None:
         if not 0 <= self.threshold < 1:
             raise ValueError(f"threshold must lie in [0, 1), got {self.threshold}")
         if not 0 < self.alpha <= 0.5:
             raise ValueError(f"alpha must lie in (0, 0.5], got {self.alpha}")
-        if self.resamples < 100:
-            raise ValueError(f"resamples must be at least 100, got {self.resamples}")
+        if self.correction not in CORRECTIONS:
+            raise ValueError(f"correction must be one of {CORRECTIONS}, got {self.correction!r}")
 
 
 @dataclass(frozen=True)
@@ -79,12 +81,14 @@ class Row:
     ci_low: float | None = None
     ci_high: float | None = None
     p_value: float | None = None
-    more_trials: int | None = None       # UNCERTAIN: about this many more trials per side
+    more_trials: int | None = None       # UNCERTAIN: at least this many more trials per side
+    more_trials_high: int | None = None  # ... and at most this many (None: no upper bound)
     note: str = ""
     table: str | None = None             # kernel rows: the metric holding the table
     base_calls: float | None = None      # kernel rows: median launches per trial
     new_calls: float | None = None
     raw_names: tuple[str, ...] = ()      # kernel rows: names before normalisation
+    p_adjusted: float | None = None      # the p that decided, under --correction
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -93,12 +97,18 @@ class Row:
             raise ValueError(f"scope must be metric or kernel, got {self.scope!r}")
         if self.scope == "kernel" and not self.table:
             raise ValueError(f"kernel row {self.name!r} must name its table")
-        if self.p_value is not None and not 0 <= self.p_value <= 1:
-            raise ValueError(f"p_value must lie in [0, 1], got {self.p_value}")
+        for name, p in (("p_value", self.p_value), ("p_adjusted", self.p_adjusted)):
+            if p is not None and not 0 <= p <= 1:
+                raise ValueError(f"{name} must lie in [0, 1], got {p}")
         if self.ci_low is not None and self.ci_high is not None and self.ci_low > self.ci_high:
             raise ValueError(f"interval is reversed: [{self.ci_low}, {self.ci_high}]")
-        if self.more_trials is not None and self.verdict != "UNCERTAIN":
+        if (self.more_trials is not None or self.more_trials_high is not None) \
+                and self.verdict != "UNCERTAIN":
             raise ValueError("only an UNCERTAIN row advises more trials")
+        if self.more_trials_high is not None and (
+                self.more_trials is None or self.more_trials_high < self.more_trials):
+            raise ValueError(f"more-trials range is reversed: {self.more_trials}.."
+                             f"{self.more_trials_high}")
         if self.verdict == "NEW" and self.base_median is not None:
             raise ValueError(f"a NEW row has no base value: {self.name!r}")
         if self.verdict == "GONE" and self.new_median is not None:
@@ -139,6 +149,11 @@ class Comparison:
     settings: CompareSettings
     cells: tuple[CellComparison, ...]
     notes: tuple[str, ...] = field(default_factory=tuple)
+    tested: int = 0                      # rows whose test could reach alpha: the family
+
+    def __post_init__(self) -> None:
+        if self.tested < 0:
+            raise ValueError(f"tested must be >= 0, got {self.tested}")
 
     def rows(self) -> Iterator[Row]:
         for cell in self.cells:

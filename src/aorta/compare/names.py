@@ -19,14 +19,16 @@ rules run in order and `normalise` is idempotent. Samples of what each rule sees
   `void at::reduce_kernel<>(T3)`, every top-level template argument list emptied.
 
 Two kernels of one trial that normalise to one name are summed; rows keep the original names.
-Mangled C++ names (`_ZN2at6native...`) are left as they are: demangling needs a demangler.
+Mangled C++ names (`_ZN2at6native...`) are left as they are until a demangler is plugged in
+at `demangled` below, the one place matching would call it.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-__all__ = ["normalise", "strip_templates"]
+__all__ = ["normalise", "demangled", "strip_templates"]
 
 _SPACES = re.compile(r"\s+")
 _AMD_DESCRIPTOR = re.compile(r"\.kd$")
@@ -39,9 +41,20 @@ _OMP_OFFLOAD = re.compile(r"^__omp_offloading_[0-9a-fA-F]+_[0-9a-fA-F]+_")
 _OPERATOR = re.compile(r"operator\s*(?:<<=|<<|<=>|<=|<|->\*|->|>>=|>>|>=|>)")
 
 
+def demangled(name: str) -> str:
+    """The name as matching sees it, before the rules above: a mangled `_ZN...` name in its
+    C++ form (`aorta.demangle`), so that a kernel one profiler reports mangled matches the
+    demangled name another reports; other names pass through unchanged."""
+    from aorta.demangle import demangle
+
+    return demangle(name)
+
+
+@lru_cache(maxsize=1 << 16)
 def normalise(name: str, match_templates: bool = False) -> str:
-    """The name with build-dependent parts removed (see the module docstring)."""
-    text = _SPACES.sub(" ", name).strip()
+    """The name with build-dependent parts removed (see the module docstring). Cached: a
+    run repeats each kernel name in every trial."""
+    text = _SPACES.sub(" ", demangled(name)).strip()
     for _ in range(8):   # one strip can expose another: `f.isra.0_0d1d` -> `f.isra.0` -> `f`
         stripped = _strip_once(text, match_templates)
         if stripped == text:

@@ -1,15 +1,24 @@
-"""A comparison as one self-contained HTML page: inline style, no script, no network."""
+"""A comparison as one self-contained HTML page: inline style, no script, no network.
+
+Long kernel names show shortened (`display`); the cell's tooltip holds the full name, and the
+names it was matched from when normalisation changed them.
+"""
 
 from __future__ import annotations
 
 from html import escape
 
+from aorta.compare.display import short_name
+from aorta.compare.gate import Gate
 from aorta.compare.model import CellComparison, Comparison, Row
-from aorta.compare.render import (cell_header, fmt_interval, fmt_number, fmt_p, fmt_ratio,
-                                  kernel_groups, kernel_head, left_out_line, method_line,
-                                  summary_line, verdict_text)
+from aorta.compare.wording import (cell_header, deciding_p, family_line, fmt_interval,
+                                   fmt_number, fmt_p, fmt_ratio, gate_line, kernel_groups,
+                                   kernel_head, left_out_line, method_line, p_head,
+                                   summary_line, verdict_text)
 
-__all__ = ["html_text"]
+__all__ = ["html_text", "HTML_NAME_WIDTH"]
+
+HTML_NAME_WIDTH = 80
 
 _STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
@@ -23,32 +32,39 @@ td.name { font-family: ui-monospace, monospace; max-width: 40em; overflow-wrap: 
 .UNCERTAIN, .INCOMPARABLE { background: #fff5d6; }
 .NEW, .GONE, .CHANGED, .HIGHER, .LOWER { background: #e6eefb; }
 .note { color: #555; }
+.warning { color: #8a4b00; font-weight: 600; }
 """
 
 
-def html_text(comparison: Comparison, top: int = 20) -> str:
+def html_text(comparison: Comparison, top: int = 20, gate: Gate | None = None) -> str:
     """The whole page as one string."""
     parts = ["<!DOCTYPE html>", "<html><head><meta charset='utf-8'>",
              "<title>aorta compare</title>", f"<style>{_STYLE}</style></head><body>",
              "<h1>aorta compare</h1>",
              f"<p>base: <code>{escape(comparison.base)}</code><br>"
-             f"new: <code>{escape(comparison.new)}</code><br>{escape(method_line(comparison))}</p>"]
+             f"new: <code>{escape(comparison.new)}</code><br>{escape(method_line(comparison))}"
+             f"<br>{escape(family_line(comparison, gate))}</p>"]
     parts += [f"<p class='note'>note: {escape(n)}</p>" for n in comparison.notes]
+    parts += [f"<p class='warning'>warning: {escape(w)}</p>"
+              for w in (gate.warnings if gate else ())]
     for cell in comparison.cells:
-        parts += _cell(cell, top)
-    parts += [f"<p><strong>{escape(summary_line(comparison))}</strong></p>", "</body></html>"]
+        parts += _cell(cell, top, p_head(comparison))
+    parts.append(f"<p><strong>{escape(summary_line(comparison))}</strong></p>")
+    if gate is not None and gate.fail_on:
+        parts.append(f"<p><strong>{escape(gate_line(gate))}</strong></p>")
+    parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
 
-def _cell(cell: CellComparison, top: int) -> list[str]:
+def _cell(cell: CellComparison, top: int, p: str) -> list[str]:
     parts = [f"<h2>{escape(cell_header(cell))}</h2>"]
     parts += [f"<p class='note'>note: {escape(n)}</p>" for n in cell.notes]
     if cell.metric_rows():
-        parts.append(_table(("metric", "base", "new", "ratio", "interval", "p", "verdict",
+        parts.append(_table(("metric", "base", "new", "ratio", "interval", p, "verdict",
                              "note"), [_metric_row(r) for r in cell.metric_rows()]))
     for table, shown, left_out in kernel_groups(cell, top):
         parts.append(f"<h3>{escape(table)}, by absolute change</h3>")
-        parts.append(_table(kernel_head(table), [_kernel_row(r) for r in shown]))
+        parts.append(_table(kernel_head(table, p), [_kernel_row(r) for r in shown]))
         if left_out:
             parts.append(f"<p class='note'>{escape(left_out_line(left_out))}</p>")
     return parts
@@ -61,8 +77,10 @@ def _table(head: tuple[str, ...], rows: list[str]) -> str:
 
 
 def _row(row: Row, middle: list[str]) -> str:
-    title = f" title='{escape(', '.join(row.raw_names))}'" if row.raw_names else ""
-    cells = [f"<td class='name'{title}>{escape(row.name)}</td>"]
+    tip = [row.name] + ([f"matched from: {', '.join(row.raw_names)}"]
+                        if row.raw_names and row.raw_names != (row.name,) else [])
+    cells = [f"<td class='name' title='{escape(chr(10).join(tip))}'>"
+             f"{escape(short_name(row.name, HTML_NAME_WIDTH))}</td>"]
     cells += [f"<td>{escape(v)}</td>" for v in middle]
     cells.append(f"<td class='{row.verdict}'>{escape(verdict_text(row))}</td>")
     cells.append(f"<td class='note'>{escape(row.note)}</td>")
@@ -72,10 +90,10 @@ def _row(row: Row, middle: list[str]) -> str:
 def _metric_row(row: Row) -> str:
     count = row.kind == "count"
     return _row(row, [fmt_number(row.base_median, count), fmt_number(row.new_median, count),
-                      fmt_ratio(row.ratio), fmt_interval(row), fmt_p(row.p_value)])
+                      fmt_ratio(row.ratio), fmt_interval(row), fmt_p(deciding_p(row))])
 
 
 def _kernel_row(row: Row) -> str:
     return _row(row, [fmt_number(row.base_median), fmt_number(row.new_median),
                       f"{row.change:+.4g}", fmt_ratio(row.ratio), fmt_interval(row),
-                      fmt_p(row.p_value)])
+                      fmt_p(deciding_p(row))])

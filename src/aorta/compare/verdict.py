@@ -1,14 +1,16 @@
 """The verdict rule: from two samples of one metric to FASTER / SLOWER / SAME / UNCERTAIN.
 
-With r = median(new) / median(base), its (1 - alpha) bootstrap interval [lo, hi], the
-two-sided Mann-Whitney p and the band [1 - threshold, 1 + threshold]:
+With r = median(new) / median(base), its exact (1 - alpha) bootstrap interval [lo, hi]
+(`interval`), the two-sided Mann-Whitney p (`stats`; the adjusted p under `--correction`,
+see `family`) and the band [1 - threshold, 1 + threshold]:
 
 1. too few trials for the U test ever to reach alpha (3 per side at alpha 0.05): UNCERTAIN,
    whatever the numbers say; nothing is judged from samples that cannot be significant;
 2. [lo, hi] inside the band: SAME, even when p is tiny (a real change, too small to matter);
 3. p <= alpha and [lo, hi] wholly beyond the band, on the side the U statistic points to:
    SLOWER or FASTER (for a time; other kinds use their own words);
-4. anything else: UNCERTAIN, with about how many more trials per side would likely settle it.
+4. anything else: UNCERTAIN, with a range of how many more trials per side would likely
+   settle it (`advice`).
 
 Rule 3 asks for the whole interval beyond the threshold, not just the estimate: SLOWER then
 means "confidently more than threshold slower", so a change smaller than the threshold is
@@ -16,6 +18,10 @@ called SLOWER at most about alpha/2 of the time, however many trials there are, 
 rule on the estimate alone calls a true 4% change SLOWER in a third of 20-trial comparisons
 at a 5% threshold. The price is trials: the UNCERTAIN advice says how many. A count gets no
 statistics: SAME when the medians agree, CHANGED otherwise.
+
+Judging is two steps so that p-values can be adjusted across rows in between: `measure`
+computes everything that depends on one row alone, `decide` applies the rule with the p and
+alpha it is given; `judge` does both with the row's own p.
 """
 
 from __future__ import annotations
@@ -23,18 +29,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import NamedTuple, cast
 
-from aorta.compare.bootstrap import ratio_interval
+from aorta.compare.advice import advise
+from aorta.compare.interval import ratio_interval
 from aorta.compare.kinds import MetricKind, direction_words
 from aorta.compare.model import CompareSettings, Verdict
-from aorta.compare.stats import can_reach, mann_whitney, median, trials_needed
+from aorta.compare.stats import RankTest, can_reach, mann_whitney, median
 
-__all__ = ["Judgement", "judge"]
+__all__ = ["Judgement", "Measurement", "measure", "decide", "judge"]
 
 
-@dataclass(frozen=True)
-class Judgement:
+class Judgement(NamedTuple):
+    """One row's verdict and the numbers behind it (a named tuple: one per row, made often)."""
+
     verdict: Verdict
     base_median: float | None
     new_median: float | None
@@ -43,12 +51,26 @@ class Judgement:
     ci_high: float | None = None
     p_value: float | None = None
     more_trials: int | None = None
+    more_trials_high: int | None = None
     note: str = ""
+    p_adjusted: float | None = None
 
 
-def judge(base: Sequence[float], new: Sequence[float], kind: MetricKind,
-          settings: CompareSettings, seed: int) -> Judgement:
-    """Judge one metric: `base` and `new` hold one value per passing trial."""
+@dataclass(frozen=True)
+class Measurement:
+    """What one row's samples say before any rule: medians, ratio, interval and test."""
+
+    base: tuple[float, ...]
+    new: tuple[float, ...]
+    kind: MetricKind
+    found: Judgement              # UNCERTAIN with the numbers filled in
+    test: RankTest
+
+
+def measure(base: Sequence[float], new: Sequence[float], kind: MetricKind,
+            settings: CompareSettings) -> Measurement | Judgement:
+    """The row's numbers, or its final Judgement when it gets no statistics (a count, a side
+    with no values, a median at or below zero)."""
     if not base or not new:
         side = "base" if not base else "new"
         return Judgement("INCOMPARABLE", _median_or_none(base), _median_or_none(new),
@@ -59,28 +81,47 @@ def judge(base: Sequence[float], new: Sequence[float], kind: MetricKind,
     if base_median <= 0 or new_median <= 0:
         return Judgement("INCOMPARABLE", base_median, new_median,
                          note="a median is zero or negative, so a ratio means nothing")
-    ratio = new_median / base_median
-    low, high = ratio_interval(base, new, 1 - settings.alpha, settings.resamples, seed)
+    low, high = ratio_interval(base, new, 1 - settings.alpha)
     test = mann_whitney(base, new)
-    found = Judgement("UNCERTAIN", base_median, new_median, ratio, _bound(low), _bound(high),
-                      test.p_value)
-    if not can_reach(settings.alpha, len(base), len(new)):
-        return _uncertain(found, base, new, settings,
-                          f"{len(base)} vs {len(new)} trials can never reach "
-                          f"p <= {settings.alpha:g}")
+    found = Judgement("UNCERTAIN", base_median, new_median, new_median / base_median,
+                      _bound(low), _bound(high), test.p_value)
+    return Measurement(tuple(base), tuple(new), kind, found, test)
+
+
+def decide(m: Measurement, settings: CompareSettings, adjusted: float | None = None,
+           level: float | None = None) -> Judgement:
+    """The rule. `adjusted` is the row's p after a correction across rows (None: its own p
+    decides); `level` is what its own p must reach for that (alpha without a correction),
+    which the trial advice aims at."""
+    p = m.test.p_value if adjusted is None else adjusted
+    alpha = settings.alpha if level is None else level
+    found = m.found if adjusted is None else m.found._replace(p_adjusted=adjusted)
+    n_base, n_new = len(m.base), len(m.new)
+    if not can_reach(settings.alpha, n_base, n_new):
+        return _uncertain(found, m, settings.threshold, alpha,
+                          f"{n_base} vs {n_new} trials can never reach p <= {settings.alpha:g}")
+    low = found.ci_low if found.ci_low is not None else -math.inf
+    high = found.ci_high if found.ci_high is not None else math.inf
     band_low, band_high = 1 - settings.threshold, 1 + settings.threshold
     if band_low <= low and high <= band_high:
-        note = (f"a real change (p = {test.p_value:.2g}) but within "
-                f"+/-{settings.threshold:.0%}") if test.p_value <= settings.alpha else ""
-        return _with(found, "SAME", note)
-    down, up = direction_words(kind)
-    centre = len(base) * len(new) / 2
-    if test.p_value <= settings.alpha:
-        if low > band_high and test.u > centre:
-            return _with(found, up)
-        if high < band_low and test.u < centre:
-            return _with(found, down)
-    return _uncertain(found, base, new, settings, "")
+        note = (f"a real change (p = {p:.2g}) but within "
+                f"+/-{settings.threshold:.0%}") if p <= settings.alpha else ""
+        return found._replace(verdict="SAME", note=note)
+    down, up = direction_words(m.kind)
+    centre = n_base * n_new / 2
+    if p <= settings.alpha:
+        if low > band_high and m.test.u > centre:
+            return found._replace(verdict=cast(Verdict, up))
+        if high < band_low and m.test.u < centre:
+            return found._replace(verdict=cast(Verdict, down))
+    return _uncertain(found, m, settings.threshold, alpha, "")
+
+
+def judge(base: Sequence[float], new: Sequence[float], kind: MetricKind,
+          settings: CompareSettings) -> Judgement:
+    """Judge one metric on its own: `base` and `new` hold one value per passing trial."""
+    m = measure(base, new, kind, settings)
+    return m if isinstance(m, Judgement) else decide(m, settings)
 
 
 def _judge_count(base_median: float, new_median: float) -> Judgement:
@@ -91,21 +132,12 @@ def _judge_count(base_median: float, new_median: float) -> Judgement:
                      note=f"{_plain(base_median)} -> {_plain(new_median)}")
 
 
-def _uncertain(found: Judgement, base: Sequence[float], new: Sequence[float],
-               settings: CompareSettings, why: str) -> Judgement:
-    needed = trials_needed(base, new, settings.threshold, settings.alpha)
-    if needed is None:
-        advice = ("more trials are unlikely to settle it: the change is too close to the "
-                  "threshold for this much noise")
-        return _with(found, "UNCERTAIN", "; ".join(p for p in (why, advice) if p))
-    more = max(1, needed - min(len(base), len(new)))
-    return Judgement("UNCERTAIN", found.base_median, found.new_median, found.ratio,
-                     found.ci_low, found.ci_high, found.p_value, more, why)
-
-
-def _with(found: Judgement, verdict: str, note: str = "") -> Judgement:
-    return Judgement(cast(Verdict, verdict), found.base_median, found.new_median, found.ratio,
-                     found.ci_low, found.ci_high, found.p_value, None, note)
+def _uncertain(found: Judgement, m: Measurement, threshold: float, alpha: float,
+               why: str) -> Judgement:
+    advice = advise(m.base, m.new, threshold, alpha)
+    if advice is None:
+        return found._replace(note=why)
+    return found._replace(more_trials=advice.low, more_trials_high=advice.high, note=why)
 
 
 def _bound(value: float) -> float | None:

@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable, Sequence
 from statistics import median
 
-from aorta.compare.bootstrap import ratio_interval
+from aorta.compare.interval import ratio_interval
 from aorta.compare.kinds import REGRESSIONS, direction_words, metric_kind
 from aorta.history.detect_bayes import detect_bayes
 from aorta.history.detect_bic import detect_bic
@@ -63,7 +63,7 @@ def find_steps(groups: Sequence[Sequence[float]], method: str = DEFAULT_METHOD) 
 
 
 def detect_changes(series: Series, method: str = DEFAULT_METHOD, threshold: float = 0.05,
-                   level: float = 0.95, seed: int = 0) -> list[Change]:
+                   level: float = 0.95) -> list[Change]:
     """The changes in `series`, oldest first (see the module's docstring)."""
     groups = [p.values for p in series.points]
     steps = find_steps(groups, method)
@@ -81,7 +81,7 @@ def detect_changes(series: Series, method: str = DEFAULT_METHOD, threshold: floa
         ratio = new / base
         if abs(ratio - 1) < threshold:
             continue
-        low, high = ratio_interval(before, after, level, seed=seed)
+        low, high = ratio_interval(before, after, level)
         verdict = _verdict(kind, ratio)
         regression = verdict in REGRESSIONS and (low > 1 if ratio > 1 else high < 1)
         out.append(Change(position, series.points[position - 1].run,

@@ -1,0 +1,149 @@
+"""The words and numbers every rendering of a comparison shares: cell formats, the method and
+guarantee lines, the summary. They only read the rows; every number was computed before.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+from aorta.compare.gate import Gate
+from aorta.compare.model import CellComparison, Comparison, Row, TrialCounts
+
+__all__ = ["fmt_number", "fmt_ratio", "fmt_interval", "fmt_p", "deciding_p", "p_head",
+           "verdict_text", "method_line", "family_line", "summary_line", "gate_line",
+           "kernel_groups", "left_out_line", "cell_header", "kernel_head", "metric_cells",
+           "kernel_cells", "METRIC_HEAD", "KERNEL_HEAD"]
+
+METRIC_HEAD = ("metric", "base", "new", "ratio", "interval", "p", "verdict", "note")
+KERNEL_HEAD = ("name", "base ms", "new ms", "change ms", "ratio", "interval", "p", "verdict",
+               "note")
+_CORRECTED = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
+
+
+def fmt_number(value: float | None, count: bool = False) -> str:
+    """Four significant digits (a count as a plain number); '-' for no value."""
+    if value is None:
+        return "-"
+    if not math.isfinite(value) or count:
+        return f"{value:g}"
+    if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
+        return f"{value:.3e}"
+    return f"{value:.0f}" if abs(value) >= 1000 else f"{value:#.4g}"
+
+
+def fmt_ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def fmt_interval(row: Row) -> str:
+    if row.ci_low is None and row.ci_high is None:
+        return "-" if row.p_value is None else "[unbounded]"
+    low = "0" if row.ci_low is None else f"{row.ci_low:.3f}"
+    high = "inf" if row.ci_high is None else f"{row.ci_high:.3f}"
+    return f"[{low}, {high}]"
+
+
+def fmt_p(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def deciding_p(row: Row) -> float | None:
+    """The p the verdict was held to: adjusted under --correction, else the row's own."""
+    return row.p_adjusted if row.p_adjusted is not None else row.p_value
+
+
+def p_head(comparison: Comparison) -> str:
+    correction = comparison.settings.correction
+    return "p" if correction == "none" else f"p ({correction})"
+
+
+def verdict_text(row: Row) -> str:
+    """UNCERTAIN carries its advice: `(12-40 more/side)`, or `(12+ more/side)` unbounded."""
+    if row.verdict != "UNCERTAIN" or row.more_trials is None:
+        return row.verdict
+    low, high = row.more_trials, row.more_trials_high
+    span = f"{low}+" if high is None else (f"{low}" if high == low else f"{low}-{high}")
+    return f"UNCERTAIN ({span} more/side)"
+
+
+def method_line(comparison: Comparison) -> str:
+    s = comparison.settings
+    return (f"ratio = new median / base median; {1 - s.alpha:.0%} interval: the bootstrap's, "
+            f"computed exactly (no resampling); Mann-Whitney p; SAME within "
+            f"+/-{s.threshold:.1%}; alpha {s.alpha:g}")
+
+
+def family_line(comparison: Comparison, gate: Gate | None = None) -> str:
+    """What the false-alarm guarantee covers, and how many rows it was spread over."""
+    s, tested = comparison.settings, comparison.tested
+    gated = (f"; {gate.gated} gated by --fail-on {','.join(gate.fail_on)}"
+             if gate is not None and gate.fail_on else "")
+    if s.correction == "holm":
+        return (f"false alarms: Holm-adjusted p, so with nothing changed a FASTER or SLOWER "
+                f"anywhere among the {tested} tested rows has chance <= {s.alpha:g}{gated}")
+    if s.correction == "bh":
+        return (f"false alarms: Benjamini-Hochberg-adjusted p, so at most {s.alpha:g} of the "
+                f"rows called FASTER or SLOWER are expected to be chance, of {tested} tested "
+                f"rows{gated}")
+    hint = ("; so among many unchanged rows one can come out FASTER or SLOWER by chance "
+            "(--correction holm bounds the whole comparison)") if tested > 1 else ""
+    return (f"false alarms: bounded per row (alpha {s.alpha:g} each), over {tested} tested "
+            f"row(s){gated}{hint}")
+
+
+def gate_line(gate: Gate) -> str:
+    return f"regressions ({', '.join(gate.fail_on)}): {len(gate.failing)}"
+
+
+def summary_line(comparison: Comparison) -> str:
+    tally = comparison.tally()
+    text = ", ".join(f"{n} {v}" for v, n in tally.items()) or "no rows"
+    return f"summary: {text}"
+
+
+def kernel_groups(cell: CellComparison, top: int) -> list[tuple[str, list[Row], list[Row]]]:
+    """Per kernel table: (table, rows shown, rows left out), largest absolute change first.
+    `top` 0 shows every row."""
+    groups = []
+    for table in dict.fromkeys(r.table or "" for r in cell.kernel_rows()):
+        rows = [r for r in cell.kernel_rows() if r.table == table]
+        groups.append((table, rows[:top], rows[top:]) if top > 0 else (table, rows, []))
+    return groups
+
+
+def cell_header(cell: CellComparison) -> str:
+    def side(name: str, t: TrialCounts) -> str:
+        extra = [f"{n} {w}" for n, w in ((t.failed, "failed"), (t.errored, "errored"),
+                                         (t.missing, "missing")) if n]
+        return f"{name} {t.passed}/{t.total} passed" + (f" ({', '.join(extra)})" if extra else "")
+
+    return f"cell {cell.label}: {side('base', cell.base_trials)}, {side('new', cell.new_trials)}"
+
+
+def kernel_head(table: str, p: str = "p") -> tuple[str, ...]:
+    """Column names for a kernel table; cProfile's table holds functions, not kernels."""
+    first = "function" if table.endswith("_functions") else "kernel"
+    return (first,) + KERNEL_HEAD[1:6] + (p,) + KERNEL_HEAD[7:]
+
+
+def metric_cells(row: Row) -> tuple[str, ...]:
+    count = row.kind == "count"
+    return (row.name, fmt_number(row.base_median, count), fmt_number(row.new_median, count),
+            fmt_ratio(row.ratio), fmt_interval(row), fmt_p(deciding_p(row)), verdict_text(row),
+            row.note)
+
+
+def kernel_cells(row: Row) -> tuple[str, ...]:
+    return (row.name, fmt_number(row.base_median), fmt_number(row.new_median),
+            f"{row.change:+.4g}", fmt_ratio(row.ratio), fmt_interval(row),
+            fmt_p(deciding_p(row)), verdict_text(row), row.note)
+
+
+def left_out_line(left_out: Sequence[Row]) -> str:
+    tally = Counter(r.verdict for r in left_out)
+    return (f"... {len(left_out)} more row(s) ("
+            + ", ".join(f"{n} {v}" for v, n in sorted(tally.items())) + "); --top 0 lists all")
