@@ -42,6 +42,6 @@ def write_report_file(run_dir: Path, target: Path, text: str) -> None:
     credential shapes are scrubbed either way."""
     text = PATTERN_ONLY.text(text)
     if target.parent.resolve() == run_dir.resolve():
-        RunStore(run_dir).write_text(target.name, text)
+        RunStore(run_dir.resolve()).write_text(target.name, text)   # the path the user gave
     else:
         write_anywhere(target, text)
