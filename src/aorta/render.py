@@ -9,6 +9,7 @@ from aorta.collectors.base import Launch
 from aorta.plan import Plan
 from aorta.redaction import PATTERN_ONLY, Redactor
 from aorta.run.sweep import SweepOutcome
+from aorta.summary import cell_gpu_notes
 
 __all__ = ["plan_lines", "summary_lines"]
 
@@ -66,5 +67,6 @@ def summary_lines(outcome: SweepOutcome) -> list[str]:
             if bad:
                 lines.append(f"  {c.name}: {collector} capture "
                              + ", ".join(f"{s} in {n} trial(s)" for s, n in bad.items()))
+    lines += [f"  aorta: {note}" for note in cell_gpu_notes(outcome.cells)]
     lines.append(f"results: {outcome.run_dir} (perf.md, matrix.json)")
     return lines

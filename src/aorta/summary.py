@@ -15,7 +15,7 @@ from typing import Any
 from aorta.results import TrialResult
 
 __all__ = ["MATRIX_SCHEMA", "MetricStats", "CellSummary", "summarize_cell", "matrix_document",
-           "perf_markdown"]
+           "perf_markdown", "cell_gpu_notes"]
 
 MATRIX_SCHEMA = 1
 MIN_FOR_INTERVAL = 3   # fewer trials on a side give no meaningful interval
@@ -189,11 +189,22 @@ def perf_markdown(title: str, run: Mapping[str, Any], cells: Sequence[CellSummar
                     "needs >= 3 trials each"
                 lines.append(f"| {c.name} | {key} | {o.ratio:.3f} | {interval} | "
                              f"{o.n_profiled} / {o.n_baseline} |")
+    notes = cell_gpu_notes(cells)
+    if notes:
+        lines += ["", "## GPU state", ""] + [f"- {note}" for note in notes]
     failures = [(c.name, r) for c in cells for r in c.reasons]
     if failures:
         lines += ["", "## Why trials did not pass", ""]
         lines += [f"- {name}: {reason}" for name, reason in failures]
     return "\n".join(lines) + "\n"
+
+
+def cell_gpu_notes(cells: Sequence[CellSummary]) -> list[str]:
+    """Throttling, and SM clocks that differ between cells (telemetry collector)."""
+    from aorta.gpu_state import gpu_state_notes
+
+    return gpu_state_notes({c.name: {k: s.median for k, s in c.metrics.items()
+                                     if k.startswith("telemetry_")} for c in cells})
 
 
 def _fmt(value: float) -> str:

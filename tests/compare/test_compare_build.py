@@ -177,3 +177,23 @@ def test_row_records_check_themselves():
         Row("c", "metric", "x", "time", "SAME", 1, 1, more_trials=3)
     with pytest.raises(ValueError, match="must name its table"):
         Row("c", "kernel", "k", "time", "SAME", 1, 1)
+
+
+def test_a_proton_run_against_a_torch_run_matches_kernels(tmp_path: Path):
+    """Issue 12.3: Proton names a kernel `_ZN7cutlass...`, the PyTorch profiler
+    `void cutlass::Kernel2<...>(...)`; each run has its own collector's table."""
+    pytest.importorskip("cxxfilt")
+    mangled = "_ZN7cutlass7Kernel2I43cutlass_80_simt_sgemm_256x128_8x4_nn_align1EEvNT_6ParamsE"
+    plain = ("void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>("
+             "cutlass_80_simt_sgemm_256x128_8x4_nn_align1::Params)")
+
+    def cells(table: str, name: str):
+        return {"c": [trial("c", i, wall=w, **{table: [{"name": name, "calls": 3,
+                                                        "total_ms": 2.0 * w}]})
+                      for i, w in enumerate(WALLS)]}
+
+    comparison = compare(tmp_path, cells("proton_kernels", mangled), cells("torch_kernels", plain))
+    matched = [r for r in comparison.rows() if "cutlass::Kernel2" in r.name]
+    assert len(matched) == 1 and matched[0].verdict == "SAME", matched   # one kernel, paired
+    assert any("proton_kernels compared with torch_kernels" in n
+               for c in comparison.cells for n in c.notes)

@@ -14,6 +14,7 @@ from aorta.errors import EXIT_OK, EXIT_REGRESSION
 if TYPE_CHECKING:
     from aorta.compare.family import Correction
     from aorta.compare.gate import Gate
+    from aorta.compare.load import LoadedRun
     from aorta.compare.model import Comparison
 
 __all__ = ["compare", "CompareOptions", "run"]
@@ -105,6 +106,8 @@ def run(opts: CompareOptions) -> int:
                 "are left out; --allow-partial counts them")
         click.echo(f"aorta: warning: {partial} passing trial(s) have a partial capture (records "
                    f"were skipped while reading); their collector figures {said}", err=True)
+    for note in _gpu_notes(base, new):
+        click.echo(f"aorta: warning: {note}", err=True)
     comparison = compare_runs(base, new, settings)
     gate = evaluate(comparison, fail_on)
     click.echo(_render(comparison, gate, opts), nl=False)
@@ -132,3 +135,15 @@ def _render(comparison: Comparison, gate: Gate, opts: CompareOptions) -> str:
     if opts.format == "md":
         return "\n".join(markdown_lines(comparison, opts.top, gate)) + "\n"
     return "\n".join(text_lines(comparison, opts.top, gate, opts.width)) + "\n"
+
+
+def _gpu_notes(base: LoadedRun, new: LoadedRun) -> list[str]:
+    """Throttling or differing SM clocks between the two runs (telemetry collector)."""
+    from statistics import median
+
+    from aorta.gpu_state import gpu_state_notes
+
+    medians = {f"{side}:{name}": {k: median(v) for k, v in cell.metrics.items()
+                                  if k.startswith("telemetry_") and v}
+               for side, run in (("base", base), ("new", new)) for name, cell in run.cells.items()}
+    return gpu_state_notes(medians, "the runs")

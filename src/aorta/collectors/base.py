@@ -5,6 +5,8 @@ A collector is a small object that
 - validates its options once, at recipe load (`validate`), into a frozen pydantic model;
 - names the exclusive resources it claims (`claims`), so impossible pairs are refused at load;
 - rewrites a launch (`wrap`): argv plus an environment overlay, never running anything;
+- optionally samples beside the payload while it runs (`sample`, e.g. GPU telemetry): a
+  sampler, not an argv wrapper; the runner starts it before the payload and stops it after;
 - reads what the profiler wrote (`summarize`): never raises, never invents a number;
 - says whether it can work on this machine (`probe`).
 
@@ -23,10 +25,10 @@ artifact; `unparsed` there is one, but nothing in it can be read as its format.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -34,7 +36,7 @@ from aorta.launchers.per_rank import RANK_TOKEN
 
 __all__ = [
     "RANK_TOKEN", "CAPTURE_STATES", "Capability", "Collector", "CollectorOptions", "Launch", "Metrics",
-    "TrialContext", "TrialOutcome", "capture_status", "settle", "COUNT_KEYS",
+    "TrialContext", "TrialOutcome", "capture_status", "settle", "COUNT_KEYS", "Sampler",
 ]
 
 Metrics = dict[str, Any]
@@ -98,6 +100,13 @@ class TrialOutcome:
     stderr_path: Path | None = None
     #: The environment the trial started from (before collectors), to find the same tools.
     base_env: Mapping[str, str] = field(default_factory=dict)
+
+
+class Sampler(Protocol):
+    """Something that records beside a running payload. `stop()` ends it and writes what it
+    recorded into the collector's directory, where `summarize` reads it."""
+
+    def stop(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -182,6 +191,14 @@ class Collector(ABC):
     def summarize(self, out_dir: Path, options: CollectorOptions,
                   outcome: TrialOutcome) -> Metrics:
         """Metrics from the artifacts in `out_dir`. Never raises; always sets `<name>_capture`."""
+
+    def sample(self, out_dir: Path, options: CollectorOptions, ctx: TrialContext,
+               devices: Sequence[str] | None) -> Sampler | None:
+        """Start recording beside the payload (into `out_dir`), or None: most collectors only
+        wrap the launch. `devices` are the GPUs the trial was pinned to (None: not pinned).
+        The runner stops the sampler once the payload has ended, before `summarize`; an
+        exception here or in `stop()` makes the capture `unparsed`, the trial still runs."""
+        return None
 
     @abstractmethod
     def probe(self) -> Capability:

@@ -23,6 +23,7 @@ BUILTIN: dict[str, str] = {
     "proton": "aorta.collectors.proton:ProtonCollector",
     "torch": "aorta.collectors.torch:TorchCollector",
     "cprofile": "aorta.collectors.cprofile:CProfileCollector",
+    "telemetry": "aorta.collectors.telemetry:TelemetryCollector",
 }
 
 

@@ -108,14 +108,33 @@ def _compare_cell(label: str, base: CellSamples, new: CellSamples,
         if lonely and not settings.metrics:
             notes.append(f"metrics only in {side}: {', '.join(lonely)}")
     if settings.kernels:
-        for table in (t for t in base.tables if t in new.tables):
-            rows += _kernel_rows(label, table, base.tables[table], new.tables[table], settings)
-        for side, mine, theirs in (("base", base, new), ("new", new, base)):
-            lonely = sorted(t for t in mine.tables if t not in theirs.tables)
+        pairs = [(t, t) for t in base.tables if t in new.tables]
+        across = _across_profilers(base, new)
+        if across is not None:
+            pairs.append(across)
+            notes.append(f"kernels of {across[0]} compared with {across[1]}: two profilers, "
+                         f"whose timings need not agree to the last percent")
+        for b, n in pairs:
+            table = b if b == n else f"{b} vs {n}"
+            rows += _kernel_rows(label, table, base.tables[b], new.tables[n], settings)
+        paired = {side: {p[i] for p in pairs} for i, side in enumerate(("base", "new"))}
+        for side, mine in (("base", base), ("new", new)):
+            lonely = sorted(t for t in mine.tables if t not in paired[side])
             if lonely:
                 notes.append(f"kernel tables only in {side}: {', '.join(lonely)}")
     return (CellComparison(label, base.name, new.name, base.trials, new.trials, (),
                            tuple(notes)), rows)
+
+
+def _across_profilers(base: CellSamples, new: CellSamples) -> tuple[str, str] | None:
+    """When each side has exactly one GPU kernel table (`<collector>_kernels`) and they differ
+    (a Proton run against a torch run), the pair to compare: kernel names match across
+    profilers once demangled and normalised."""
+    def kernel_tables(cell: CellSamples, other: CellSamples) -> list[str]:
+        return [t for t in cell.tables if t.endswith("_kernels") and t not in other.tables]
+
+    mine, theirs = kernel_tables(base, new), kernel_tables(new, base)
+    return (mine[0], theirs[0]) if len(mine) == 1 and len(theirs) == 1 else None
 
 
 def _metric_row(cell: str, metric: str, base: CellSamples, new: CellSamples,

@@ -164,7 +164,7 @@ class Failure:
 class Notice:
     """A warning a reader should see before trusting the numbers."""
 
-    kind: str                              # capture | unreliable | missing | corrupt | env | run | trial
+    kind: str                              # capture | unreliable | missing | corrupt | gpu | env | run | trial
     message: str
     cell: str | None = None
 

@@ -121,7 +121,11 @@ def _trial_warnings(cell: str, done: list[Slot]) -> list[Notice]:
 
 
 def run_notices(status: str, cells: list[CellReport], has_matrix: bool) -> list[Notice]:
-    notices = []
+    from aorta.gpu_state import gpu_state_notes
+
+    notices = [Notice("gpu", note) for note in gpu_state_notes(
+        {c.name: {k: m.median for k, m in c.metrics.items() if k.startswith("telemetry_")}
+         for c in cells})]
     if status != "complete":
         missing = sum(1 for c in cells for t in c.trials if t.verdict == "missing")
         notices.append(Notice("run", f"the run is {status}: {missing} of "

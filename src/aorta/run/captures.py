@@ -21,13 +21,18 @@ __all__ = ["summarize_collectors"]
 
 
 def summarize_collectors(collectors: Mapping[str, CollectorOptions], trial_dir: Path,
-                         ctx: TrialContext, outcome: TrialOutcome
+                         ctx: TrialContext, outcome: TrialOutcome,
+                         failed: Mapping[str, str] | None = None
                          ) -> tuple[dict[str, Any], dict[str, Capture], list[str]]:
-    """(metrics, captures, warnings) over every collector of the trial."""
+    """(metrics, captures, warnings) over every collector of the trial. `failed` names the
+    collectors whose sampler failed, and why: their capture is `unparsed`."""
     metrics: dict[str, Any] = {}
     captures: dict[str, Capture] = {}
     warnings: list[str] = []
     for name, options in collectors.items():
+        if failed and name in failed:
+            captures[name] = Capture("unparsed", failed[name])
+            continue
         own, capture, notes = _one(name, options, trial_dir / name, ctx, outcome)
         metrics.update(own)
         captures[name] = capture

@@ -23,6 +23,7 @@ from aorta.run.launch import child_environment, wrap_launch
 from aorta.run.proc_table import boot_id, proc_info
 from aorta.run.process import DEFAULT_LOG_LIMIT, ProcessResult, run_process
 from aorta.run.rerun import rerun_script
+from aorta.run.samplers import Samplers
 from aorta.run.warden import Handle, Warden
 from aorta.store.run_dir import RunStore, trial_name
 
@@ -110,14 +111,20 @@ def run_trial(spec: TrialSpec, caller_env: Mapping[str, str],
             "host": socket.gethostname(), "boot_id": boot_id(), "driver": os.getpid(),
             "driver_start_ticks": _own_start_ticks()})
 
-    proc = run_process(launch.argv, env, trial_dir / "stdout.log", trial_dir / "stderr.log",
-                       spec.timeout, spec.grace, cancel=cancel, warden=warden,
-                       log_limit=spec.max_log_bytes, secrets=redactor.secrets, on_started=mark)
+    ctx = TrialContext(spec.cell, spec.index, trial_dir, base_env)
+    samplers = Samplers(spec.collectors, trial_dir, ctx, spec.device)
+    try:
+        proc = run_process(launch.argv, env, trial_dir / "stdout.log", trial_dir / "stderr.log",
+                           spec.timeout, spec.grace, cancel=cancel, warden=warden,
+                           log_limit=spec.max_log_bytes, secrets=redactor.secrets,
+                           on_started=mark)
+    finally:
+        sampler_errors = samplers.stop()
     store.clear_running(spec.cell, spec.name)
     outcome = TrialOutcome(proc.exit_code, proc.signal, proc.timed_out, proc.launched,
                            trial_dir / "stderr.log", base_env)
-    ctx = TrialContext(spec.cell, spec.index, trial_dir, base_env)
-    metrics, captures, warnings = summarize_collectors(spec.collectors, trial_dir, ctx, outcome)
+    metrics, captures, warnings = summarize_collectors(spec.collectors, trial_dir, ctx, outcome,
+                                                       sampler_errors)
     result = _record(spec, redactor, launch, proc, started, metrics, captures,
                      warnings + _process_warnings(proc))
     store.write_trial(result)

@@ -1,0 +1,157 @@
+"""`telemetry`: the GPU's state while each trial runs, so that a slow trial of a throttled GPU
+is not read as a regression.
+
+A sampler beside the payload (not an argv wrapper): a thread of the driver reads every GPU the
+trial was pinned to (all of them when it was not) each `interval_ms`, through NVML on NVIDIA or
+AMD SMI on AMD (collectors/telemetry_sources.py), and writes `samples.json` when the payload has
+ended. It claims no profiler resource, so it runs beside any other collector.
+
+Metrics, over every sample of every sampled GPU: `telemetry_<q>_min|median|max` for q in
+`sm_clock_mhz`, `mem_clock_mhz`, `power_w`, `temp_c`, `gpu_util_pct`, `mem_util_pct`;
+`telemetry_throttled_fraction` (samples with a slowdown reason: power cap, thermal, hardware
+slowdown, power brake), `telemetry_throttle_reasons`, `telemetry_samples`,
+`telemetry_devices`, and `telemetry_throttle_note` (a trial warning) when the GPU throttled.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
+                                   Sampler, TrialContext, TrialOutcome, capture_status)
+from aorta.collectors.telemetry_sources import Source, open_source, reasons_of
+from aorta.store.files import RecordError, read_json_file, write_json_file
+
+__all__ = ["TelemetryCollector", "TelemetryOptions", "QUANTITIES", "telemetry_metrics"]
+
+SAMPLES = "samples.json"
+QUANTITIES = ("sm_clock_mhz", "mem_clock_mhz", "power_w", "temp_c", "gpu_util_pct",
+              "mem_util_pct")
+_MAX_SAMPLES = 20_000     # per device; past it, every other sample is dropped and the pace halves
+
+
+class TelemetryOptions(CollectorOptions):
+    interval_ms: int = Field(100, ge=10, le=60_000, strict=True,
+                             description="time between two samples of each GPU")
+
+
+class _Recorder:
+    """The sampling thread. A sample at the start and one at the stop are always taken, so a
+    trial shorter than the interval still has two."""
+
+    def __init__(self, source: Source, interval_s: float, target: tuple[Path, tuple[str, ...]]
+                 ) -> None:
+        self.source, self.interval_s, self.target = source, interval_s, target
+        self.samples: list[list[dict[str, float]]] = [[] for _ in source.devices]
+        self.t0 = time.monotonic()
+        self.done = threading.Event()
+        self._take()
+        self.thread = threading.Thread(target=self._run, name="telemetry", daemon=True)
+        self.thread.start()
+
+    def _take(self) -> None:
+        now = time.monotonic() - self.t0
+        for position, kept in enumerate(self.samples):
+            kept.append({"t": round(now, 4), **self.source.read(position)})
+            if len(kept) > _MAX_SAMPLES:
+                del kept[::2]
+                self.interval_s *= 2
+
+    def _run(self) -> None:
+        while not self.done.wait(self.interval_s):
+            self._take()
+
+    def stop(self) -> None:
+        self.done.set()
+        self.thread.join()
+        try:
+            self._take()
+            root, parts = self.target
+            write_json_file(root, parts, SAMPLES, {
+                "schema_version": 1, "vendor": self.source.vendor,
+                "interval_ms": round(self.interval_s * 1000, 3),
+                "devices": [{"index": d.index, "name": d.name, "uuid": d.uuid,
+                             "samples": kept} for d, kept in zip(self.source.devices,
+                                                                 self.samples)]})
+        finally:
+            self.source.close()
+
+
+class TelemetryCollector(Collector):
+    name = "telemetry"
+    wrap_rank = 100
+    options_model = TelemetryOptions
+    summary = "GPU clocks, power, temperature, utilisation and throttling during each trial"
+
+    def wrap(self, launch: Launch, out_dir: Path, options: CollectorOptions,
+             ctx: TrialContext) -> Launch:
+        return launch   # a sampler beside the payload: the launch is left alone
+
+    def sample(self, out_dir: Path, options: CollectorOptions, ctx: TrialContext,
+               devices: Sequence[str] | None) -> Sampler:
+        assert isinstance(options, TelemetryOptions)
+        root = ctx.trial_dir.parents[2]
+        parts = (*ctx.trial_dir.relative_to(root).parts, out_dir.name)
+        return _Recorder(open_source(devices), options.interval_ms / 1000.0, (root, parts))
+
+    def summarize(self, out_dir: Path, options: CollectorOptions,
+                  outcome: TrialOutcome) -> Metrics:
+        path = out_dir / SAMPLES
+        if not path.exists():
+            return capture_status(self.name, "missing", "no samples.json: the sampler did not "
+                                                        "start (its reason is the capture's)")
+        try:
+            doc = read_json_file(path)
+            return telemetry_metrics(doc) | {"telemetry_artifact_dir": str(out_dir)}
+        except (OSError, RecordError, ValueError, TypeError, KeyError) as exc:
+            return capture_status(self.name, "unparsed", f"{SAMPLES}: {exc}")
+
+    def probe(self) -> Capability:
+        try:
+            source = open_source(None)
+        except RuntimeError as exc:
+            return Capability(self.name, False, reason=f"no GPU telemetry here ({exc})",
+                              fix="pip install nvidia-ml-py (NVIDIA) or amdsmi (AMD), on a "
+                                  "machine with the GPU driver")
+        names = ", ".join(d.name for d in source.devices)
+        source.close()
+        return Capability(self.name, True, version=source.vendor,
+                          details={"devices": names})
+
+
+def telemetry_metrics(doc: Any) -> Metrics:
+    """Figures from a samples.json document ("devices": [{"samples": [{"t", q...}]}]).
+    Raises ValueError when it is not one."""
+    if not isinstance(doc, dict) or doc.get("schema_version") != 1:
+        raise ValueError("not a version-1 telemetry samples document")
+    devices = doc["devices"]
+    samples = [s for d in devices for s in d["samples"] if isinstance(s, dict)]
+    if not samples:
+        return capture_status("telemetry", "empty", "no sample was taken")
+    out: Metrics = {}
+    for q in QUANTITIES:
+        values = [float(s[q]) for s in samples if isinstance(s.get(q), (int, float))]
+        if values:
+            out |= {f"telemetry_{q}_min": min(values), f"telemetry_{q}_max": max(values),
+                    f"telemetry_{q}_median": statistics.median(values)}
+    masks = [int(s["throttle"]) for s in samples if isinstance(s.get("throttle"), (int, float))]
+    if masks:
+        throttled = [m for m in masks if reasons_of(m)]
+        out["telemetry_throttled_fraction"] = len(throttled) / len(masks)
+        seen = sorted({r for m in throttled for r in reasons_of(m)})
+        out["telemetry_throttle_reasons"] = seen
+        if throttled:
+            out["telemetry_throttle_note"] = (
+                f"the GPU slowed itself down ({', '.join(seen)}) in {len(throttled)} of "
+                f"{len(masks)} samples: this trial's times are not comparable with an "
+                f"unthrottled one")
+    out["telemetry_samples"] = len(samples)
+    out["telemetry_devices"] = [f"{d.get('index')}: {d.get('name')}" for d in devices]
+    return out | capture_status("telemetry", "ok")

@@ -1,0 +1,143 @@
+"""The `telemetry` collector: GPU state sampled beside the payload (issue 12.4).
+
+No GPU here: NVML is replaced by a stand-in `pynvml` module (it answers the calls the source
+makes with fixed values and a throttle mask of our choosing) so that the sampler, the runner's
+hooks, the figures and the notes can be checked; tests/gpu/test_telemetry_gpu.py reads a real
+H200 through the real NVML.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aorta.cli import main
+from aorta.collectors.telemetry import TelemetryCollector, telemetry_metrics
+from aorta.gpu_state import gpu_state_notes
+
+
+def standin_nvml(throttle: int = 0, sm_clock: int = 1980, fail_read: bool = False
+                 ) -> types.ModuleType:
+    nv = types.ModuleType("pynvml")
+    nv.NVML_CLOCK_SM, nv.NVML_CLOCK_MEM, nv.NVML_TEMPERATURE_GPU = 1, 2, 0  # type: ignore[attr-defined]
+    calls: dict[str, int] = {"reads": 0}
+
+    def clock(handle: Any, which: int) -> int:
+        calls["reads"] += 1
+        if fail_read:
+            raise RuntimeError("NVML_ERROR_GPU_IS_LOST")
+        return sm_clock if which == 1 else 3201
+
+    functions = {
+        "nvmlInit": lambda: None, "nvmlShutdown": lambda: None,
+        "nvmlDeviceGetCount": lambda: 2, "nvmlDeviceGetHandleByIndex": lambda i: f"h{i}",
+        "nvmlDeviceGetName": lambda h: b"NVIDIA H200",
+        "nvmlDeviceGetUUID": lambda h: f"GPU-{h}", "nvmlDeviceGetClockInfo": clock,
+        "nvmlDeviceGetPowerUsage": lambda h: 350_000, "nvmlDeviceGetTemperature": lambda h, k: 41,
+        "nvmlDeviceGetUtilizationRates": lambda h: types.SimpleNamespace(gpu=97, memory=40),
+        "nvmlDeviceGetCurrentClocksEventReasons": lambda h: throttle,
+    }
+    for name, fn in functions.items():
+        setattr(nv, name, fn)
+    nv.calls = calls  # type: ignore[attr-defined]
+    return nv
+
+
+def _sweep(tmp_path: Path, recipe: str, *argv: str) -> int:
+    (tmp_path / "r.yaml").write_text(recipe)
+    return main(["sweep", "run", "--recipe", str(tmp_path / "r.yaml"), "--output",
+                 str(tmp_path / "out"), *argv, "--", sys.executable, "-c",
+                 "import time; time.sleep(0.3)"])
+
+
+def test_samples_beside_the_payload_and_publishes_figures(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", standin_nvml(throttle=0x4 | 0x1))
+    recipe = ("schema_version: 1\nticket: t\ntrials: 2\n"
+              "collect: {telemetry: {interval_ms: 20}}\naxes: {v: {a: {}, b: {}}}\n")
+    assert _sweep(tmp_path, recipe) == 0
+    trial = tmp_path / "out/t/cells/a/trial_0"
+    result = json.loads((trial / "result.json").read_text())
+    assert result["captures"]["telemetry"]["state"] == "ok"
+    assert result["argv"][:2] == [sys.executable, "-c"]      # a sampler: argv untouched
+    m = result["metrics"]
+    samples = json.loads((trial / "telemetry/samples.json").read_text())
+    assert [d["index"] for d in samples["devices"]] == ["0", "1"]    # not pinned: every GPU
+    assert m["telemetry_samples"] == sum(len(d["samples"]) for d in samples["devices"])
+    assert m["telemetry_samples"] >= 2 * 10          # ~0.3 s at 20 ms, on two GPUs
+    assert (m["telemetry_sm_clock_mhz_median"], m["telemetry_power_w_max"]) == (1980, 350.0)
+    assert m["telemetry_throttled_fraction"] == 1.0
+    assert m["telemetry_throttle_reasons"] == ["sw_power_cap"]   # idle (0x1) is not a slowdown
+    assert any("slowed itself down (sw_power_cap)" in w for w in result["warnings"])
+    perf = (tmp_path / "out/t/perf.md").read_text()
+    assert "## GPU state" in perf and "throttled" in perf
+
+
+def test_a_pinned_trial_samples_only_its_gpu(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", standin_nvml())
+    assert _sweep(tmp_path, "schema_version: 1\nticket: p\ncollect: [telemetry]\n",
+                  "--gpus", "1") == 0
+    samples = json.loads((tmp_path / "out/p/cells/default/trial_0/telemetry/samples.json")
+                         .read_text())
+    assert [d["index"] for d in samples["devices"]] == ["1"]
+
+
+def test_a_failing_sampler_leaves_an_unparsed_capture_not_a_lost_trial(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", standin_nvml())
+
+    def broken(*args: Any) -> None:
+        raise RuntimeError("NVML_ERROR_DRIVER_NOT_LOADED")
+
+    monkeypatch.setattr(TelemetryCollector, "sample", broken)
+    assert _sweep(tmp_path, "schema_version: 1\nticket: f\ncollect: [telemetry]\n") == 0
+    result = json.loads((tmp_path / "out/f/cells/default/trial_0/result.json").read_text())
+    assert result["verdict"] == "pass"
+    assert result["captures"]["telemetry"]["state"] == "unparsed"
+    assert "NVML_ERROR_DRIVER_NOT_LOADED" in result["captures"]["telemetry"]["reason"]
+
+
+def test_without_nvml_or_amdsmi_the_sweep_is_refused_before_any_trial(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    if TelemetryCollector().probe().usable:
+        pytest.skip("this machine has GPU telemetry")
+    assert _sweep(tmp_path, "schema_version: 1\nticket: n\ncollect: [telemetry]\n") == 2
+    err = capsys.readouterr().err
+    assert "collector telemetry cannot measure on this machine" in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_figures_from_samples() -> None:
+    doc = {"schema_version": 1, "devices": [{"index": "0", "name": "X", "samples": [
+        {"t": 0, "sm_clock_mhz": 1000, "power_w": 100, "throttle": 0},
+        {"t": 1, "sm_clock_mhz": 2000, "power_w": 300, "throttle": 0x40},
+        {"t": 2, "sm_clock_mhz": 1500, "throttle": 0x2}]}]}
+    m = telemetry_metrics(doc)
+    assert (m["telemetry_sm_clock_mhz_min"], m["telemetry_sm_clock_mhz_median"],
+            m["telemetry_sm_clock_mhz_max"]) == (1000, 1500, 2000)
+    assert m["telemetry_power_w_median"] == 200       # a sample without power is left out
+    assert m["telemetry_throttled_fraction"] == pytest.approx(1 / 3)
+    assert m["telemetry_throttle_reasons"] == ["hw_thermal_slowdown"]
+    assert "telemetry_temp_c_median" not in m         # never reported: never guessed
+    assert m["telemetry_capture"] == "ok"
+    empty = telemetry_metrics({"schema_version": 1, "devices": [{"samples": []}]})
+    assert empty["telemetry_capture"] == "empty"
+    with pytest.raises(ValueError):
+        telemetry_metrics({"devices": []})
+
+
+def test_notes_on_clocks_that_differ_between_cells() -> None:
+    same = {"a": {"telemetry_sm_clock_mhz_median": 1980},
+            "b": {"telemetry_sm_clock_mhz_median": 1970}}
+    assert gpu_state_notes(same) == []
+    apart = {"a": {"telemetry_sm_clock_mhz_median": 1980},
+             "b": {"telemetry_sm_clock_mhz_median": 1500, "telemetry_throttled_fraction": 0.5}}
+    notes = gpu_state_notes(apart)
+    assert any("throttled during trials of b (50% of samples)" in n for n in notes)
+    assert any("1500 MHz in b against 1980 MHz in a" in n for n in notes)
