@@ -96,3 +96,20 @@ def test_markdown_golden_for_a_small_run(make_run) -> None:
     assert "| `wall_s` | s | 2 [1–3] ±1.414 (n=2) |" in md
     assert "- `a`: 0: 1, 1: 3" in md
     assert "- [env] env.json is missing or unreadable" in md
+
+
+def test_long_templated_kernel_names_stay_readable(make_run) -> None:
+    """Issue 12.3: a name hundreds of characters long is shortened in the Markdown table and
+    the page's bar labels; the JSON keeps it whole."""
+    name = ("void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>("
+            "cutlass_80_simt_sgemm_256x128_8x4_nn_align1::Params)" + "x" * 200)
+    run_dir = make_run({"a": [trial("a", 0, metrics={"nsys_kernels": kernels((name, 1, 2.0))})]})
+    built = build_report(run_dir)
+    md = render_markdown(built)
+    row = next(line for line in md.splitlines() if "cutlass" in line)
+    assert name not in row and len(row) < 160
+    assert name in render_json(built, run_dir)
+    page = render_html(built)
+    from html import escape
+
+    assert f"<title>{escape(name)}" in page   # the tooltip keeps the full name

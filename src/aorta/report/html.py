@@ -272,12 +272,17 @@ def strip_rows(report: Report, key: str) -> list[StripRow]:
 
 
 def kernel_bars(chart: KernelChart) -> list[Bar]:
+    """One bar per kernel: a readable short name as the label (templated C++ names run to
+    hundreds of characters), the full name in the tooltip."""
+    from aorta.compare.display import short_names
+
+    short = short_names([bar.name for bar in chart.bars], 62)
     bars = []
     for bar in chart.bars:
         listed = f"listed in {bar.trials}/{chart.trials} trials" if bar.trials < chart.trials \
             else ""
         calls = f", {fmt(bar.calls)} calls" if bar.calls is not None else ""
-        bars.append(Bar(bar.name, bar.median_ms, listed,
+        bars.append(Bar(short[bar.name], bar.median_ms, listed,
                         f"{bar.name}\nmedian {fmt(bar.median_ms)} ms per trial{calls}"
                         f"{'; ' + listed if listed else ''}"))
     return bars

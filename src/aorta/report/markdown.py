@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from aorta.compare.display import short_names
 from aorta.report.model import Report
 from aorta.report.numbers import fmt, fmt_with_unit, spread_text, unit_of
 from aorta.report.sections import (capture_text, cell_flags, failure_facts, header_rows,
@@ -18,6 +19,8 @@ from aorta.report.sections import (capture_text, cell_flags, failure_facts, head
 
 __all__ = ["markdown_lines", "render_markdown", "md_text", "md_code"]
 
+#: Kernel names longer than this are shortened in tables (report --format json keeps them whole).
+KERNEL_NAME_WIDTH = 80
 _MD_SPECIAL = re.compile(r"([\\`*\[\]|])")
 _HTML_SPECIAL = re.compile(r"[<>&]")
 
@@ -121,8 +124,10 @@ def _kernels(report: Report) -> list[str]:
         lines += ["", f"### {md_text(cell.name)}: {md_text(chart.table)} (top {len(chart.bars)} "
                       f"of {chart.listed}, {chart.trials} passing trial(s))", "",
                   "| # | name | median ms | calls | listed in |", "|---:|---|---:|---:|---:|"]
-        lines += [f"| {rank} | {md_code(bar.name)} | {fmt(bar.median_ms)} | {fmt(bar.calls)} | "
-                  f"{bar.trials}/{chart.trials} |" for rank, bar in enumerate(chart.bars, 1)]
+        short = short_names([bar.name for bar in chart.bars], KERNEL_NAME_WIDTH)
+        lines += [f"| {rank} | {md_code(short[bar.name])} | {fmt(bar.median_ms)} | "
+                  f"{fmt(bar.calls)} | {bar.trials}/{chart.trials} |"
+                  for rank, bar in enumerate(chart.bars, 1)]
     return lines
 
 
