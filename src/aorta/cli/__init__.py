@@ -24,6 +24,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "Report a run: one self-contained HTML page, or Markdown/JSON."),
     "compare": ("aorta.cli.compare:compare",
                 "Compare two runs: a verdict per metric and kernel, and a CI gate."),
+    "export": ("aorta.cli.export:export",
+               "Write a run's trial and kernel tables as CSV or Parquet."),
     "collectors": ("aorta.cli.collectors:collectors",
                    "List collectors, their options and whether each works here."),
     "doctor": ("aorta.cli.doctor:doctor", "Check what can be profiled on this machine, and how to fix the rest."),

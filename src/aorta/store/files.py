@@ -106,12 +106,12 @@ def write_bytes(root: Path, parts: Sequence[str], name: str, data: bytes,
     return root.joinpath(*parts, name)
 
 
-def write_anywhere(path: Path, text: str) -> Path:
+def write_anywhere(path: Path, data: str | bytes) -> Path:
     """Write `path` atomically where the user asked (a report outside any run directory):
     its folder may be reached through links; the file itself is replaced, never followed."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_bytes(Path(os.path.realpath(path.parent)), (), path.name,
-                text.encode("utf-8", "surrogateescape"))
+    raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+    write_bytes(Path(os.path.realpath(path.parent)), (), path.name, raw)
     return path
 
 

@@ -31,7 +31,7 @@ from aorta.redaction import PATTERN_ONLY, Redactor
 from aorta.results import (NewerRecord, RecordError, RunRecord, TrialResult, run_from_json,
                            trial_from_json)
 from aorta.store.files import (is_disk_full, json_text, open_dir, read_json_file,
-                               read_text_file, remove_tree, write_text)
+                               read_text_file, remove_tree, write_bytes, write_text)
 from aorta.store.lock import RunLock
 from aorta.store.names import MAX_NAME_BYTES, name_problem
 
@@ -283,6 +283,10 @@ class RunStore:
     def write_text(self, name: str, text: str, parts: Sequence[str] = (),
                    executable: bool = False) -> None:
         self._write(tuple(parts), name, self.redactor.text(text), executable)
+
+    def write_file(self, name: str, data: bytes, parts: Sequence[str] = ()) -> None:
+        """A derived file (an export of the run's own records, already redacted)."""
+        write_bytes(self.root, tuple(parts), name, data)
 
     def read_json(self, name: str, parts: Sequence[str] = ()) -> Any:
         """A JSON file of the run, or None when it is missing, unreadable or invalid."""
