@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Literal
 
 from pydantic import Field
 

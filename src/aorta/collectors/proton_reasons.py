@@ -11,12 +11,11 @@ whose SIGTERM found the payload in native code), a session the launcher refused 
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 from aorta.collectors.base import TrialOutcome
 from aorta.collectors.proton_options import ProtonOptions
 from aorta.parsers.hatchet import HatchetSummary
+from aorta.store.files import read_tail
 
 __all__ = ["missing_reason", "empty_reason"]
 
@@ -39,7 +38,7 @@ def missing_reason(opts: ProtonOptions, outcome: TrialOutcome, release: Release,
     if not outcome.launched:
         return "the payload never started"
     cli = opts.mode == "cli"
-    stderr = _stderr_tail(outcome.stderr_path) if cli else ""
+    stderr = (read_tail(outcome.stderr_path, _TAIL_BYTES) or "") if cli else ""
     if cli and offered and opts.backend not in offered:
         return (f"the installed Triton offers the backends {', '.join(offered)} (its CLI's -b "
                 f"choices), not {opts.backend}: proton.start() refused it before the payload "
@@ -108,16 +107,6 @@ def empty_reason(summary: HatchetSummary, opts: ProtonOptions, outcome: TrialOut
     return reason
 
 
-def _stderr_tail(path: Path | None) -> str:
-    if path is None:
-        return ""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - _TAIL_BYTES))
-            return fh.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
 
 
 def _last_line(text: str, prefix: str) -> str:

@@ -103,15 +103,9 @@ def tool_version(binary: str, pattern: str, timeout_s: float = 30.0) -> str | No
 
 def read_tail(path: Path | None, limit: int = 65536) -> str:
     """The last `limit` bytes of a text file, decoded; '' when it cannot be read."""
-    if path is None:
-        return ""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - limit))
-            return _decode(fh.read())
-    except OSError:
-        return ""
+    from aorta.store.files import read_tail as tail
+
+    return tail(path, limit) or ""
 
 
 def gpu_present(timeout_s: float = 20.0) -> tuple[bool, str]:

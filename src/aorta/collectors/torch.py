@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -41,6 +40,7 @@ from aorta.collectors.python_launch import split_python_launch
 from aorta.errors import SetupError
 from aorta.parsers.skips import Skips
 from aorta.parsers.torch_trace import read_trace_figures
+from aorta.store.files import read_tail
 
 __all__ = ["TorchCollector", "TorchOptions", "TorchSchedule", "TorchLaunchError", "cli_argv",
            "env_overlay", "torch_build"]
@@ -336,21 +336,10 @@ def _missing_reason(out_dir: Path, opts: TorchOptions, launcher: Mapping[str, An
         return f"the payload {how} before the launcher could write the trace"
     if (out_dir / (TRACE + ".partial")).exists():
         return "the trace export was cut short (trace.json.partial left behind)"
-    if "No module named 'aorta" in _stderr_tail(outcome):
+    if "No module named 'aorta" in (read_tail(outcome.stderr_path, _STDERR_TAIL) or ""):
         return ("the payload's Python cannot import aorta's launcher; install aorta into it "
                 f"or {ESCAPE}")
     if not launcher:
         return "the launcher never got to write its files (see stderr.log)"
     return "the launcher wrote no trace (see stderr.log)"
 
-
-def _stderr_tail(outcome: TrialOutcome) -> str:
-    if outcome.stderr_path is None:
-        return ""
-    try:
-        with open(outcome.stderr_path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - _STDERR_TAIL))
-            return fh.read().decode("utf-8", "replace")
-    except OSError:
-        return ""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aorta.history.db import connect
 from aorta.history.ingest import RunSnapshot, read_run
 from aorta.history.model import Recorded
 from aorta.history.provenance import Commit, candidate_dirs, find_commit, repo_relative

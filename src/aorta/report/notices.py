@@ -12,6 +12,7 @@ from pathlib import Path
 
 from aorta.report.model import CellReport, Failure, Notice
 from aorta.results import TrialResult
+from aorta.store.files import read_tail
 from aorta.store.run_dir import RunStore, Slot
 
 __all__ = ["failures", "cell_notices", "run_notices", "clean_text", "STDERR_TAIL_BYTES"]
@@ -51,19 +52,10 @@ def _stderr_tail(run_dir: Path, slot: Slot) -> str | None:
     assert slot.result is not None
     tail = slot.result.stderr_tail
     if tail is None:
-        tail = _file_tail(run_dir / slot.dir / "stderr.log")
+        tail = read_tail(run_dir / slot.dir / "stderr.log", STDERR_TAIL_BYTES)
     return clean_text(tail) if tail is not None else None
 
 
-def _file_tail(path: Path) -> str | None:
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, 2)
-            fh.seek(max(0, fh.tell() - STDERR_TAIL_BYTES))
-            data = fh.read()
-    except OSError:
-        return None
-    return data.decode("utf-8", errors="replace")
 
 
 def bad_captures(result: TrialResult, collectors: list[str]) -> dict[str, str]:

@@ -4,13 +4,13 @@ record itself, as an `error` with Slurm's word for why, so the sweep keeps the f
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from aorta.redaction import Redactor
 from aorta.results import TrialResult
 from aorta.run.slurm_commands import JobState
 from aorta.run.trial import TrialSpec
+from aorta.store.files import read_tail
 from aorta.store.run_dir import RunStore
 
 __all__ = ["describe_end", "lost_result"]
@@ -53,16 +53,7 @@ def lost_result(spec: TrialSpec, job: str, state: JobState | None, logs: Path) -
         env_overlay=redactor.env(overlay),
         env_unset=[], host=state.node if state else None,
         warnings=[f"aorta: recorded by the driver; Slurm's log of the job: {logs / job}.err"],
-        stderr_tail=_tail(logs / f"{job}.err"), device=spec.device, baseline=spec.baseline)
+        stderr_tail=read_tail(logs / f"{job}.err", _TAIL_BYTES) or None, device=spec.device, baseline=spec.baseline)
     RunStore(spec.run_dir, redactor).write_trial(result)
     return result
 
-
-def _tail(path: Path) -> str | None:
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - _TAIL_BYTES))
-            return fh.read().decode("utf-8", "replace") or None
-    except OSError:
-        return None

@@ -25,6 +25,7 @@ from aorta.run.process import DEFAULT_LOG_LIMIT, ProcessResult, run_process
 from aorta.run.rerun import rerun_script
 from aorta.run.samplers import Samplers
 from aorta.run.warden import Handle, Warden
+from aorta.store.files import read_tail
 from aorta.store.run_dir import RunStore, trial_name
 
 __all__ = ["TrialSpec", "run_trial", "child_environment", "spec_launch", "trial_redactor"]
@@ -194,16 +195,8 @@ def _record(spec: TrialSpec, redactor: Redactor, launch: Launch, proc: ProcessRe
         max_rss_mib=proc.max_rss_mib if proc else None, started_at=started,
         host=socket.gethostname(), metrics=dict(metrics or {}), captures=dict(captures or {}),
         warnings=list(warnings or []),
-        stderr_tail=None if verdict == "pass" else _tail(spec.trial_dir / "stderr.log"),
+        stderr_tail=None if verdict == "pass" else read_tail(spec.trial_dir / "stderr.log",
+                                                                    _TAIL_BYTES),
         logs=dict(proc.logs) if proc else {}, device=spec.device, baseline=spec.baseline,
     )
 
-
-def _tail(path: Path) -> str | None:
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - _TAIL_BYTES))
-            return fh.read().decode("utf-8", "replace")
-    except OSError:
-        return None

@@ -29,7 +29,7 @@ from aorta.errors import RunDirError
 
 __all__ = ["open_dir", "write_bytes", "write_text", "write_anywhere", "write_json", "write_json_file", "json_text",
            "read_json_file", "read_text_file", "finite_json", "is_disk_full", "RecordError",
-           "MAX_RECORD_BYTES", "remove_tree"]
+           "MAX_RECORD_BYTES", "remove_tree", "read_tail"]
 
 MAX_RECORD_BYTES = 256 << 20
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -159,6 +159,20 @@ def read_text_file(path: Path, limit: int = MAX_RECORD_BYTES) -> str:
     if len(data) > limit:
         raise RecordError(f"larger than {limit >> 20} MiB")
     return data.decode("utf-8", "replace")
+
+
+def read_tail(path: Path | None, limit: int = 4096) -> str | None:
+    """The last `limit` bytes of a file, decoded (bad bytes replaced); None when it cannot be
+    read (a log that was never written, a trial that never started)."""
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - limit))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return None
 
 
 def read_json_file(path: Path, limit: int = MAX_RECORD_BYTES) -> Any:
