@@ -303,3 +303,14 @@ def test_env_mode_without_schedule_writes_one_trace_at_exit(
     assert ran.code == 0, ran.stderr
     assert [p.name for p in ran.out.glob("trace*.json")] == ["trace.json"]
     assert ran.metrics["torch_capture"] == "ok" and ran.metrics["torch_cpu_op_count"] == 3
+
+
+def test_the_launchers_future_imports_do_not_reach_the_payload(tmp_path: Path,
+                                                                script: Callable[..., Path]
+                                                                ) -> None:
+    """The launcher module uses `from __future__ import annotations`; the payload must not
+    inherit it (its annotations stay objects, as under plain `python`)."""
+    path = script("def f(x: int) -> int:\n    return x\n"
+                  "assert f.__annotations__['x'] is int, f.__annotations__\n")
+    ran = run_wrapped(tmp_path, [sys.executable, str(path)])
+    assert ran.code == 0, ran.stderr

@@ -26,18 +26,14 @@ themselves (the collector's `mode: env`).
 from __future__ import annotations
 
 import argparse
-import builtins
-import importlib.machinery
-import io
 import json
 import os
-import runpy
 import sys
-import types
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import Any
+
+from aorta.launchers.as_main import print_uncaught, run_as_main
 
 __all__ = ["main", "profiler_from_env", "resolve_activities", "LauncherError", "ENV_PREFIX"]
 
@@ -130,26 +126,6 @@ def _gpu_problem(name: str, wanted: str | None, build: str | None, supported: bo
     return ""
 
 
-def _run_target(target: list[str], pytest: bool) -> None:
-    """Run the script (or pytest) the way the interpreter would; let whatever ends it escape."""
-    if pytest:
-        sys.argv = ["pytest", *target]
-        runpy.run_module("pytest", run_name="__main__", alter_sys=True)
-        return
-    # Not runpy.run_path: it sets argv[0] to the path it runs, and `python script.py` keeps
-    # argv[0] as typed while `__file__` is absolute (Python 3.9+).
-    script = os.path.abspath(target[0])
-    with io.open_code(script) as fh:
-        code = compile(fh.read(), script, "exec")
-    module = types.ModuleType("__main__")
-    module.__dict__.update(__file__=script, __builtins__=builtins, __cached__=None,
-                           __loader__=importlib.machinery.SourceFileLoader("__main__", script))
-    sys.argv = list(target)
-    if not (sys.flags.isolated or getattr(sys.flags, "safe_path", False)):
-        # `python -m` put the working directory first; `python script.py` puts the script's.
-        sys.path[0] = os.path.dirname(script)
-    sys.modules["__main__"] = module        # as the interpreter leaves it, for pickle and spawn
-    exec(code, module.__dict__)
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -238,7 +214,7 @@ def main(argv: list[str] | None = None) -> None:
     failure: BaseException | None = None
     profiler.start()
     try:
-        _run_target(target, opts.pytest)
+        run_as_main(target, opts.pytest)
     except (SystemExit, KeyboardInterrupt):
         raise              # the interpreter turns these into the payload's own exit status
     except BaseException as exc:  # noqa: BLE001 - reported below exactly as Python would
@@ -247,15 +223,10 @@ def main(argv: list[str] | None = None) -> None:
         _finish(torch, profiler, out, opts, summary)
     if failure is not None:
         # What the interpreter does with an uncaught exception, minus the launcher's frames.
-        frames = _payload_frames(failure.__traceback__)
-        sys.excepthook(type(failure), failure.with_traceback(frames), frames)
+        print_uncaught(failure, __file__)
         raise SystemExit(1)
 
 
-def _payload_frames(tb: TracebackType | None) -> TracebackType | None:
-    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
-        tb = tb.tb_next
-    return tb
 
 
 def _finish(torch: Any, profiler: Any, out: Path, opts: argparse.Namespace,
