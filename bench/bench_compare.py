@@ -3,7 +3,7 @@
 Generates pairs of run directories in a temporary directory (written through the same records
 a sweep writes: `run.json` and one `result.json` per trial), then times, in one process:
 
-- read: loading both runs (`aorta.compare.load.load_run`), the floor any compare pays;
+- read: loading both runs (`aorta.comparison.load.load_run`), the floor any compare pays;
 - compare: everything after reading (the statistics of every metric and kernel row, and the
   text rendering), as `aorta compare` does it;
 - end to end: the command in process (`aorta.cli.compare.run`), output discarded.
@@ -124,10 +124,10 @@ def median_time(action: Callable[[], Any], repeats: int,
 def measure(base: Path, new: Path, repeats: int,
             clock: Callable[[], float] = time.perf_counter) -> dict[str, Any]:
     from aorta.cli.compare import CompareOptions, run
-    from aorta.compare.build import compare_runs
-    from aorta.compare.load import load_run, parse_ref
-    from aorta.compare.model import CompareSettings
-    from aorta.compare.render import text_lines
+    from aorta.comparison.build import compare_runs
+    from aorta.comparison.load import load_run, parse_ref
+    from aorta.comparison.model import CompareSettings
+    from aorta.comparison.render import text_lines
 
     def read() -> Any:
         return load_run(parse_ref(str(base))), load_run(parse_ref(str(new)))

@@ -41,7 +41,7 @@ def run(collector: str, out: Path, trials: int, command: list[str]) -> Path:
 
 def kernel_medians(run_dir: Path, collector: str) -> dict[str, float]:
     """Median over passing trials of each kernel's total ms in one trial."""
-    from aorta.compare.names import normalise
+    from aorta.comparison.names import normalise
     from aorta.store.run_dir import RunStore
 
     per_kernel: dict[str, list[float]] = {}

@@ -28,7 +28,7 @@ from aorta.results import TRIAL_SCHEMA, RunRecord, TrialResult
 from aorta.store.run_dir import ENV, RunStore, Slot, SlotState
 
 if TYPE_CHECKING:
-    from aorta.compare.model import Comparison
+    from aorta.comparison.model import Comparison
 
 __all__ = ["API_VERSION", "Run", "Trial", "open_run", "compare"]
 
@@ -129,13 +129,13 @@ def compare(base: str | PathLike[str], new: str | PathLike[str], *, threshold: f
             allow_partial: bool = False) -> Comparison:
     """Compare run NEW against BASE, as `aorta compare` does (either may be `RUN_DIR:CELL`).
     Returns the `Comparison` the command renders: `.cells`, `.rows()` with each row's ratio,
-    interval, p-value and verdict (`aorta.compare.render.json_text` gives the JSON)."""
+    interval, p-value and verdict (`aorta.comparison.render.json_text` gives the JSON)."""
     from typing import cast
 
-    from aorta.compare.build import compare_runs
-    from aorta.compare.family import Correction
-    from aorta.compare.load import load_run, parse_ref
-    from aorta.compare.model import CompareSettings
+    from aorta.comparison.build import compare_runs
+    from aorta.comparison.family import Correction
+    from aorta.comparison.load import load_run, parse_ref
+    from aorta.comparison.model import CompareSettings
 
     settings = CompareSettings(threshold=threshold, alpha=alpha, metrics=tuple(metrics),
                                kernels=kernels, match_templates=match_templates,

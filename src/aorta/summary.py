@@ -124,7 +124,7 @@ def summarize_cell(name: str, planned: int, results: Iterable[TrialResult],
 
 def _overheads(profiled: Mapping[str, list[float]],
                baseline: Mapping[str, list[float]]) -> dict[str, Overhead]:
-    from aorta.compare.interval import ratio_interval
+    from aorta.comparison.interval import ratio_interval
 
     out = {}
     for key in ("wall_s", "cpu_user_s", "max_rss_mib"):

@@ -99,6 +99,12 @@ def test_compare_returns_what_the_cli_prints(h200: Path, capsys: pytest.CaptureF
         sorted((r.name, r.verdict, r.ratio) for r in comparison.rows())
 
 
+def test_compare_stays_a_function_once_the_comparison_package_is_loaded() -> None:
+    import aorta.comparison.build  # noqa: F401  (a submodule import must not shadow the API)
+
+    assert callable(aorta.compare)
+
+
 def test_errors(tmp_path: Path) -> None:
     with pytest.raises(RunDirError, match="not an aorta run directory"):
         aorta.open_run(tmp_path)

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from aorta.compare.advice import Advice, advise, assurance
+from aorta.comparison.advice import Advice, advise, assurance
 
 EDGES = (math.log(0.95), math.log(1.05))
 

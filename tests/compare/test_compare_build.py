@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from aorta.compare.build import compare_runs
-from aorta.compare.load import RunRef, load_run
-from aorta.compare.model import CompareSettings, Row
+from aorta.comparison.build import compare_runs
+from aorta.comparison.load import RunRef, load_run
+from aorta.comparison.model import CompareSettings, Row
 from aorta.errors import UserError
 
 from compare_helpers import kernels, make_run, timed_cell, trial

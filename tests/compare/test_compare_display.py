@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aorta.compare.display import short_name, short_names
+from aorta.comparison.display import short_name, short_names
 
 CUTLASS = ("void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>"
            "(cutlass_80_simt_sgemm_256x128_8x4_nn_align1::Params)")

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from aorta.compare.family import adjust
+from aorta.comparison.family import adjust
 
 P = [0.01, 0.04, 0.03, 0.005, 0.2]
 

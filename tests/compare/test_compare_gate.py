@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from aorta.compare.gate import Gate, evaluate, parse_fail_on, regressions
-from aorta.compare.model import CellComparison, CompareSettings, Comparison, Row, TrialCounts
+from aorta.comparison.gate import Gate, evaluate, parse_fail_on, regressions
+from aorta.comparison.model import CellComparison, CompareSettings, Comparison, Row, TrialCounts
 from aorta.errors import UserError
 
 ROWS = (

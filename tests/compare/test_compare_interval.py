@@ -9,8 +9,8 @@ from bisect import bisect_left, bisect_right
 
 import pytest
 
-from aorta.compare.interval import RatioLaw, ratio, ratio_interval
-from aorta.compare.median_law import law_of
+from aorta.comparison.interval import RatioLaw, ratio, ratio_interval
+from aorta.comparison.median_law import law_of
 
 ROUNDING = 1e-12
 

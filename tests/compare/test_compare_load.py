@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from aorta.compare.load import RunRef, load_run, pair_cells, parse_ref
+from aorta.comparison.load import RunRef, load_run, pair_cells, parse_ref
 from aorta.errors import UserError
 from aorta.store.files import write_json
 

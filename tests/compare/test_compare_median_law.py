@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import pytest
 
-from aorta.compare.median_law import MedianLaw, binom_cdf, law_of, median_law
+from aorta.comparison.median_law import MedianLaw, binom_cdf, law_of, median_law
 
 
 def law_as_dict(n):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from aorta.compare import names
-from aorta.compare.names import normalise, strip_templates
+from aorta.comparison import names
+from aorta.comparison.names import normalise, strip_templates
 
 
 @pytest.mark.parametrize("raw,expected", [

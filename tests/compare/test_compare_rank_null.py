@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from aorta.compare import rank_null
-from aorta.compare.rank_null import tied_tails, untied_cumulative
+from aorta.comparison import rank_null
+from aorta.comparison.rank_null import tied_tails, untied_cumulative
 
 
 def doubled_rank_sums(groups, drawn):

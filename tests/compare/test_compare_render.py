@@ -6,10 +6,10 @@ import json
 import textwrap
 from dataclasses import replace
 
-from aorta.compare.gate import Gate
-from aorta.compare.model import CellComparison, CompareSettings, Comparison, Row, TrialCounts
-from aorta.compare.render import json_text, markdown_lines, text_lines
-from aorta.compare.render_html import html_text
+from aorta.comparison.gate import Gate
+from aorta.comparison.model import CellComparison, CompareSettings, Comparison, Row, TrialCounts
+from aorta.comparison.render import json_text, markdown_lines, text_lines
+from aorta.comparison.render_html import html_text
 
 CUTLASS = ("void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>"
            "(cutlass_80_simt_sgemm_256x128_8x4_nn_align1::Params)")

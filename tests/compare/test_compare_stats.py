@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from aorta.compare import rank_null, stats
-from aorta.compare.stats import (EXACT_LIMIT, can_reach, mann_whitney, median,
+from aorta.comparison import rank_null, stats
+from aorta.comparison.stats import (EXACT_LIMIT, can_reach, mann_whitney, median,
                                  min_trials_per_side, smallest_p)
 
 

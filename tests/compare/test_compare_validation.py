@@ -16,12 +16,12 @@ import math
 import random
 from collections.abc import Sequence
 
-from aorta.compare.family import adjust
-from aorta.compare.interval import ratio_interval
-from aorta.compare.model import CompareSettings
-from aorta.compare.rank_null import untied_cumulative
-from aorta.compare.stats import can_reach, mann_whitney
-from aorta.compare.verdict import Judgement, Measurement, decide, judge, measure
+from aorta.comparison.family import adjust
+from aorta.comparison.interval import ratio_interval
+from aorta.comparison.model import CompareSettings
+from aorta.comparison.rank_null import untied_cumulative
+from aorta.comparison.stats import can_reach, mann_whitney
+from aorta.comparison.verdict import Judgement, Measurement, decide, judge, measure
 
 ALPHA = 0.05
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from aorta.compare.kinds import direction_words, metric_kind
-from aorta.compare.model import CompareSettings
-from aorta.compare.verdict import judge
+from aorta.comparison.kinds import direction_words, metric_kind
+from aorta.comparison.model import CompareSettings
+from aorta.comparison.verdict import judge
 
 SETTINGS = CompareSettings()
 BASE = [1.00, 1.01, 0.99, 1.02, 0.98, 1.00]

@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
-from aorta.compare.family import CORRECTIONS
+from aorta.comparison.family import CORRECTIONS
 from aorta.errors import EXIT_OK, EXIT_REGRESSION
 
 if TYPE_CHECKING:
-    from aorta.compare.family import Correction
-    from aorta.compare.gate import Gate
-    from aorta.compare.load import LoadedRun
-    from aorta.compare.model import Comparison
+    from aorta.comparison.family import Correction
+    from aorta.comparison.gate import Gate
+    from aorta.comparison.load import LoadedRun
+    from aorta.comparison.model import Comparison
 
 __all__ = ["compare", "CompareOptions", "run"]
 
@@ -89,10 +89,10 @@ def compare(base: str, new: str, threshold: float, alpha: float, metrics: tuple[
 
 def run(opts: CompareOptions) -> int:
     """Load, compare, print. Returns EXIT_REGRESSION when a --fail-on row regressed."""
-    from aorta.compare.build import compare_runs
-    from aorta.compare.gate import evaluate, parse_fail_on
-    from aorta.compare.load import load_run, parse_ref
-    from aorta.compare.model import CompareSettings
+    from aorta.comparison.build import compare_runs
+    from aorta.comparison.gate import evaluate, parse_fail_on
+    from aorta.comparison.load import load_run, parse_ref
+    from aorta.comparison.model import CompareSettings
 
     fail_on = parse_fail_on(opts.fail_on)
     settings = CompareSettings(threshold=opts.threshold, alpha=opts.alpha, metrics=opts.metrics,
@@ -123,14 +123,14 @@ def run(opts: CompareOptions) -> int:
 
 def _render(comparison: Comparison, gate: Gate, opts: CompareOptions) -> str:
     if opts.format == "json":
-        from aorta.compare.render import json_text
+        from aorta.comparison.render import json_text
 
         return json_text(comparison, gate) + "\n"
     if opts.format == "html":
-        from aorta.compare.render_html import html_text
+        from aorta.comparison.render_html import html_text
 
         return html_text(comparison, opts.top, gate)
-    from aorta.compare.render import markdown_lines, text_lines
+    from aorta.comparison.render import markdown_lines, text_lines
 
     if opts.format == "md":
         return "\n".join(markdown_lines(comparison, opts.top, gate)) + "\n"

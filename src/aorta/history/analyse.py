@@ -62,7 +62,7 @@ def top_kernels(items: Sequence[Analysed], count: int) -> list[Analysed]:
 
 def parse_fail_on(values: Iterable[str]) -> tuple[str, ...]:
     """Split `--fail-on` values (commas or spaces); refuses metrics that cannot regress."""
-    from aorta.compare.gate import parse_fail_on as compare_parse
+    from aorta.comparison.gate import parse_fail_on as compare_parse
 
     return compare_parse(values)
 

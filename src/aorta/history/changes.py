@@ -4,7 +4,7 @@ bootstrap interval), which way (SLOWER, FASTER, ...) and whether it is a regress
 A detector sees one number per run, the median of its passing trials, on a log scale (a step
 is a ratio, whatever the metric's size). Each step it finds is then measured on the trials of
 the runs around it (up to `SIDE_RUNS` runs each side, stopping at the neighbouring steps): the
-ratio of medians after/before and its percentile-bootstrap interval (`aorta.compare`'s). A
+ratio of medians after/before and its exact percentile-bootstrap interval (`aorta.comparison`'s). A
 step whose ratio lies within `threshold` of 1 is dropped as too small to matter, like
 compare's SAME. A regression is a SLOWER (time, or rate going down) or LARGER (size) step whose
 whole interval lies beyond 1; counts are CHANGED and never regress; a metric of unknown
@@ -17,8 +17,8 @@ import math
 from collections.abc import Callable, Sequence
 from statistics import median
 
-from aorta.compare.interval import ratio_interval
-from aorta.compare.kinds import REGRESSIONS, direction_words, metric_kind
+from aorta.comparison.interval import ratio_interval
+from aorta.comparison.kinds import REGRESSIONS, direction_words, metric_kind
 from aorta.history.detect_bayes import detect_bayes
 from aorta.history.detect_bic import detect_bic
 from aorta.history.model import Change, ChangeVerdict, Series

@@ -274,7 +274,7 @@ def strip_rows(report: Report, key: str) -> list[StripRow]:
 def kernel_bars(chart: KernelChart) -> list[Bar]:
     """One bar per kernel: a readable short name as the label (templated C++ names run to
     hundreds of characters), the full name in the tooltip."""
-    from aorta.compare.display import short_names
+    from aorta.comparison.display import short_names
 
     short = short_names([bar.name for bar in chart.bars], 62)
     bars = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from aorta.compare.display import short_names
+from aorta.comparison.display import short_names
 from aorta.report.model import Report
 from aorta.report.numbers import fmt, fmt_with_unit, spread_text, unit_of
 from aorta.report.sections import (capture_text, cell_flags, failure_facts, header_rows,

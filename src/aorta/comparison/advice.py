@@ -40,7 +40,7 @@ from functools import lru_cache
 from operator import mul
 from statistics import NormalDist
 
-from aorta.compare.stats import median, min_trials_per_side
+from aorta.comparison.stats import median, min_trials_per_side
 
 __all__ = ["Advice", "advise", "assurance", "trials_for", "MEDIAN_SE_FACTOR", "POWER"]
 

@@ -29,8 +29,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from aorta.compare.median_law import MedianLaw, law_of
-from aorta.compare.ratio_grid import Grid
+from aorta.comparison.median_law import MedianLaw, law_of
+from aorta.comparison.ratio_grid import Grid
 
 __all__ = ["ratio_interval", "RatioLaw", "ratio"]
 

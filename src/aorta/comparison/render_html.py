@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from html import escape
 
-from aorta.compare.display import short_name
-from aorta.compare.gate import Gate
-from aorta.compare.model import CellComparison, Comparison, Row
-from aorta.compare.wording import (cell_header, deciding_p, family_line, fmt_interval,
+from aorta.comparison.display import short_name
+from aorta.comparison.gate import Gate
+from aorta.comparison.model import CellComparison, Comparison, Row
+from aorta.comparison.wording import (cell_header, deciding_p, family_line, fmt_interval,
                                    fmt_number, fmt_p, fmt_ratio, gate_line, kernel_groups,
                                    kernel_head, left_out_line, method_line, p_head,
                                    summary_line, verdict_text)

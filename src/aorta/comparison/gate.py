@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from aorta.compare.kinds import REGRESSIONS, metric_kind
-from aorta.compare.model import Comparison, Row
-from aorta.compare.stats import can_reach
+from aorta.comparison.kinds import REGRESSIONS, metric_kind
+from aorta.comparison.model import Comparison, Row
+from aorta.comparison.stats import can_reach
 from aorta.errors import UserError
 
 __all__ = ["Gate", "parse_fail_on", "evaluate", "regressions"]

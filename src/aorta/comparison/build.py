@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from aorta.compare.family import adjust
-from aorta.compare.kinds import metric_kind
-from aorta.compare.load import CellSamples, KernelEntry, LoadedRun, TrialTable, pair_cells
-from aorta.compare.model import CellComparison, CompareSettings, Comparison, Row
-from aorta.compare.names import normalise
-from aorta.compare.stats import can_reach, median
-from aorta.compare.verdict import Judgement, Measurement, decide, measure
+from aorta.comparison.family import adjust
+from aorta.comparison.kinds import metric_kind
+from aorta.comparison.load import CellSamples, KernelEntry, LoadedRun, TrialTable, pair_cells
+from aorta.comparison.model import CellComparison, CompareSettings, Comparison, Row
+from aorta.comparison.names import normalise
+from aorta.comparison.stats import can_reach, median
+from aorta.comparison.verdict import Judgement, Measurement, decide, measure
 from aorta.errors import UserError
 
 __all__ = ["compare_runs"]

@@ -8,8 +8,8 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from aorta.compare.gate import Gate
-from aorta.compare.model import CellComparison, Comparison, Row, TrialCounts
+from aorta.comparison.gate import Gate
+from aorta.comparison.model import CellComparison, Comparison, Row, TrialCounts
 
 __all__ = ["fmt_number", "fmt_ratio", "fmt_interval", "fmt_p", "deciding_p", "p_head",
            "verdict_text", "method_line", "family_line", "summary_line", "gate_line",

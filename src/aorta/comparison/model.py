@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from aorta.compare.family import CORRECTIONS, Correction
-from aorta.compare.kinds import MetricKind
+from aorta.comparison.family import CORRECTIONS, Correction
+from aorta.comparison.kinds import MetricKind
 
 __all__ = ["Verdict", "VERDICTS", "Scope", "CompareSettings", "TrialCounts", "Row",
            "CellComparison", "Comparison"]

@@ -31,11 +31,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, cast
 
-from aorta.compare.advice import advise
-from aorta.compare.interval import ratio_interval
-from aorta.compare.kinds import MetricKind, direction_words
-from aorta.compare.model import CompareSettings, Verdict
-from aorta.compare.stats import RankTest, can_reach, mann_whitney, median
+from aorta.comparison.advice import advise
+from aorta.comparison.interval import ratio_interval
+from aorta.comparison.kinds import MetricKind, direction_words
+from aorta.comparison.model import CompareSettings, Verdict
+from aorta.comparison.stats import RankTest, can_reach, mann_whitney, median
 
 __all__ = ["Judgement", "Measurement", "measure", "decide", "judge"]
 

@@ -29,7 +29,7 @@ from operator import itemgetter, mul
 from statistics import NormalDist
 from typing import NamedTuple
 
-from aorta.compare.median_law import MedianLaw
+from aorta.comparison.median_law import MedianLaw
 
 __all__ = ["Grid", "Cut"]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aorta.compare.model import TrialCounts
+from aorta.comparison.model import TrialCounts
 from aorta.errors import UserError
 from aorta.results import TrialResult
 from aorta.store.run_dir import RunStore, Slot

@@ -26,7 +26,7 @@ from functools import partial
 from itertools import groupby
 from statistics import NormalDist
 
-from aorta.compare.rank_null import tied_tails, untied_cumulative
+from aorta.comparison.rank_null import tied_tails, untied_cumulative
 
 __all__ = ["RankTest", "mann_whitney", "smallest_p", "can_reach", "min_trials_per_side",
            "median", "EXACT_LIMIT"]

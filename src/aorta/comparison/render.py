@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from aorta.compare.display import short_names
-from aorta.compare.gate import Gate
-from aorta.compare.model import Comparison, Row
-from aorta.compare.wording import (METRIC_HEAD, cell_header, family_line, gate_line,
+from aorta.comparison.display import short_names
+from aorta.comparison.gate import Gate
+from aorta.comparison.model import Comparison, Row
+from aorta.comparison.wording import (METRIC_HEAD, cell_header, family_line, gate_line,
                                    kernel_cells, kernel_groups, kernel_head, left_out_line,
                                    method_line, metric_cells, p_head, summary_line)
 from aorta.store.files import finite_json
