@@ -6,11 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from aorta.errors import EXIT_OK, EXIT_REGRESSION, UserError
+
+if TYPE_CHECKING:
+    from aorta.history.model import Recorded
 
 __all__ = ["history", "AddOptions", "ViewOptions", "run_add", "run_show", "run_report"]
 
@@ -76,13 +79,18 @@ def run_add(opts: AddOptions) -> int:
     from aorta.history.record import record_run
 
     for run_dir in opts.runs:
-        done = record_run(run_dir, opts.db, commit=opts.commit, host=opts.host)
-        commit = (f"commit {done.commit[:12]} (from the {done.commit_source})" if done.commit
-                  else "no commit (not in a git work tree; --commit names one)")
-        verb = "replaced" if done.replaced else "recorded"
-        click.echo(f"{verb} {done.run_dir}: {done.context}, {commit}, {done.cells} cell(s), "
-                   f"{done.samples} sample(s), {done.kernel_rows} kernel row(s) -> {done.db}")
+        click.echo(recorded_line(record_run(run_dir, opts.db, commit=opts.commit,
+                                            host=opts.host)))
     return EXIT_OK
+
+
+def recorded_line(done: Recorded) -> str:
+    """What `history add` (and `sweep run --history`) prints for one recorded run."""
+    commit = (f"commit {done.commit[:12]} (from the {done.commit_source})" if done.commit
+              else "no commit (not in a git work tree; --commit names one)")
+    verb = "replaced" if done.replaced else "recorded"
+    return (f"{verb} {done.run_dir}: {done.context}, {commit}, {done.cells} cell(s), "
+            f"{done.samples} sample(s), {done.kernel_rows} kernel row(s) -> {done.db}")
 
 
 def _view_options(fn: F) -> F:

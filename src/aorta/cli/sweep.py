@@ -32,6 +32,8 @@ class SweepRunOptions:
     executor: str | None = None
     baseline: bool | None = None
     report: bool = False
+    history: bool = False
+    history_db: str | None = None
 
 
 class _NeedsSeparator(click.Command):
@@ -71,6 +73,13 @@ def _options(fn: F) -> F:
         click.option("--baseline/--no-baseline", default=None,
                      help="Add interleaved trials with no collector to measure its overhead."),
         click.option("--report", is_flag=True, help="Write report.html into the run directory."),
+        click.option("--history", is_flag=True,
+                     help="Record the finished run in the performance history (aorta history "
+                          "add): --history-db, else $AORTA_HISTORY_DB, else "
+                          "<output>/history.sqlite."),
+        click.option("--history-db", metavar="URL",
+                     help="The history database for --history (implies it): a file path "
+                          "(SQLite) or postgresql://USER@HOST/DB."),
         click.option("-v", "--verbose", count=True, help="Print each trial's wrapped launch."),
         click.argument("command", nargs=-1, type=click.UNPROCESSED),
     ]
@@ -160,9 +169,26 @@ def run(opts: SweepRunOptions) -> int:
         click.echo(f"report: {write_report(outcome.run_dir)}")
     if outcome.status == "interrupted":
         return EXIT_INTERRUPTED
+    if opts.history or opts.history_db:
+        _record_history(outcome.run_dir, opts.history_db, caller_env, output)
     if opts.strict and not outcome.all_passed:
         return EXIT_STRICT
     return EXIT_OK
+
+
+def _record_history(run_dir: Path, db: str | None, caller_env: dict[str, str],
+                    output: Path) -> None:
+    """Record the finished run; a database that refuses it costs no result already written."""
+    from aorta.cli.history import recorded_line
+    from aorta.history import record_run
+    from aorta.history.db import ENV_VAR
+
+    url = db or caller_env.get(ENV_VAR) or str(output / "history.sqlite")
+    try:
+        click.echo(f"history: {recorded_line(record_run(run_dir, url))}")
+    except UserError as err:
+        raise UserError(f"{err} (the run is complete in {run_dir}; record it later with "
+                        f"`aorta history add {run_dir} --db URL`)") from None
 
 
 from aorta.cli.sweep_status import status_command  # noqa: E402  (a sibling verb, registered here)
