@@ -141,3 +141,19 @@ def test_notes_on_clocks_that_differ_between_cells() -> None:
     notes = gpu_state_notes(apart)
     assert any("throttled during trials of b (50% of samples)" in n for n in notes)
     assert any("1500 MHz in b against 1980 MHz in a" in n for n in notes)
+
+
+def test_real_h200_samples_tell_busy_from_idle() -> None:
+    """Samples NVML gave on an H200 (tests/fixtures/telemetry/README.md): a GPU at work and one
+    asleep read apart, the power cap is named, and the idle reason alone is not throttling."""
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "telemetry"
+    busy, idle = (telemetry_metrics(json.loads((fixtures / f"h200-{n}.json").read_text()))
+                  for n in ("busy", "idle"))
+    assert busy["telemetry_capture"] == idle["telemetry_capture"] == "ok"
+    assert (busy["telemetry_samples"], idle["telemetry_samples"]) == (248, 63)
+    assert busy["telemetry_gpu_util_pct_median"] >= 95 and idle["telemetry_gpu_util_pct_median"] == 0
+    assert busy["telemetry_power_w_median"] > 4 * idle["telemetry_power_w_median"]
+    assert busy["telemetry_throttle_reasons"] == ["sw_power_cap"]
+    assert 0.5 < busy["telemetry_throttled_fraction"] < 0.8
+    assert idle["telemetry_throttled_fraction"] == 0 and "telemetry_throttle_note" not in idle
+    assert busy["telemetry_sm_clock_mhz_median"] > 2 * idle["telemetry_sm_clock_mhz_median"]

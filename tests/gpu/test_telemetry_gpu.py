@@ -1,7 +1,8 @@
 """The telemetry collector on a real NVIDIA GPU through NVML (issue 12.4): one sweep whose
 cells keep the GPU busy or leave it idle, through `aorta sweep run`.
 
-The busy cell runs bf16 matrix multiplications for a few seconds; the idle one sleeps. Their
+The busy cell runs bf16 matrix multiplications for eight seconds (long enough that torch's
+import and CUDA's start on a cold machine stay a minority of the samples); the idle one sleeps. Their
 samples must tell them apart (utilisation, power), and every figure must be a real reading.
 With `AORTA_TELEMETRY_KEEP=DIR`, the samples are copied there (the CPU tests' fixture)."""
 
@@ -42,7 +43,7 @@ def test_busy_and_idle_gpus_read_apart(tmp_path: Path) -> None:
     (tmp_path / "r.yaml").write_text(
         "schema_version: 1\nticket: telemetry\ntrials: 2\n"
         "collect: {telemetry: {interval_ms: 50}}\n"
-        f"axes: {{load: {{busy: {{args: [{tmp_path / 'load.py'}, '4']}}, "
+        f"axes: {{load: {{busy: {{args: [{tmp_path / 'load.py'}, '8']}}, "
         f"idle: {{args: [{tmp_path / 'idle.py'}, '3']}}}}}}\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))}
@@ -50,8 +51,17 @@ def test_busy_and_idle_gpus_read_apart(tmp_path: Path) -> None:
                            str(tmp_path / "r.yaml"), "--output", str(tmp_path / "out"), "--",
                            sys.executable], capture_output=True, text=True, env=env,
                           timeout=300)
-    assert done.returncode == 0, done.stderr
     run = tmp_path / "out" / "telemetry"
+    keep = os.environ.get("AORTA_TELEMETRY_KEEP")
+    if keep:
+        for cell in ("busy", "idle"):
+            for i in range(2):
+                sample = run / f"cells/{cell}/trial_{i}/telemetry/samples.json"
+                if sample.is_file():
+                    shutil.copy(sample, Path(keep) / f"telemetry-{cell}-{i}.json")
+        if (run / "perf.md").is_file():
+            shutil.copy(run / "perf.md", Path(keep) / "telemetry-perf.md")
+    assert done.returncode == 0, done.stderr
     figures = {}
     for cell in ("busy", "idle"):
         for i in range(2):
@@ -67,9 +77,3 @@ def test_busy_and_idle_gpus_read_apart(tmp_path: Path) -> None:
         assert busy["telemetry_gpu_util_pct_median"] >= 50, busy
         assert idle["telemetry_gpu_util_pct_median"] <= 10, idle
         assert busy["telemetry_power_w_median"] > idle["telemetry_power_w_median"] * 1.5
-    keep = os.environ.get("AORTA_TELEMETRY_KEEP")
-    if keep:
-        for cell in ("busy", "idle"):
-            shutil.copy(run / f"cells/{cell}/trial_0/telemetry/samples.json",
-                        Path(keep) / f"telemetry-{cell}.json")
-        shutil.copy(run / "perf.md", Path(keep) / "telemetry-perf.md")
