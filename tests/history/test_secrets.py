@@ -10,7 +10,6 @@ from sqlalchemy import MetaData, select
 
 from aorta.cli import main
 from aorta.errors import UserError
-from aorta.history import record_run
 from aorta.history.db import read_connection, redact, resolve_url
 from aorta.history.session import open_history
 from history_helpers import PG_PASSWORD, POSTGRES_URL, series_runs

@@ -5,7 +5,6 @@ on the CPU and copied over, so the only kernels are the products (one cuBLAS ker
 Exit 1 on a wrong product, 2 without a GPU.
 """
 
-import os
 import sys
 
 
