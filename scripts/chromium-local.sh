@@ -10,16 +10,12 @@
 set -euo pipefail
 
 say() { echo "chromium-local: $*" >&2; }
+PACKAGES=(chromium)
+# shellcheck source=debian-packages.sh
+source "$(dirname "$0")/debian-packages.sh"
 
 [ "$(id -u)" -eq 0 ] || { say "run as root (it installs a package)"; exit 1; }
-if ! dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q "install ok installed"; then
-    command -v apt-get >/dev/null || { say "no apt-get: install chromium by hand"; exit 3; }
-    say "installing chromium"
-    export DEBIAN_FRONTEND=noninteractive
-    timeout 300 apt-get update -q >/dev/null || { say "apt-get update failed"; exit 3; }
-    timeout 900 apt-get install -y -q --no-install-recommends chromium >/dev/null \
-        || { say "apt-get install chromium failed"; exit 3; }
-fi
+install_packages
 profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT
 # A blank page, headless, with the flags the tests use: proves the binary starts here.

@@ -22,38 +22,12 @@ PACKAGES=(munge slurmctld slurmd slurm-client slurmdbd mariadb-server)
 say() { echo "slurm-local: $*" >&2; }
 die() { say "error: $*"; for f in "$LOGS"/*.log; do [ -f "$f" ] && tail -n 20 "$f" >&2; done; exit 1; }
 
-# `until_true SECONDS COMMAND...`: retry COMMAND every half second; false after SECONDS.
-until_true() {
-    local deadline=$((SECONDS + $1)); shift
-    until "$@" >/dev/null 2>&1; do
-        [ "$SECONDS" -ge "$deadline" ] && return 1
-        sleep 0.5
-    done
-}
+# shellcheck source=debian-packages.sh
+source "$(dirname "$0")/debian-packages.sh"
 
 node_state() { timeout 10 sinfo -h -N -n "$NODE" -o '%T' 2>/dev/null | head -n 1; }
 node_idle() { [[ "$(node_state)" =~ ^(idle|mixed|allocated)$ ]]; }
 running() { pgrep -x "$1" >/dev/null; }
-
-install_packages() {
-    local missing=()
-    for p in "${PACKAGES[@]}"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
-            || missing+=("$p")
-    done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    command -v apt-get >/dev/null || { say "no apt-get: install ${missing[*]} by hand"; exit 3; }
-    say "installing ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    timeout 300 apt-get update -q >/dev/null || { say "apt-get update failed"; exit 3; }
-    # Installing must not start daemons through init scripts; this script starts them itself.
-    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d
-    if ! timeout 600 apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null; then
-        rm -f /usr/sbin/policy-rc.d
-        say "apt-get install ${missing[*]} failed"; exit 3
-    fi
-    rm -f /usr/sbin/policy-rc.d
-}
 
 # `write_conf PATH MODE < TEXT`: write our config, unless someone else's is already there.
 write_conf() {
