@@ -24,6 +24,20 @@ def run_aorta(*args: str, cwd: Path | None = None, timeout: float = 120,
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
+#: Runs `python ARGS` with SIGINT's default action restored first: a test started from a
+#: non-interactive shell inherits SIGINT ignored, and Ctrl-C (SIGINT) must still reach aorta.
+_SIGINT_DEFAULT = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                   "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])")
+
+
+def interruptible(argv: list[str]) -> list[str]:
+    """`argv` (which starts with `sys.executable`) run so that SIGINT interrupts it even when
+    this test process ignores SIGINT; no preexec_fn, so it is safe with threads."""
+    if not argv or argv[0] != sys.executable:
+        raise ValueError("interruptible() takes an argv that starts with sys.executable")
+    return [sys.executable, "-c", _SIGINT_DEFAULT, *argv[1:]]
+
+
 def write_recipe(directory: Path, text: str, name: str = "recipe.yaml") -> Path:
     path = directory / name
     path.write_text(textwrap.dedent(text))

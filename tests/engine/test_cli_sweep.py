@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from aorta_testing import run_aorta, trial_result, write_recipe
+from aorta_testing import interruptible, run_aorta, trial_result, write_recipe
 
 PAYLOAD = """
 import os, sys, time
@@ -108,7 +108,8 @@ def test_interrupted_run_resumes_only_missing_trials(tmp_path: Path, script: Pat
     out = tmp_path / "out"
     argv = [sys.executable, "-m", "aorta", "sweep", "run", "--recipe", str(recipe), "--output",
             str(out), "--", sys.executable, str(script), "sleep", "0.6"]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(interruptible(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
     first = out / "resume" / "cells" / "default" / "trial_0" / "result.json"
     deadline = time.monotonic() + 60
     while not first.exists() and time.monotonic() < deadline:
