@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
-from aorta.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_STRICT, UserError
+from aorta.errors import EXIT_OK
 
 __all__ = ["sweep", "SweepRunOptions", "run"]
 
@@ -62,7 +62,8 @@ def _options(fn: F) -> F:
                      help="Validate everything and print the plan; run and write nothing."),
         click.option("--fresh", is_flag=True,
                      help="Discard the run directory's earlier results instead of resuming."),
-        click.option("--strict", is_flag=True, help="Exit 3 when any trial did not pass."),
+        click.option("--strict", is_flag=True,
+                     help="Exit 3 when any trial did not pass (without it: only when none did)."),
         click.option("--gpus", metavar="LIST|all",
                      help="Run up to one trial per GPU at once, each pinned to its GPU "
                           "(CUDA_VISIBLE_DEVICES, or ROCR_VISIBLE_DEVICES on AMD)."),
@@ -71,7 +72,9 @@ def _options(fn: F) -> F:
         click.option("--baseline/--no-baseline", default=None,
                      help="Add interleaved trials with no collector to measure its overhead."),
         click.option("--report", is_flag=True, help="Write report.html into the run directory."),
-        click.option("-v", "--verbose", count=True, help="Print each trial's wrapped launch."),
+        click.option("-v", "--verbose", count=True,
+                     help="Under each finished trial, print its wrapped argv, the environment "
+                          "it changed or removed, and each collector's capture state."),
         click.argument("command", nargs=-1, type=click.UNPROCESSED),
     ]
     for decorator in reversed(decorators):
@@ -124,6 +127,7 @@ def run(opts: SweepRunOptions) -> int:
     from aorta.run.executors import make_executor
     from aorta.run.progress import make_progress
     from aorta.run.sweep import plan_redactor, preflight, run_sweep, trial_specs
+    from aorta.run.sweep_exit import sweep_exit_code
     from aorta.run.trial import child_environment, spec_launch
 
     if opts.recipe is not None:
@@ -144,25 +148,29 @@ def run(opts: SweepRunOptions) -> int:
     # mode: cli) is refused with its own fix before the machine's checks name a missing tool.
     first_launch = spec_launch(first, child_environment(first.env_mode, caller_env, first.env))
     preflight(plan)
+    if plan.recipe.executor.kind == "local":   # Slurm nodes may hold other interpreters
+        from aorta.run.child_preflight import check_child_imports
+
+        check_child_imports(plan, caller_env)
     executor = make_executor(plan.recipe.executor)   # validates --gpus / Slurm settings too
     if opts.dry_run:
+        from aorta.run.pending import pending_trials
+
         for line in plan_lines(plan, output / plan.run_name, first_launch,
-                               plan_redactor(plan, caller_env)):
+                               plan_redactor(plan, caller_env),
+                               pending_trials(plan, output / plan.run_name, opts.fresh)):
             click.echo(line)
         return EXIT_OK
-    outcome = run_sweep(plan, output, caller_env, make_progress(sys.stderr), opts.fresh,
-                        executor)
+    outcome = run_sweep(plan, output, caller_env,
+                        make_progress(sys.stderr, output / plan.run_name, opts.verbose),
+                        opts.fresh, executor)
     for line in summary_lines(outcome):
         click.echo(line)
     if opts.report:
         from aorta.report import write_report
 
         click.echo(f"report: {write_report(outcome.run_dir)}")
-    if outcome.status == "interrupted":
-        return EXIT_INTERRUPTED
-    if opts.strict and not outcome.all_passed:
-        return EXIT_STRICT
-    return EXIT_OK
+    return sweep_exit_code(outcome, opts.strict)
 
 
 from aorta.cli.sweep_status import status_command  # noqa: E402  (a sibling verb, registered here)

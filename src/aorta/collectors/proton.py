@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status, settle)
+from aorta.collectors.attach_failure import with_attach_failure
 from aorta.collectors.child_import import importable_by_child
 from aorta.collectors.proton_host import (TritonInstall, cli_backends, find_triton, gpu_vendor,
                                           proton_python_override, resolve_backend,
@@ -99,6 +100,13 @@ class ProtonCollector(Collector):
         devices = translate_devices(opts.backend, _child_env(ctx.base_env, launch))
         return wrapped.with_env(devices.set, devices.unset)
 
+    def child_imports(self, options: CollectorOptions) -> tuple[str, ...]:
+        # mode cli: aorta's launcher imports Proton in the payload's interpreter
+        return ("triton.profiler",) if _typed(options).mode == "cli" else ()
+
+    def child_python(self, argv: Sequence[str], env: Mapping[str, str]) -> str | None:
+        return proton_python_override(env) or super().child_python(argv, env)
+
     def summarize(self, out_dir: Path, options: CollectorOptions,
                   outcome: TrialOutcome) -> Metrics:
         opts = _typed(options)
@@ -113,8 +121,10 @@ class ProtonCollector(Collector):
             install = find_triton()
             pinned = opts.mode == "cli" and opts.backend != "auto"
             offered = cli_backends(install)[0] if pinned and install.version else ()
-            return metrics | capture_status(self.name, "missing", missing_reason(
+            missing = metrics | capture_status(self.name, "missing", missing_reason(
                 opts, outcome, install.release, found.others, offered))
+            return with_attach_failure(self.name, missing, outcome) if opts.mode == "cli" \
+                else missing
         by_rank: dict[str, list[Path]] = {}
         for path in found.files:
             by_rank.setdefault(rank_of(path.name) or "", []).append(path)
