@@ -61,3 +61,23 @@ def flat_metrics(result: dict[str, Any]) -> dict[str, Any]:
         if capture.get("skipped") is not None:
             flat[f"{name}_skipped"] = capture["skipped"]
     return flat
+
+
+def bare_python(directory: Path) -> Path:
+    """A real interpreter without torch or triton: a fresh venv (no pip, no system site
+    packages) of the Python running the tests, made in `directory`."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(directory)], check=True,
+                   capture_output=True, timeout=120)
+    python = directory / "bin" / "python3"
+    probe = subprocess.run([str(python), "-c", "import torch"], capture_output=True,
+                           timeout=60, check=False)
+    assert probe.returncode != 0, f"{python} imports torch: it cannot stand for a bare Python"
+    return python
+
+
+def bin_dir_with_python(directory: Path, python: Path) -> Path:
+    """A directory holding `python3` and `python` links to `python`, to put first on PATH."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in ("python3", "python"):
+        (directory / name).symlink_to(python)
+    return directory

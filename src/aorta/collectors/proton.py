@@ -32,6 +32,7 @@ from aorta.collectors.base import (Capability, Collector, CollectorOptions, Laun
                                    TrialContext, TrialOutcome, capture_status, settle)
 from aorta.collectors.attach_failure import with_attach_failure
 from aorta.collectors.child_import import importable_by_child
+from aorta.collectors.proton_backends import backend_table
 from aorta.collectors.proton_host import (TritonInstall, cli_backends, find_triton, gpu_vendor,
                                           proton_python_override, resolve_backend,
                                           translate_devices)
@@ -163,12 +164,14 @@ class ProtonCollector(Collector):
                                      f"(built with TRITON_BUILD_PROTON=OFF?)",
                               fix="install a Triton wheel that ships triton.profiler")
         vendor = gpu_vendor()
+        backends, source = cli_backends(install)
         if vendor is None:
             return Capability(self.name, False, install.version,
                               reason="no GPU found (no /dev/kfd, /dev/nvidiactl or nvidia-smi)",
                               fix="run on a machine with an AMD or NVIDIA GPU; the cprofile "
-                                  "collector runs anywhere")
-        backends, source = cli_backends(install)
+                                  "collector runs anywhere",
+                              details={"backends": backend_table(backends, None,
+                                                                 install.version)})
         auto = resolve_backend("auto", vendor, install.version)
         return Capability(
             self.name, True, install.version,
@@ -176,7 +179,8 @@ class ProtonCollector(Collector):
                    f"auto resolves to {auto}",
             details={"python": install.python, "distribution": install.distribution,
                      "package_dir": str(install.package_dir), "vendor": vendor,
-                     "cli_backends": list(backends), "backends_from": source, "auto": auto})
+                     "cli_backends": list(backends), "backends_from": source, "auto": auto,
+                     "backends": backend_table(backends, vendor, install.version)})
 
     def resolved(self, options: CollectorOptions, ctx: TrialContext) -> Metrics:
         opts = _typed(options)
