@@ -97,6 +97,8 @@ def run_command(ctx: click.Context, /, **kwargs: Any) -> int:
     aorta sweep run --recipe recipe.yaml --output ./results -- python bench.py --size 512
 
     Results land in <output>/<run>/; rerunning the same command resumes what is missing.
+    Exit 0 when done (failing trials are data), 3 when no trial passed (with --strict: when
+    any did not), 2 for bad usage or a collector that cannot attach, 130 on Ctrl-C.
     """
     return run(_collect_options(ctx, kwargs))
 
