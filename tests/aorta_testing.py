@@ -24,6 +24,20 @@ def run_aorta(*args: str, cwd: Path | None = None, timeout: float = 120,
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
+#: Runs `python ARGS` with SIGINT's default action restored first: a test started from a
+#: non-interactive shell inherits SIGINT ignored, and Ctrl-C (SIGINT) must still reach aorta.
+_SIGINT_DEFAULT = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                   "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])")
+
+
+def interruptible(argv: list[str]) -> list[str]:
+    """`argv` (which starts with `sys.executable`) run so that SIGINT interrupts it even when
+    this test process ignores SIGINT; no preexec_fn, so it is safe with threads."""
+    if not argv or argv[0] != sys.executable:
+        raise ValueError("interruptible() takes an argv that starts with sys.executable")
+    return [sys.executable, "-c", _SIGINT_DEFAULT, *argv[1:]]
+
+
 def write_recipe(directory: Path, text: str, name: str = "recipe.yaml") -> Path:
     path = directory / name
     path.write_text(textwrap.dedent(text))
@@ -47,3 +61,23 @@ def flat_metrics(result: dict[str, Any]) -> dict[str, Any]:
         if capture.get("skipped") is not None:
             flat[f"{name}_skipped"] = capture["skipped"]
     return flat
+
+
+def bare_python(directory: Path) -> Path:
+    """A real interpreter without torch or triton: a fresh venv (no pip, no system site
+    packages) of the Python running the tests, made in `directory`."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(directory)], check=True,
+                   capture_output=True, timeout=120)
+    python = directory / "bin" / "python3"
+    probe = subprocess.run([str(python), "-c", "import torch"], capture_output=True,
+                           timeout=60, check=False)
+    assert probe.returncode != 0, f"{python} imports torch: it cannot stand for a bare Python"
+    return python
+
+
+def bin_dir_with_python(directory: Path, python: Path) -> Path:
+    """A directory holding `python3` and `python` links to `python`, to put first on PATH."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in ("python3", "python"):
+        (directory / name).symlink_to(python)
+    return directory

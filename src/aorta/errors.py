@@ -7,7 +7,8 @@ line that says what is wrong, where, and what to do instead.
 from __future__ import annotations
 
 __all__ = [
-    "EXIT_OK", "EXIT_BROKEN", "EXIT_USAGE", "EXIT_STRICT", "EXIT_REGRESSION", "EXIT_INTERRUPTED",
+    "EXIT_OK", "EXIT_BROKEN", "EXIT_USAGE", "EXIT_STRICT", "EXIT_NONE_PASSED", "EXIT_REGRESSION",
+    "EXIT_INTERRUPTED",
     "UserError", "RecipeError", "OptionError", "ConflictError", "SetupError", "RunDirError",
     "DiskFullError",
 ]
@@ -16,6 +17,7 @@ EXIT_OK = 0
 EXIT_BROKEN = 1          # the run itself broke (an aorta bug or an unwritable disk)
 EXIT_USAGE = 2           # bad usage, bad recipe, a profiler that cannot measure: nothing ran
 EXIT_STRICT = 3          # --strict and some trial did not pass
+EXIT_NONE_PASSED = 3     # no trial passed at all (a sweep where everything crashed is not green)
 EXIT_REGRESSION = 4      # compare found a regression beyond the threshold
 EXIT_INTERRUPTED = 130   # Ctrl-C: what finished is kept, the run resumes next time
 

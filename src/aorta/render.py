@@ -8,14 +8,16 @@ from pathlib import Path
 from aorta.collectors.base import Launch
 from aorta.plan import Plan
 from aorta.redaction import PATTERN_ONLY, Redactor
+from aorta.run.pending import Pending
 from aorta.run.sweep import SweepOutcome
+from aorta.run.sweep_exit import none_passed
 from aorta.summary import cell_gpu_notes
 
 __all__ = ["plan_lines", "summary_lines"]
 
 
 def plan_lines(plan: Plan, run_dir: Path, first: Launch,
-               redactor: Redactor = PATTERN_ONLY) -> list[str]:
+               redactor: Redactor = PATTERN_ONLY, pending: Pending | None = None) -> list[str]:
     """What a dry run prints, credentials redacted."""
     lines = [f"run directory: {run_dir}",
              f"recipe: {plan.source or '(none: defaults)'}",
@@ -41,7 +43,10 @@ def plan_lines(plan: Plan, run_dir: Path, first: Launch,
                                           for k, v in redactor.env(first.env).items()))
     if first.unset:
         lines.append("  unset: " + " ".join(sorted(first.unset)))
-    lines.append(f"total: {len(plan.cells) * plan.trials} trial(s); nothing was run (dry run)")
+    total = len(plan.cells) * plan.trials * (2 if plan.recipe.baseline else 1)
+    would = f"; {pending.line()}" if pending is not None else ""
+    lines.append(f"total: {total} trial(s){' (half of them baseline)' if plan.recipe.baseline else ''}"
+                 f"{would}; nothing was run (dry run)")
     return lines
 
 
@@ -58,7 +63,11 @@ def summary_lines(outcome: SweepOutcome) -> list[str]:
     passed = sum(c.passed for c in outcome.cells)
     status = "interrupted: rerun the same command to resume" if outcome.status == "interrupted" \
         else "complete"
-    lines.append(f"{passed}/{total} trial(s) passed ({outcome.ran} run now); {status}")
+    based = sum(c.baseline_trials for c in outcome.cells)
+    baseline = f", baseline (no collector) {sum(c.baseline_passed for c in outcome.cells)}/" \
+        f"{based} passed" if based else ""
+    lines.append(f"{passed}/{total} trial(s) passed{baseline} ({outcome.ran} run now"
+                 + (", baseline included" if based and outcome.ran else "") + f"); {status}")
     for c in outcome.cells:
         for reason in c.reasons:
             lines.append(f"  {c.name}: {reason}")
@@ -69,4 +78,7 @@ def summary_lines(outcome: SweepOutcome) -> list[str]:
                              + ", ".join(f"{s} in {n} trial(s)" for s, n in bad.items()))
     lines += [f"  aorta: {note}" for note in cell_gpu_notes(outcome.cells)]
     lines.append(f"results: {outcome.run_dir} (perf.md, matrix.json)")
+    if outcome.status != "interrupted" and none_passed(outcome):
+        lines.append("aorta: no trial passed, so nothing was measured (exit 3); the reasons "
+                     "are above and in each trial's stderr.log")
     return lines

@@ -13,12 +13,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from aorta.results import TrialResult
+from aorta.store.run_dir import trial_log
 
 __all__ = ["MATRIX_SCHEMA", "MetricStats", "CellSummary", "summarize_cell", "matrix_document",
            "perf_markdown", "cell_gpu_notes"]
 
 MATRIX_SCHEMA = 1
 MIN_FOR_INTERVAL = 3   # fewer trials on a side give no meaningful interval
+_NAMED = 3             # trials named beside a reason; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,8 @@ class CellSummary:
     reasons: list[str] = field(default_factory=list)                    # distinct non-pass reasons
     baseline: dict[str, MetricStats] = field(default_factory=dict)      # no-collector trials
     overhead: dict[str, Overhead] = field(default_factory=dict)         # profiled / baseline
+    baseline_passed: int = 0        # no-collector trials (`baseline: true`) that passed
+    baseline_trials: int = 0        # no-collector trials with a result
 
     @property
     def unreliable(self) -> bool:
@@ -112,14 +116,31 @@ def summarize_cell(name: str, planned: int, results: Iterable[TrialResult],
             if capture is not None:
                 captures.setdefault(c, {}).setdefault(capture.state, 0)
                 captures[c][capture.state] += 1
-    reasons = sorted({r.reason for r in results if r.verdict != "pass"})
     count = {v: sum(r.verdict == v for r in results) for v in ("pass", "fail", "error")}
-    reasons += sorted({f"baseline: {r.reason}" for r in everything
-                       if r.baseline and r.verdict != "pass"})
+    reasons = _reasons(name, [r for r in everything if not r.baseline], "")
+    reasons += _reasons(name, [r for r in everything if r.baseline], "baseline: ")
+    based = [r for r in everything if r.baseline]
     return CellSummary(name, planned, count["pass"], count["fail"], count["error"],
                        max(0, planned - len(results)),
                        _stats(values), captures, reasons, _stats(base_values),
-                       _overheads(values, base_values))
+                       _overheads(values, base_values),
+                       sum(r.verdict == "pass" for r in based), len(based))
+
+
+def _reasons(cell: str, results: Sequence[TrialResult], prefix: str) -> list[str]:
+    """One line per distinct reason a trial did not pass: the trials it names and, when the
+    payload ran, the stderr.log of the first (relative to the run directory)."""
+    by_reason: dict[str, list[TrialResult]] = {}
+    for r in sorted(results, key=lambda r: r.index):
+        if r.verdict != "pass":
+            by_reason.setdefault(r.reason, []).append(r)
+    lines = []
+    for reason, trials in sorted(by_reason.items()):
+        names = ", ".join(t.name for t in trials[:_NAMED])
+        names += f" and {len(trials) - _NAMED} more" if len(trials) > _NAMED else ""
+        log = next((trial_log(cell, t.name) for t in trials if t.launched), None)
+        lines.append(f"{prefix}{reason} ({names}" + (f"; see {log})" if log else ")"))
+    return lines
 
 
 def _overheads(profiled: Mapping[str, list[float]],
@@ -150,15 +171,18 @@ _HARNESS = ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib")
 
 
 def perf_markdown(title: str, run: Mapping[str, Any], cells: Sequence[CellSummary]) -> str:
-    """The human table: verdict counts, then one table per metric across cells."""
+    """The human table: verdict counts, then one table per metric across cells. Counts are of
+    profiled trials; no-collector (baseline) trials have a column of their own."""
     lines = [f"# {title}", ""]
     for key in ("command", "recipe", "collectors", "status"):
         if run.get(key) not in (None, "", []):
             value = run[key]
             value = " ".join(value) if isinstance(value, list) else value
             lines.append(f"- {key}: `{value}`")
-    lines += ["", "| cell | trials | pass | fail | error | missing | note |",
-              "|---|---:|---:|---:|---:|---:|---|"]
+    based = any(c.baseline_trials for c in cells)
+    lines += ["", "| cell | trials | pass | fail | error | missing | "
+              + ("baseline pass | " if based else "") + "note |",
+              "|---|---:|---:|---:|---:|---:|" + ("---:|" if based else "") + "---|"]
     for c in cells:
         note = "unreliable (>= 10% errors)" if c.unreliable else ""
         for collector, states in c.captures.items():
@@ -166,8 +190,9 @@ def perf_markdown(title: str, run: Mapping[str, Any], cells: Sequence[CellSummar
             if bad:
                 note += (", " if note else "") + f"{collector} capture " + \
                     ", ".join(f"{s} x{n}" for s, n in sorted(bad.items()))
+        base = f"{c.baseline_passed}/{c.baseline_trials} | " if based else ""
         lines.append(f"| {c.name} | {c.trials} | {c.passed} | {c.failed} | {c.errored} | "
-                     f"{c.missing} | {note} |")
+                     f"{c.missing} | {base}{note} |")
     keys = sorted({k for c in cells for k in c.metrics}, key=lambda k: (k not in _HARNESS, k))
     if keys:
         lines += ["", "## Metrics over passing trials", "",

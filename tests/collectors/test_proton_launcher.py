@@ -385,6 +385,8 @@ def test_without_triton_nothing_runs(tmp_path: Path) -> None:
     launched = run_launched(tmp_path, None, [sys.executable, script.name])
     assert launched.code == 2 and launched.calls == []
     assert "the payload was not run: cannot import triton.profiler with" in launched.stderr
+    assert "aorta: proton: could not attach: cannot import triton.profiler with" \
+        in launched.stderr
 
 
 def test_a_missing_script_is_refused_before_triton_is_imported(tmp_path: Path,
@@ -462,6 +464,19 @@ def test_the_capture_and_outcome_read_together(tmp_path: Path, standin: Path) ->
     assert metrics["proton_capture_reason"].startswith(
         "aorta's launcher did not run the payload: proton.start(")
     assert "ValueError: no GPU" in metrics["proton_capture_reason"]
+    # Proton's refusal is a failed attach (the trial becomes an error), issue 14
+    assert metrics["proton_attach_error"].startswith("proton.start(")
+    assert "ValueError: no GPU" in metrics["proton_attach_error"]
+
+
+def test_a_missing_script_is_not_a_failed_attach(tmp_path: Path, standin: Path) -> None:
+    launched = run_launched(tmp_path, standin, [sys.executable, "absent.py"])
+    stderr = tmp_path / "trial" / "stderr.log"
+    stderr.parent.mkdir(parents=True, exist_ok=True)
+    stderr.write_text(launched.stderr)
+    metrics = PROTON.summarize(tmp_path / "trial" / "proton", PROTON.validate(None),
+                               TrialOutcome(launched.code, None, False, True, stderr))
+    assert metrics["proton_capture"] == "missing" and "proton_attach_error" not in metrics
 
 
 # --- through the engine -----------------------------------------------------------------------
@@ -491,8 +506,11 @@ def sweep_with_standin(tmp_path: Path, standin: Path, command: list[str],
                           env=env, cwd=tmp_path, text=True, capture_output=True,
                           timeout=CHILD_TIMEOUT_S, check=False)
     results = list((tmp_path / "out").glob("*/cells/*/trial_*/result.json"))
-    assert done.returncode == 0 and len(results) == 1, done.stderr
-    return dict(json.loads(results[0].read_text()))
+    assert len(results) == 1, done.stderr
+    result = dict(json.loads(results[0].read_text()))
+    # a sweep whose only trial did not pass measured nothing: exit 3
+    assert done.returncode == (0 if result["verdict"] == "pass" else 3), done.stderr
+    return result
 
 
 @pytest.mark.parametrize(("tail", "exit_code", "verdict"), [

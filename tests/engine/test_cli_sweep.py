@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from aorta_testing import run_aorta, trial_result, write_recipe
+from aorta_testing import interruptible, run_aorta, trial_result, write_recipe
 
 PAYLOAD = """
 import os, sys, time
@@ -86,7 +86,7 @@ def test_timeout_is_an_error_and_leaves_no_survivor(tmp_path: Path, payload):
     """)
     proc = run_aorta("sweep", "run", "--recipe", str(recipe), "--output", str(tmp_path / "o"),
                      "--", sys.executable, str(script))
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr     # no trial passed: nothing was measured
     result = trial_result(tmp_path / "o" / "hang", "default", 0)
     assert result["verdict"] == "error" and result["timed_out"]
     assert result["reason"].startswith("timed out after 1 s")
@@ -97,7 +97,7 @@ def test_timeout_is_an_error_and_leaves_no_survivor(tmp_path: Path, payload):
 
 def test_missing_command_is_an_error_trial_with_127(tmp_path: Path):
     proc = run_aorta("sweep", "run", "--output", str(tmp_path), "--", "no-such-binary-xyz", "a")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr
     result = trial_result(tmp_path / "adhoc", "default", 0)
     assert (result["verdict"], result["exit_code"], result["launched"]) == ("error", 127, False)
     assert "cannot execute 'no-such-binary-xyz'" in result["reason"]
@@ -108,7 +108,8 @@ def test_interrupted_run_resumes_only_missing_trials(tmp_path: Path, script: Pat
     out = tmp_path / "out"
     argv = [sys.executable, "-m", "aorta", "sweep", "run", "--recipe", str(recipe), "--output",
             str(out), "--", sys.executable, str(script), "sleep", "0.6"]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(interruptible(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
     first = out / "resume" / "cells" / "default" / "trial_0" / "result.json"
     deadline = time.monotonic() + 60
     while not first.exists() and time.monotonic() < deadline:
@@ -139,7 +140,7 @@ def test_changed_command_is_refused_and_fresh_starts_over(tmp_path: Path, script
     assert trial_result(out / "adhoc", "default", 0)["verdict"] == "pass"   # nothing lost
     fresh = run_aorta("sweep", "run", "--output", str(out), "--fresh", "--", sys.executable,
                       str(script), "fail")
-    assert fresh.returncode == 0
+    assert fresh.returncode == 3      # its only trial failed
     assert trial_result(out / "adhoc", "default", 0)["verdict"] == "fail"
 
 
@@ -212,7 +213,7 @@ def test_cprofile_measures_a_python_payload_and_refuses_a_native_one(tmp_path: P
 def test_rerun_script_reproduces_the_trial(tmp_path: Path, script: Path):
     recipe = write_recipe(tmp_path, "schema_version: 1\nticket: recipe\nenv: {AORTA_TEST_VAR: 'it works'}\n")
     assert run_aorta("sweep", "run", "--recipe", str(recipe), "--output", str(tmp_path / "o"),
-                     "--", sys.executable, str(script), "fail").returncode == 0
+                     "--", sys.executable, str(script), "fail").returncode == 3
     rerun = tmp_path / "o" / "recipe" / "cells" / "default" / "trial_0" / "rerun.sh"
     proc = subprocess.run([str(rerun)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 3

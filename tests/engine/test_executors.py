@@ -11,7 +11,7 @@ import pytest
 
 from aorta.errors import UserError
 from aorta.run.devices import parse_gpus
-from aorta_testing import run_aorta, trial_result, write_recipe
+from aorta_testing import interruptible, run_aorta, trial_result, write_recipe
 
 PINNED = """
 import json, os, sys, time
@@ -123,7 +123,8 @@ def test_ctrl_c_with_parallel_trials_kills_every_running_trial(tmp_path: Path, p
     """)
     argv = [sys.executable, "-m", "aorta", "sweep", "run", "--gpus", "a,b", "--trials", "4",
             "--output", str(tmp_path / "o"), "--", sys.executable, str(script)]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(interruptible(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
     deadline = time.monotonic() + 30
     while (not pids.exists() or len(pids.read_text().split()) < 2) and time.monotonic() < deadline:
         time.sleep(0.05)

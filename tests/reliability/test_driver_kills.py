@@ -137,7 +137,7 @@ def test_a_resumed_run_kills_what_a_dead_driver_and_warden_left(tmp_path: Path) 
          str(tmp_path / "p.py"), str(tmp_path / "pids"), "300"], cwd=tmp_path,
         capture_output=True, text=True, timeout=120,
         env={**os.environ, "PYTHONPATH": str(REPO / "src")})
-    assert again.returncode == 0, again.stderr
+    assert again.returncode == 3, again.stderr    # its only trial timed out
     match = re.search(r"killed (\d+) process\(es\) left running by an earlier", again.stderr)
     assert match and int(match.group(1)) >= len(left), again.stderr
     assert _survivors(tmp_path / "pids", wait_s=5.0) == []

@@ -19,7 +19,7 @@ from aorta.recipe import load_recipe
 from aorta.run.progress import PlainProgress
 from aorta.run.slurm import SlurmExecutor, job_name
 from aorta.run.sweep import run_sweep
-from aorta_testing import REPO, run_aorta, trial_result, write_recipe
+from aorta_testing import REPO, interruptible, run_aorta, trial_result, write_recipe
 
 pytestmark = [pytest.mark.slurm, pytest.mark.usefixtures("slurm")]
 
@@ -48,9 +48,8 @@ def _start_driver(log: Path, *args: str) -> subprocess.Popen[str]:
     """`aorta ARGS` in the background, its stderr in `log`; Ctrl-C reaches it even when our
     own parent ignores SIGINT (as background jobs of a script do)."""
     with open(log, "w") as err:
-        return subprocess.Popen([sys.executable, "-m", "aorta", *args], env=_env(), text=True,
-                                stdout=subprocess.DEVNULL, stderr=err,
-                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        return subprocess.Popen(interruptible([sys.executable, "-m", "aorta", *args]),
+                                env=_env(), text=True, stdout=subprocess.DEVNULL, stderr=err)
 
 
 def _stop(driver: subprocess.Popen[str]) -> None:

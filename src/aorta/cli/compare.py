@@ -51,7 +51,7 @@ class CompareOptions:
               help="Compare only this metric (repeat, or separate with commas).")
 @click.option("--fail-on", "fail_on", multiple=True, metavar="WHAT",
               help="Exit 4 on a regression: 'slower' (any SLOWER row), 'kernels', or metric "
-                   "names (comma-separated).")
+                   "names (comma-separated). Without it compare only reports and exits 0.")
 @click.option("--correction", type=click.Choice(CORRECTIONS), default="none", show_default=True,
               help="Adjust p-values across rows: holm bounds the chance of any false alarm, "
                    "bh the share of false alarms among flagged rows. Costs power.")
@@ -77,7 +77,8 @@ def compare(base: str, new: str, threshold: float, alpha: float, metrics: tuple[
     beyond the threshold), SAME (interval within the threshold), UNCERTAIN (with a range of
     how many more trials would settle it). Only passing trials count. The false-alarm
     guarantee is per row; --correction extends it to the whole comparison. Exit codes: 0 no
-    regression, 4 a regression named by --fail-on, 2 bad input. A collector's figures count
+    regression, 4 a regression named by --fail-on (a CI gate needs --fail-on slower: without
+    --fail-on compare always exits 0), 2 bad input. A collector's figures count
     only when its capture is ok (with --allow-partial, also when it is partial).
     """
     split = tuple(m for value in metrics for m in value.replace(",", " ").split())

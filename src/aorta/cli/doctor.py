@@ -3,48 +3,109 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping, Sequence
 
 import click
 
 from aorta.errors import EXIT_OK, EXIT_USAGE
 
-__all__ = ["doctor", "doctor_rows"]
+__all__ = ["doctor", "doctor_rows", "interpreter_rows"]
+
+Row = dict[str, object]
+#: Without a command, the interpreters a `-- python3 script.py` (or `python`) command would run.
+DEFAULT_PYTHONS = ("python3", "python")
 
 
-def doctor_rows(names: list[str] | None = None) -> list[dict[str, object]]:
-    """One row per collector, then one per backend a collector reports in `details`."""
+def doctor_rows(names: list[str] | None = None, command: Sequence[str] = (),
+                env: Mapping[str, str] | None = None) -> list[Row]:
+    """One row per collector, one per backend a collector reports in `details["backends"]`,
+    and one per interpreter check (`interpreter_rows`)."""
     from aorta.collectors.registry import get
     from aorta.collectors.registry import names as all_names
 
-    rows: list[dict[str, object]] = []
+    rows: list[Row] = []
     for name in names or all_names():
         cap = get(name).probe()
         rows.append({"check": name, "usable": cap.usable, "version": cap.version,
                      "reason": cap.reason, "fix": cap.fix})
-        backends = cap.details.get("backends") if isinstance(cap.details, dict) else None
-        if isinstance(backends, dict):
+        backends = cap.details.get("backends") if isinstance(cap.details, Mapping) else None
+        if isinstance(backends, Mapping):
             for backend, info in backends.items():
-                info = info if isinstance(info, dict) else {}
+                info = info if isinstance(info, Mapping) else {}
                 rows.append({"check": f"{name}:{backend}", "usable": bool(info.get("usable")),
                              "version": info.get("version"), "reason": info.get("reason", ""),
                              "fix": info.get("fix", "")})
+        rows += interpreter_rows(name, command, os.environ if env is None else env)
     return rows
 
 
-@click.command()
+def interpreter_rows(name: str, command: Sequence[str], env: Mapping[str, str]) -> list[Row]:
+    """Can the payload's interpreter import what `name`'s launcher needs (default options)?
+    With a command: the interpreter it runs; without: `python3` and `python` on PATH."""
+    from aorta.collectors.child_python import check_import
+    from aorta.collectors.registry import get
+
+    collector = get(name)
+    modules = collector.child_imports(collector.validate(None))
+    if not modules:
+        return []
+    commands = [tuple(command)] if command else [(p, "script.py") for p in DEFAULT_PYTHONS]
+    rows: list[Row] = []
+    seen: set[str] = set()
+    for argv in commands:
+        python = collector.child_python(argv, env)
+        if python is None or python in seen:
+            continue
+        seen.add(python)
+        for module in modules:
+            found = check_import(python, module, env)
+            label = "command" if command else argv[0]
+            reason = f"{module} importable by {python}" if found.ok else \
+                f"{module} is not importable by {python}: {found.problem}"
+            rows.append({"check": f"{name}@{label}", "usable": found.ok is True,
+                         "version": None, "reason": reason,
+                         "fix": "" if found.ok else f"install {module.split('.')[0]} into "
+                                                    f"{python}, or run the command with the "
+                                                    f"Python that has it"})
+    return rows
+
+
+class _CommandAfterSeparator(click.Command):
+    """A COMMAND only after `--`, so a mistyped doctor flag is never taken for one."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["aorta_separator"] = "--" in args
+        return super().parse_args(ctx, args)
+
+
+@click.command(cls=_CommandAfterSeparator)
 @click.option("--collect", metavar="A,B", help="Check only these collectors; exit 2 if any "
               "of them cannot measure here.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def doctor(collect: str | None, as_json: bool) -> int:
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def doctor(ctx: click.Context, collect: str | None, as_json: bool,
+           command: tuple[str, ...]) -> int:
     """Check every collector and backend: found, version, usable here or why not, and the fix.
 
-    Exit 0 when everything asked for (with --collect) is usable, 2 when something is not;
-    without --collect it only reports and exits 0.
+    \b
+    aorta doctor --collect torch -- python3 train.py
+
+    Collectors that run a launcher inside the payload (torch and proton in mode cli) are also
+    checked with the payload's own interpreter: the one COMMAND (after --) runs on PATH, else
+    `python3` and `python` on PATH (rows named collector@interpreter).
+
+    Exit 0 when everything asked for (with --collect) is usable, 2 when something is not
+    (with a COMMAND, its interpreter checks count too); without --collect it only reports and
+    exits 0.
     """
     from aorta.plan import parse_collect_flag
 
+    if command and not ctx.meta.get("aorta_separator"):
+        raise click.UsageError("put '--' before the command: aorta doctor [OPTIONS] -- COMMAND")
     names = list(parse_collect_flag(collect)) if collect else None
-    rows = doctor_rows(names)
+    rows = doctor_rows(names, command)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
     else:
@@ -56,6 +117,8 @@ def doctor(collect: str | None, as_json: bool) -> int:
                        + (f"  {r['reason']}" if r["reason"] else ""))
             if not r["usable"] and r["fix"]:
                 click.echo(f"    {' ' * width}fix: {r['fix']}")
-    if names and not all(r["usable"] for r in rows if ":" not in str(r["check"])):
+    counted = [r for r in rows if ":" not in str(r["check"])
+               and ("@" not in str(r["check"]) or command)]
+    if names and not all(r["usable"] for r in counted):
         return EXIT_USAGE
     return EXIT_OK

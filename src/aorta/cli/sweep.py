@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
-from aorta.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_STRICT, UserError
+from aorta.errors import EXIT_OK
 
 __all__ = ["sweep", "SweepRunOptions", "run"]
 
@@ -64,7 +64,8 @@ def _options(fn: F) -> F:
                      help="Validate everything and print the plan; run and write nothing."),
         click.option("--fresh", is_flag=True,
                      help="Discard the run directory's earlier results instead of resuming."),
-        click.option("--strict", is_flag=True, help="Exit 3 when any trial did not pass."),
+        click.option("--strict", is_flag=True,
+                     help="Exit 3 when any trial did not pass (without it: only when none did)."),
         click.option("--gpus", metavar="LIST|all",
                      help="Run up to one trial per GPU at once, each pinned to its GPU "
                           "(CUDA_VISIBLE_DEVICES, or ROCR_VISIBLE_DEVICES on AMD)."),
@@ -80,7 +81,9 @@ def _options(fn: F) -> F:
         click.option("--history-db", metavar="URL",
                      help="The history database for --history (implies it): a file path "
                           "(SQLite) or postgresql://USER@HOST/DB."),
-        click.option("-v", "--verbose", count=True, help="Print each trial's wrapped launch."),
+        click.option("-v", "--verbose", count=True,
+                     help="Under each finished trial, print its wrapped argv, the environment "
+                          "it changed or removed, and each collector's capture state."),
         click.argument("command", nargs=-1, type=click.UNPROCESSED),
     ]
     for decorator in reversed(decorators):
@@ -103,6 +106,8 @@ def run_command(ctx: click.Context, /, **kwargs: Any) -> int:
     aorta sweep run --recipe recipe.yaml --output ./results -- python bench.py --size 512
 
     Results land in <output>/<run>/; rerunning the same command resumes what is missing.
+    Exit 0 when done (failing trials are data), 3 when no trial passed (with --strict: when
+    any did not), 2 for bad usage or a collector that cannot attach, 130 on Ctrl-C.
     """
     return run(_collect_options(ctx, kwargs))
 
@@ -133,6 +138,7 @@ def run(opts: SweepRunOptions) -> int:
     from aorta.run.executors import make_executor
     from aorta.run.progress import make_progress
     from aorta.run.sweep import plan_redactor, preflight, run_sweep, trial_specs
+    from aorta.run.sweep_exit import sweep_exit_code
     from aorta.run.trial import child_environment, spec_launch
 
     if opts.recipe is not None:
@@ -153,27 +159,31 @@ def run(opts: SweepRunOptions) -> int:
     # mode: cli) is refused with its own fix before the machine's checks name a missing tool.
     first_launch = spec_launch(first, child_environment(first.env_mode, caller_env, first.env))
     preflight(plan)
+    if plan.recipe.executor.kind == "local":   # Slurm nodes may hold other interpreters
+        from aorta.run.child_preflight import check_child_imports
+
+        check_child_imports(plan, caller_env)
     executor = make_executor(plan.recipe.executor)   # validates --gpus / Slurm settings too
     if opts.dry_run:
+        from aorta.run.pending import pending_trials
+
         for line in plan_lines(plan, output / plan.run_name, first_launch,
-                               plan_redactor(plan, caller_env)):
+                               plan_redactor(plan, caller_env),
+                               pending_trials(plan, output / plan.run_name, opts.fresh)):
             click.echo(line)
         return EXIT_OK
-    outcome = run_sweep(plan, output, caller_env, make_progress(sys.stderr), opts.fresh,
-                        executor)
+    outcome = run_sweep(plan, output, caller_env,
+                        make_progress(sys.stderr, output / plan.run_name, opts.verbose),
+                        opts.fresh, executor)
     for line in summary_lines(outcome):
         click.echo(line)
     if opts.report:
         from aorta.report import write_report
 
         click.echo(f"report: {write_report(outcome.run_dir)}")
-    if outcome.status == "interrupted":
-        return EXIT_INTERRUPTED
-    if opts.history or opts.history_db:
+    if outcome.status != "interrupted" and (opts.history or opts.history_db):
         _record_history(outcome.run_dir, opts.history_db, caller_env, output)
-    if opts.strict and not outcome.all_passed:
-        return EXIT_STRICT
-    return EXIT_OK
+    return sweep_exit_code(outcome, opts.strict)
 
 
 def _record_history(run_dir: Path, db: str | None, caller_env: dict[str, str],

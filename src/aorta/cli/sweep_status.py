@@ -66,8 +66,11 @@ def status_lines(status: RunStatus) -> list[str]:
     parts += [f"{counts[s]} {s}" for s in STATES[1:] if counts.get(s)]
     when = f"finished {status.finished_at}" if status.finished_at \
         else f"started {status.started_at}"
+    based = sum(t.name.startswith("baseline_") for t in status.trials)
+    kinds = f" ({len(status.trials) - based} profiled, {based} baseline with no collector)" \
+        if based else ""
     lines = [f"run {status.run} ({status.run_dir}): {status.status}, {when}",
-             f"{len(status.trials)} trial(s): " + ", ".join(parts)]
+             f"{len(status.trials)} trial(s){kinds}: " + ", ".join(parts)]
     if status.note:
         lines.append(f"aorta: {status.note}")
     rows = [("cell", "trial", "state", "verdict", "job", "host", "reason")]

@@ -204,6 +204,19 @@ class Collector(ABC):
     def probe(self) -> Capability:
         """Can this collector measure here? Cheap: no profiling run."""
 
+    def child_imports(self, options: CollectorOptions) -> tuple[str, ...]:
+        """Modules the payload's own interpreter must import for this collector to attach
+        (its launcher's profiler, e.g. `torch`); checked with that interpreter before a sweep
+        and by `aorta doctor`. Empty when the collector needs nothing from it."""
+        return ()
+
+    def child_python(self, argv: Sequence[str], env: Mapping[str, str]) -> str | None:
+        """The interpreter that will import `child_imports` for the command `argv` in the
+        child's environment `env`: by default the command's own Python on that PATH."""
+        from aorta.collectors.child_python import command_python
+
+        return command_python(argv, env)
+
     def resolved(self, options: CollectorOptions, ctx: TrialContext) -> Metrics:
         """What the collector resolved for this trial (e.g. the backend `auto` picked)."""
         return {}

@@ -21,6 +21,7 @@ from pydantic import Field
 
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status, settle)
+from aorta.collectors.attach_failure import with_attach_failure
 from aorta.collectors.child_import import importable_by_child
 from aorta.collectors.python_launch import split_python_launch
 from aorta.errors import SetupError
@@ -71,7 +72,8 @@ class CProfileCollector(Collector):
         if not dump.is_file():
             why = "the payload never started" if not outcome.launched else \
                 "cProfile wrote no profile (the process was killed before it could)"
-            return metrics | capture_status(self.name, "missing", why)
+            return with_attach_failure(self.name, metrics | capture_status(
+                self.name, "missing", why), outcome)
         try:
             summary = read_pstats(dump)
         except (ValueError, OSError) as exc:

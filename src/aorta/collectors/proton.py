@@ -23,14 +23,16 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status, settle)
+from aorta.collectors.attach_failure import with_attach_failure
 from aorta.collectors.child_import import importable_by_child
+from aorta.collectors.proton_backends import backend_table
 from aorta.collectors.proton_host import (TritonInstall, cli_backends, find_triton, gpu_vendor,
                                           proton_python_override, resolve_backend,
                                           translate_devices)
@@ -99,6 +101,13 @@ class ProtonCollector(Collector):
         devices = translate_devices(opts.backend, _child_env(ctx.base_env, launch))
         return wrapped.with_env(devices.set, devices.unset)
 
+    def child_imports(self, options: CollectorOptions) -> tuple[str, ...]:
+        # mode cli: aorta's launcher imports Proton in the payload's interpreter
+        return ("triton.profiler",) if _typed(options).mode == "cli" else ()
+
+    def child_python(self, argv: Sequence[str], env: Mapping[str, str]) -> str | None:
+        return proton_python_override(env) or super().child_python(argv, env)
+
     def summarize(self, out_dir: Path, options: CollectorOptions,
                   outcome: TrialOutcome) -> Metrics:
         opts = _typed(options)
@@ -113,8 +122,10 @@ class ProtonCollector(Collector):
             install = find_triton()
             pinned = opts.mode == "cli" and opts.backend != "auto"
             offered = cli_backends(install)[0] if pinned and install.version else ()
-            return metrics | capture_status(self.name, "missing", missing_reason(
+            missing = metrics | capture_status(self.name, "missing", missing_reason(
                 opts, outcome, install.release, found.others, offered))
+            return with_attach_failure(self.name, missing, outcome) if opts.mode == "cli" \
+                else missing
         by_rank: dict[str, list[Path]] = {}
         for path in found.files:
             by_rank.setdefault(rank_of(path.name) or "", []).append(path)
@@ -153,12 +164,14 @@ class ProtonCollector(Collector):
                                      f"(built with TRITON_BUILD_PROTON=OFF?)",
                               fix="install a Triton wheel that ships triton.profiler")
         vendor = gpu_vendor()
+        backends, source = cli_backends(install)
         if vendor is None:
             return Capability(self.name, False, install.version,
                               reason="no GPU found (no /dev/kfd, /dev/nvidiactl or nvidia-smi)",
                               fix="run on a machine with an AMD or NVIDIA GPU; the cprofile "
-                                  "collector runs anywhere")
-        backends, source = cli_backends(install)
+                                  "collector runs anywhere",
+                              details={"backends": backend_table(backends, None,
+                                                                 install.version)})
         auto = resolve_backend("auto", vendor, install.version)
         return Capability(
             self.name, True, install.version,
@@ -166,7 +179,8 @@ class ProtonCollector(Collector):
                    f"auto resolves to {auto}",
             details={"python": install.python, "distribution": install.distribution,
                      "package_dir": str(install.package_dir), "vendor": vendor,
-                     "cli_backends": list(backends), "backends_from": source, "auto": auto})
+                     "cli_backends": list(backends), "backends_from": source, "auto": auto,
+                     "backends": backend_table(backends, vendor, install.version)})
 
     def resolved(self, options: CollectorOptions, ctx: TrialContext) -> Metrics:
         opts = _typed(options)

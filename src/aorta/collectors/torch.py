@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import importlib.metadata
 import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -35,6 +36,7 @@ from aorta.collectors.base import (RANK_TOKEN, Capability, Collector, CollectorO
                                    Metrics, TrialContext, TrialOutcome, capture_status, settle)
 from aorta.collectors.options import split_words
 from aorta.collectors.ranks import rank_capture, rollup
+from aorta.collectors.attach_failure import with_attach_failure
 from aorta.collectors.child_import import importable_by_child
 from aorta.collectors.python_launch import split_python_launch
 from aorta.errors import SetupError
@@ -173,6 +175,10 @@ class TorchCollector(Collector):
         gpu = any(a in GPU_NAMES for a in _typed(options).activities)
         return frozenset({"cupti"}) if gpu else frozenset()
 
+    def child_imports(self, options: CollectorOptions) -> tuple[str, ...]:
+        # In mode env the payload imports torch itself; in mode cli aorta's launcher does.
+        return ("torch",) if _typed(options).mode == "cli" else ()
+
     def wrap(self, launch: Launch, out_dir: Path, options: CollectorOptions,
              ctx: TrialContext) -> Launch:
         opts = _typed(options)
@@ -189,6 +195,13 @@ class TorchCollector(Collector):
 
     def summarize(self, out_dir: Path, options: CollectorOptions,
                   outcome: TrialOutcome) -> Metrics:
+        metrics = self._summarize_all(out_dir, options, outcome)
+        if _typed(options).mode == "cli":
+            return with_attach_failure(self.name, metrics, outcome)
+        return metrics
+
+    def _summarize_all(self, out_dir: Path, options: CollectorOptions,
+                       outcome: TrialOutcome) -> Metrics:
         rank_dirs = {d.name[len("rank"):]: d for d in sorted(out_dir.glob("rank*"))
                      if d.is_dir() and not d.is_symlink()}
         if not rank_dirs:
@@ -255,7 +268,8 @@ class TorchCollector(Collector):
         try:
             dist = importlib.metadata.distribution("torch")
         except importlib.metadata.PackageNotFoundError:
-            return Capability(self.name, False, reason="PyTorch is not installed for this Python",
+            return Capability(self.name, False, reason=f"PyTorch is not installed for aorta's "
+                                                       f"Python ({sys.executable})",
                               fix="pip install torch (a CUDA or ROCm build to see GPU kernels)")
         from aorta.collectors.proton_host import gpu_vendor
 

@@ -46,6 +46,7 @@ from types import FrameType, ModuleType
 from typing import Any, NoReturn
 
 from aorta.launchers.as_main import print_uncaught, run_as_main, script_problem
+from aorta.launchers.attach import say_not_attached
 
 __all__ = ["EXIT_NOT_RUN", "NotRun", "Session", "main"]
 
@@ -54,7 +55,12 @@ PREFIX = "aorta: proton:"
 
 
 class NotRun(Exception):
-    """The target cannot run inside a Proton session; it is not run at all."""
+    """The target cannot run inside a Proton session; it is not run at all. `attach` is
+    False when the target itself is what cannot run (no such script, no pytest)."""
+
+    def __init__(self, message: str, attach: bool = True) -> None:
+        super().__init__(message)
+        self.attach = attach
 
 
 def _parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -87,7 +93,7 @@ def _load_proton(target: list[str], pytest: bool, mode: str | None) -> ModuleTyp
     else:
         problem = script_problem(target[0])
     if problem:
-        raise NotRun(problem)
+        raise NotRun(problem, attach=False)
     try:
         try:
             # Triton's CLI module first, as `python -m triton.profiler.proton` runs it, for
@@ -211,6 +217,8 @@ def main(argv: list[str] | None = None) -> None:
         session.start(opts)
     except NotRun as exc:
         print(f"{PREFIX} the payload was not run: {exc}", file=sys.stderr)
+        if exc.attach:
+            say_not_attached("proton", str(exc))
         raise SystemExit(EXIT_NOT_RUN) from None
     if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
         signal.signal(signal.SIGTERM, session.on_sigterm)

@@ -17,7 +17,8 @@ Files in DIR, written even when the payload fails:
 
 Nothing is written when the process dies without unwinding: SIGKILL, a timeout's SIGTERM,
 `os._exit()`. Exit status 2 with `summary.json` holding `error` means the payload never ran
-(torch not importable, an activity this build lacks, no such script).
+(torch not importable, an activity this build lacks, no such script); when the profiler is what
+could not start, stderr also says `aorta: torch: could not attach: <why>` (`launchers.attach`).
 
 `profiler_from_env()` gives the same configuration to payloads that run the profiler
 themselves (the collector's `mode: env`).
@@ -34,8 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from aorta.launchers.as_main import print_uncaught, run_as_main
+from aorta.launchers.attach import say_not_attached
 
-__all__ = ["main", "profiler_from_env", "resolve_activities", "LauncherError", "ENV_PREFIX"]
+__all__ = ["main", "profiler_from_env", "resolve_activities", "LauncherError", "AttachError",
+           "ENV_PREFIX"]
 
 ENV_PREFIX = "AORTA_TORCH_"
 SUMMARY_VERSION = 1
@@ -45,6 +48,11 @@ GPU_NAMES = ("gpu", "cuda", "hip", "xpu")
 
 class LauncherError(Exception):
     """The payload cannot be run under the profiler as asked; it is not run at all."""
+
+
+class AttachError(LauncherError):
+    """The profiler itself cannot run here (torch not importable, an activity the build
+    lacks): the trial is an error of measurement, not a failure of the payload."""
 
 
 def _parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -184,9 +192,12 @@ def _prepare(opts: argparse.Namespace, target: list[str],
     try:
         import torch
     except ImportError as exc:
-        raise LauncherError(f"torch is not importable by {sys.executable}: {exc}") from None
+        raise AttachError(f"torch is not importable by {sys.executable}: {exc}") from None
     names = [n.strip() for n in opts.activities.split(",") if n.strip()]
-    activities, used, notes = resolve_activities(names, torch)
+    try:
+        activities, used, notes = resolve_activities(names, torch)
+    except LauncherError as exc:
+        raise AttachError(str(exc)) from None
     summary.update(torch_version=torch.__version__, build=_gpu_build(torch) or "cpu",
                    activities=used, notes=notes)
     if not opts.pytest and not os.path.isfile(target[0]):
@@ -209,7 +220,10 @@ def main(argv: list[str] | None = None) -> None:
     except LauncherError as exc:
         summary["error"] = str(exc)
         _write_summary(out, summary)
-        print(f"aorta: torch profiler: {exc}", file=sys.stderr)
+        if isinstance(exc, AttachError):
+            say_not_attached("torch", str(exc))
+        else:
+            print(f"aorta: torch profiler: {exc}", file=sys.stderr)
         raise SystemExit(EXIT_NOT_RUN) from None
     failure: BaseException | None = None
     profiler.start()

@@ -32,7 +32,7 @@ def run_header(run: Mapping[str, Any], env: Mapping[str, Any] | None,
         else None,
         created_at=_text(run.get("created_at")), started_at=_text(run.get("started_at")),
         finished_at=_text(run.get("finished_at")),
-        starts=len(history) if isinstance(history, list) and history else 1,
+        starts=_starts(history),
         aorta_version=_text(run.get("aorta_version")),
         host=_text(host.get("hostname")),
         os=_join(host.get("distro") or host.get("os"), _prefixed("kernel ", host.get("kernel")),
@@ -157,3 +157,12 @@ def _prefixed(before: str, value: Any, after: str = "") -> str | None:
 def _join(*parts: Any, sep: str = ", ") -> str | None:
     kept = [str(p) for p in parts if p is not None and p != ""]
     return sep.join(kept) if kept else None
+
+
+def _starts(history: object) -> int:
+    """Times the sweep was started and ran trials: a rerun of a complete run that ran
+    nothing is a visit, not a resume (history entries say `trials_to_run`)."""
+    if not isinstance(history, list) or not history:
+        return 1
+    ran = [h for h in history if not (isinstance(h, dict) and h.get("trials_to_run") == 0)]
+    return max(1, len(ran))

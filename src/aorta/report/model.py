@@ -42,7 +42,7 @@ class RunHeader:
     created_at: str | None
     started_at: str | None
     finished_at: str | None
-    starts: int                            # times the sweep was started (1 + resumes)
+    starts: int                            # times the sweep ran trials (1 + resumes)
     aorta_version: str | None
     host: str | None
     os: str | None

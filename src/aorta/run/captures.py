@@ -5,7 +5,9 @@ Collectors publish their state as `<name>_capture` (+ `<name>_capture_reason`, a
 `captures[name]`, together with what the collector
 resolved (`proton_backend` when `auto` was asked). A collector that raises, returns something
 that is not a mapping, or reports no valid state gets an `unparsed` capture with the reason:
-the trial's record is never lost to a collector's bug.
+the trial's record is never lost to a collector's bug. A collector whose launcher could not
+attach inside the payload's process says so as `<name>_attach_error`; it is handed back apart,
+since it makes the trial an `error` (nothing was measured), not a `fail`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from aorta.collectors.attach_failure import ATTACH_ERROR_SUFFIX
 from aorta.collectors.base import CollectorOptions, TrialContext, TrialOutcome
 from aorta.results import CAPTURE_STATES, Capture, clean_metrics
 
@@ -23,21 +26,26 @@ __all__ = ["summarize_collectors"]
 def summarize_collectors(collectors: Mapping[str, CollectorOptions], trial_dir: Path,
                          ctx: TrialContext, outcome: TrialOutcome,
                          failed: Mapping[str, str] | None = None
-                         ) -> tuple[dict[str, Any], dict[str, Capture], list[str]]:
-    """(metrics, captures, warnings) over every collector of the trial. `failed` names the
-    collectors whose sampler failed, and why: their capture is `unparsed`."""
+                         ) -> tuple[dict[str, Any], dict[str, Capture], list[str], dict[str, str]]:
+    """(metrics, captures, warnings, attach errors) over every collector of the trial.
+    `failed` names the collectors whose sampler failed, and why: their capture is `unparsed`.
+    The attach errors map a collector to why it could not attach inside the payload."""
     metrics: dict[str, Any] = {}
     captures: dict[str, Capture] = {}
     warnings: list[str] = []
+    unattached: dict[str, str] = {}
     for name, options in collectors.items():
         if failed and name in failed:
             captures[name] = Capture("unparsed", failed[name])
             continue
         own, capture, notes = _one(name, options, trial_dir / name, ctx, outcome)
+        why = own.pop(f"{name}{ATTACH_ERROR_SUFFIX}", None)
+        if isinstance(why, str) and why:
+            unattached[name] = why
         metrics.update(own)
         captures[name] = capture
         warnings += notes
-    return metrics, captures, warnings
+    return metrics, captures, warnings, unattached
 
 
 def _one(name: str, options: CollectorOptions, out_dir: Path, ctx: TrialContext,

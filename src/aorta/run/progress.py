@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from aorta.results import TrialResult
+from aorta.run.trial_details import trial_details
+from aorta.store.run_dir import trial_name
 
 __all__ = ["Progress", "PlainProgress", "BarProgress", "make_progress"]
 
 
 class Progress(Protocol):
     def start(self, total: int, already_done: int) -> None: ...
-    def trial_started(self, cell: str, index: int) -> None: ...
+    def trial_started(self, cell: str, index: int, baseline: bool = False) -> None: ...
     def trial_done(self, result: TrialResult) -> None: ...
     def note(self, line: str) -> None: ...
     def close(self) -> None: ...
@@ -22,8 +25,8 @@ class Progress(Protocol):
 class PlainProgress:
     """One line per finished trial, for logs and CI."""
 
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
+    def __init__(self, stream: TextIO, run_dir: Path | None = None, verbose: int = 0) -> None:
+        self.stream, self.run_dir, self.verbose = stream, run_dir, verbose
         self.total = self.done = 0
         self.t0 = time.monotonic()
 
@@ -33,15 +36,17 @@ class PlainProgress:
             print(f"aorta: resuming: {already_done} of {total} trial(s) already complete",
                   file=self.stream, flush=True)
 
-    def trial_started(self, cell: str, index: int) -> None:
+    def trial_started(self, cell: str, index: int, baseline: bool = False) -> None:
         pass
 
     def trial_done(self, result: TrialResult) -> None:
         self.done += 1
         wall = f"{result.wall_s:.2f}s" if result.wall_s is not None else "-"
         tail = "" if result.verdict == "pass" else f" ({result.reason})"
-        print(f"[{self.done}/{self.total}] {result.cell}/trial_{result.index} "
+        print(f"[{self.done}/{self.total}] {result.cell}/{result.name} "
               f"{result.verdict} {wall}{tail}", file=self.stream, flush=True)
+        for line in trial_details(result, self.run_dir, self.verbose):
+            print(f"  {line}", file=self.stream, flush=True)
 
     def note(self, line: str) -> None:
         print(f"aorta: {line}", file=self.stream, flush=True)
@@ -53,7 +58,7 @@ class PlainProgress:
 class BarProgress:
     """A rich progress bar: cell, trial, elapsed, ETA."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, run_dir: Path | None = None, verbose: int = 0) -> None:
         from rich.console import Console
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                    TimeElapsedColumn, TimeRemainingColumn)
@@ -63,18 +68,21 @@ class BarProgress:
                             TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                             console=self.console, transient=False)
         self.task: Any = None
+        self.run_dir, self.verbose = run_dir, verbose
 
     def start(self, total: int, already_done: int) -> None:
         self.bar.start()
         self.task = self.bar.add_task("starting", total=total, completed=already_done)
 
-    def trial_started(self, cell: str, index: int) -> None:
-        self.bar.update(self.task, description=f"{cell} trial {index}")
+    def trial_started(self, cell: str, index: int, baseline: bool = False) -> None:
+        self.bar.update(self.task, description=f"{cell} {trial_name(index, baseline)}")
 
     def trial_done(self, result: TrialResult) -> None:
         if result.verdict != "pass":
-            self.bar.console.print(f"{result.cell}/trial_{result.index}: {result.verdict} "
+            self.bar.console.print(f"{result.cell}/{result.name}: {result.verdict} "
                                    f"({result.reason})", markup=False)
+        for line in trial_details(result, self.run_dir, self.verbose):
+            self.bar.console.print(f"  {line}", markup=False, highlight=False)
         self.bar.advance(self.task)
 
     def note(self, line: str) -> None:
@@ -84,6 +92,11 @@ class BarProgress:
         self.bar.stop()
 
 
-def make_progress(stream: TextIO | None = None) -> Progress:
+def make_progress(stream: TextIO | None = None, run_dir: Path | None = None,
+                  verbose: int = 0) -> Progress:
+    """A bar on a terminal, plain lines otherwise. With `run_dir`, a trial that did not pass
+    names its stderr.log; with `verbose`, every trial shows its launch (`trial_details`)."""
     stream = stream or sys.stderr
-    return BarProgress(stream) if stream.isatty() else PlainProgress(stream)
+    if stream.isatty():
+        return BarProgress(stream, run_dir, verbose)
+    return PlainProgress(stream, run_dir, verbose)

@@ -194,7 +194,7 @@ class _Sweep:
             if todo:
                 with Warden.start() as warden:
                     self.executor.run(todo, self.caller_env,
-                                      lambda s: self.progress.trial_started(s.cell, s.index),
+                                      lambda s: self.progress.trial_started(s.cell, s.index, s.baseline),
                                       done, warden=warden)
             status = "complete"
         except OSError as exc:

@@ -24,6 +24,7 @@ from aorta.run.proc_table import boot_id, proc_info
 from aorta.run.process import DEFAULT_LOG_LIMIT, ProcessResult, run_process
 from aorta.run.rerun import rerun_script
 from aorta.run.samplers import Samplers
+from aorta.run.stderr_line import last_meaningful_line
 from aorta.run.warden import Handle, Warden
 from aorta.store.files import read_tail
 from aorta.store.run_dir import RunStore, trial_name
@@ -124,10 +125,10 @@ def run_trial(spec: TrialSpec, caller_env: Mapping[str, str],
     store.clear_running(spec.cell, spec.name)
     outcome = TrialOutcome(proc.exit_code, proc.signal, proc.timed_out, proc.launched,
                            trial_dir / "stderr.log", base_env)
-    metrics, captures, warnings = summarize_collectors(spec.collectors, trial_dir, ctx, outcome,
-                                                       sampler_errors)
+    metrics, captures, warnings, unattached = summarize_collectors(
+        spec.collectors, trial_dir, ctx, outcome, sampler_errors)
     result = _record(spec, redactor, launch, proc, started, metrics, captures,
-                     warnings + _process_warnings(proc))
+                     warnings + _process_warnings(proc), unattached=unattached)
     store.write_trial(result)
     return result
 
@@ -152,7 +153,8 @@ def _process_warnings(proc: ProcessResult) -> list[str]:
     return out
 
 
-def _verdict(proc: ProcessResult | None, setup_error: str | None) -> tuple[str, str]:
+def _verdict(proc: ProcessResult | None, setup_error: str | None,
+             unattached: Mapping[str, str]) -> tuple[str, str]:
     if setup_error is not None:
         return "error", f"collector setup failed: {setup_error}"
     assert proc is not None
@@ -162,6 +164,9 @@ def _verdict(proc: ProcessResult | None, setup_error: str | None) -> tuple[str, 
         return "error", f"{proc.exec_error} (exit {proc.exit_code})"
     if proc.timed_out:
         return "error", "timed out; its process group was terminated"
+    if unattached:
+        return "error", "; ".join(f"the {name} collector could not attach inside the payload's "
+                                  f"process: {why}" for name, why in unattached.items())
     if proc.signal is not None:
         return "fail", f"killed by {_signal_name(proc.signal)}"
     if proc.exit_code != 0:
@@ -179,10 +184,15 @@ def _signal_name(number: int) -> str:
 def _record(spec: TrialSpec, redactor: Redactor, launch: Launch, proc: ProcessResult | None,
             started: str, metrics: dict[str, object] | None = None,
             captures: dict[str, Capture] | None = None, warnings: list[str] | None = None,
-            setup_error: str | None = None) -> TrialResult:
-    verdict, reason = _verdict(proc, setup_error)
+            setup_error: str | None = None, unattached: Mapping[str, str] | None = None
+            ) -> TrialResult:
+    verdict, reason = _verdict(proc, setup_error, unattached or {})
     if proc is not None and proc.timed_out:
         reason = f"timed out after {spec.timeout:g} s; its process group was terminated"
+    tail = None if verdict == "pass" else read_tail(spec.trial_dir / "stderr.log", _TAIL_BYTES)
+    said = last_meaningful_line(tail) if verdict == "fail" else None
+    if said:    # the payload's own last word: why it failed, without opening stderr.log
+        reason = f"{reason}: {said}"
     launched = proc is not None and proc.launched and proc.lost is None
     return TrialResult(
         cell=spec.cell, index=spec.index, verdict=verdict, reason=reason,  # type: ignore[arg-type]
@@ -195,8 +205,7 @@ def _record(spec: TrialSpec, redactor: Redactor, launch: Launch, proc: ProcessRe
         max_rss_mib=proc.max_rss_mib if proc else None, started_at=started,
         host=socket.gethostname(), metrics=dict(metrics or {}), captures=dict(captures or {}),
         warnings=list(warnings or []),
-        stderr_tail=None if verdict == "pass" else read_tail(spec.trial_dir / "stderr.log",
-                                                                    _TAIL_BYTES),
+        stderr_tail=tail,
         logs=dict(proc.logs) if proc else {}, device=spec.device, baseline=spec.baseline,
     )
 

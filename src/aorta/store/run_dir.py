@@ -52,6 +52,11 @@ def trial_name(index: int, baseline: bool = False) -> str:
     return f"{'baseline' if baseline else 'trial'}_{index}"
 
 
+def trial_log(cell: str, name: str, stream: str = "stderr") -> str:
+    """`cells/<cell>/<name>/<stream>.log`: a trial's log, relative to the run directory."""
+    return f"{CELLS}/{cell}/{name}/{stream}.log"
+
+
 def parse_trial_name(name: str) -> tuple[int, bool] | None:
     """`trial_3` -> (3, False); `baseline_3` -> (3, True); anything else -> None."""
     match = _TRIAL_DIR.fullmatch(name)
