@@ -38,7 +38,7 @@ class _NeedsSeparator(click.Command):
     """Refuses a command given without `--`, so aorta's flags and the payload's never mix."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        ctx.meta["aorta_separator"] = "--" in args
+        ctx.meta["aorta_args"] = list(args)
         return super().parse_args(ctx, args)
 
 
@@ -108,10 +108,10 @@ def plan_command(ctx: click.Context, /, **kwargs: Any) -> int:
 
 def _collect_options(ctx: click.Context, kwargs: dict[str, Any],
                      dry_run: bool = False) -> SweepRunOptions:
+    from aorta.cli.option_guard import check_separator
+
     command: tuple[str, ...] = tuple(kwargs.pop("command"))
-    if command and not ctx.meta.get("aorta_separator"):
-        raise click.UsageError("put '--' between aorta's options and the command: "
-                               "aorta sweep run [OPTIONS] -- COMMAND [ARGS...]")
+    check_separator(ctx.meta.get("aorta_args", []), command, ctx)
     opts = SweepRunOptions(command=command, **kwargs)
     return SweepRunOptions(**{**opts.__dict__, "dry_run": opts.dry_run or dry_run})
 
