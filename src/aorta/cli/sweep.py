@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
+from aorta.cli.run_settings import run_setting_options
 from aorta.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_STRICT, UserError
 
 __all__ = ["sweep", "SweepRunOptions", "run"]
@@ -32,6 +33,10 @@ class SweepRunOptions:
     executor: str | None = None
     baseline: bool | None = None
     report: bool = False
+    ticket: str | None = None
+    env_passthrough_mode: str | None = None
+    stop_after_events: int | None = None
+    max_trials: int | None = None
 
 
 class _NeedsSeparator(click.Command):
@@ -71,6 +76,7 @@ def _options(fn: F) -> F:
         click.option("--baseline/--no-baseline", default=None,
                      help="Add interleaved trials with no collector to measure its overhead."),
         click.option("--report", is_flag=True, help="Write report.html into the run directory."),
+        *run_setting_options(),
         click.option("-v", "--verbose", count=True, help="Print each trial's wrapped launch."),
         click.argument("command", nargs=-1, type=click.UNPROCESSED),
     ]
@@ -121,6 +127,7 @@ def run(opts: SweepRunOptions) -> int:
     from aorta.plan import Overrides, build_plan, parse_collect_flag
     from aorta.recipe import LoadedRecipe, Recipe, load_recipe
     from aorta.render import plan_lines, summary_lines
+    from aorta.run.env_file import refuse_unwritable_env
     from aorta.run.executors import make_executor
     from aorta.run.progress import make_progress
     from aorta.run.sweep import plan_redactor, preflight, run_sweep, trial_specs
@@ -135,7 +142,9 @@ def run(opts: SweepRunOptions) -> int:
                           timeout=opts.timeout,
                           collect=parse_collect_flag(opts.collect) if opts.collect is not None
                           else None, gpus=opts.gpus, executor=opts.executor,
-                          baseline=opts.baseline)
+                          baseline=opts.baseline, ticket=opts.ticket,
+                          env_mode=opts.env_passthrough_mode,
+                          stop_after_events=opts.stop_after_events, max_trials=opts.max_trials)
     plan = build_plan(loaded, overrides)
     caller_env = dict(os.environ)  # a copy: os.environ itself is never changed
     output = opts.output.resolve()
@@ -144,6 +153,7 @@ def run(opts: SweepRunOptions) -> int:
     # mode: cli) is refused with its own fix before the machine's checks name a missing tool.
     first_launch = spec_launch(first, child_environment(first.env_mode, caller_env, first.env))
     preflight(plan)
+    refuse_unwritable_env(first.env_mode, caller_env, first_launch)
     executor = make_executor(plan.recipe.executor)   # validates --gpus / Slurm settings too
     if opts.dry_run:
         for line in plan_lines(plan, output / plan.run_name, first_launch,

@@ -19,6 +19,7 @@ from aorta.errors import SetupError
 from aorta.redaction import Redactor
 from aorta.results import Capture, TrialResult
 from aorta.run.captures import summarize_collectors
+from aorta.run.env_file import launch_with_env_file
 from aorta.run.launch import child_environment, wrap_launch
 from aorta.run.proc_table import boot_id, proc_info
 from aorta.run.process import DEFAULT_LOG_LIMIT, ProcessResult, run_process
@@ -97,11 +98,21 @@ def run_trial(spec: TrialSpec, caller_env: Mapping[str, str],
         launch = spec_launch(spec, base_env)
     except SetupError as exc:
         result = _record(spec, redactor, Launch(spec.command, {**spec.env, **spec.device_env}),
-                         None, started, setup_error=str(exc))
+                         None, started, setup_error=f"collector setup failed: {exc}")
         store.write_trial(result)
         return result
     env = {k: v for k, v in base_env.items() if k not in launch.unset}
     env.update(launch.env)
+    if spec.env_mode == "file":
+        try:
+            launch = launch_with_env_file(store, spec.cell, spec.name, launch, env)
+        except ValueError as exc:
+            result = _record(spec, redactor, launch, None, started,
+                             setup_error=f"env_passthrough_mode file: {exc}; unset it for the "
+                                         f"sweep, or use env_passthrough_mode inherit")
+            store.write_trial(result)
+            return result
+        env.update(launch.env)
     store.write_trial_file(spec.cell, spec.name, "rerun.sh",
                            rerun_script(launch, [str(trial_dir / n) for n in spec.collectors],
                                         spec.env_mode, redactor), executable=True)
@@ -154,7 +165,7 @@ def _process_warnings(proc: ProcessResult) -> list[str]:
 
 def _verdict(proc: ProcessResult | None, setup_error: str | None) -> tuple[str, str]:
     if setup_error is not None:
-        return "error", f"collector setup failed: {setup_error}"
+        return "error", setup_error
     assert proc is not None
     if proc.lost is not None:
         return "error", f"{proc.lost}; its processes were killed"
