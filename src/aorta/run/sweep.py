@@ -69,7 +69,8 @@ def trial_specs(plan: Plan, run_dir: Path) -> list[TrialSpec]:
             cell=cell.name, index=index, run_dir=run_dir, command=plan.command + cell.args,
             env={**plan.recipe.env, **cell.env}, collectors=plan.collectors,
             env_mode=plan.recipe.env_passthrough_mode, timeout=plan.recipe.timeout_per_trial,
-            grace=plan.recipe.kill_grace_s, max_log_bytes=plan.recipe.max_log_mib << 20)
+            grace=plan.recipe.kill_grace_s, max_log_bytes=plan.recipe.max_log_mib << 20,
+            retain={v: plan.recipe.retain.level(v) for v in ("pass", "fail", "error")})
         specs.append(spec)
         if plan.recipe.baseline:
             specs.append(replace(spec, collectors={}, baseline=True))
