@@ -23,6 +23,7 @@ def plan_lines(plan: Plan, run_dir: Path, first: Launch,
              f"trials per cell: {plan.trials}   timeout per trial: "
              f"{plan.recipe.timeout_per_trial or 'none'}   environment: "
              f"{plan.recipe.env_passthrough_mode}",
+             *retain_and_stop_lines(plan),
              f"collectors (outermost first): {', '.join(plan.collectors) or 'none'}"]
     for name, options in plan.collectors.items():
         lines.append(f"  {name}: {options.model_dump(mode='json')}")
@@ -41,7 +42,22 @@ def plan_lines(plan: Plan, run_dir: Path, first: Launch,
                                           for k, v in redactor.env(first.env).items()))
     if first.unset:
         lines.append("  unset: " + " ".join(sorted(first.unset)))
-    lines.append(f"total: {len(plan.cells) * plan.trials} trial(s); nothing was run (dry run)")
+    lines.append(f"total: {'up to ' if plan.recipe.stop_after else ''}"
+                 f"{len(plan.cells) * plan.trials} trial(s); nothing was run (dry run)")
+    return lines
+
+
+def retain_and_stop_lines(plan: Plan) -> list[str]:
+    """The plan's retention and stop rule, when they differ from the defaults."""
+    lines = []
+    retain = plan.recipe.retain
+    if any(retain.level(v) != "full" for v in ("pass", "fail", "error")):
+        lines.append(f"retain: pass {retain.on_pass}, fail {retain.on_fail}, error "
+                     f"{retain.on_error} (none < log < summary < full)")
+    rule = plan.recipe.stop_after
+    if rule is not None:
+        lines.append(f"stop_after: a cell stops after {rule.events} {rule.event_verdict} "
+                     f"trial(s), at most {rule.max_trials} trial(s)")
     return lines
 
 
@@ -54,12 +70,16 @@ def summary_lines(outcome: SweepOutcome) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in
                        enumerate(zip(row, widths))) for row in rows]
-    total = sum(c.trials for c in outcome.cells)
+    total = sum(c.trials - c.skipped for c in outcome.cells)
     passed = sum(c.passed for c in outcome.cells)
+    skipped = sum(c.skipped for c in outcome.cells)
     status = "interrupted: rerun the same command to resume" if outcome.status == "interrupted" \
         else "complete"
-    lines.append(f"{passed}/{total} trial(s) passed ({outcome.ran} run now); {status}")
+    lines.append(f"{passed}/{total} trial(s) passed ({outcome.ran} run now"
+                 f"{f'; {skipped} skipped by stop_after' if skipped else ''}); {status}")
     for c in outcome.cells:
+        if c.stop_note:
+            lines.append(f"  {c.name}: {c.stop_note}")
         for reason in c.reasons:
             lines.append(f"  {c.name}: {reason}")
         for collector, states in c.captures.items():

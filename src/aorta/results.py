@@ -188,6 +188,7 @@ class RunRecord:
     finished_at: str | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
     slurm: dict[str, Any] | None = None
+    stop_after: dict[str, Any] | None = None   # the rule and each cell's state, when set
     schema_version: int = RUN_SCHEMA
 
     def __post_init__(self) -> None:
@@ -426,6 +427,8 @@ def run_from_json(doc: Any, baseline_of_v1: Callable[[], bool] = lambda: False) 
             created_at=_take(doc, "created_at", _opt_str, None),
             started_at=_take(doc, "started_at", _opt_str, None),
             finished_at=_take(doc, "finished_at", _opt_str, None),
-            history=list(history), slurm=slurm)
+            history=list(history), slurm=slurm,
+            stop_after=_take(doc, "stop_after", lambda x: None if x is None or isinstance(x, dict)
+                             else "not an object", None))
     except ValueError as exc:
         raise RecordError(str(exc)) from None

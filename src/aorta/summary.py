@@ -65,6 +65,8 @@ class CellSummary:
     reasons: list[str] = field(default_factory=list)                    # distinct non-pass reasons
     baseline: dict[str, MetricStats] = field(default_factory=dict)      # no-collector trials
     overhead: dict[str, Overhead] = field(default_factory=dict)         # profiled / baseline
+    skipped: int = 0                # planned but skipped by stop_after (not in `missing`)
+    stop_note: str | None = None    # why, when stop_after stopped the cell
 
     @property
     def unreliable(self) -> bool:
@@ -97,7 +99,8 @@ def _samples(results: Iterable[TrialResult], allow_partial: bool = False
 
 
 def summarize_cell(name: str, planned: int, results: Iterable[TrialResult],
-                   collectors: Sequence[str] = (), allow_partial: bool = False) -> CellSummary:
+                   collectors: Sequence[str] = (), allow_partial: bool = False,
+                   skipped: int = 0, stop_note: str | None = None) -> CellSummary:
     """Verdict counts, capture states, and statistics over passing trials of figures that
     are measurements (a collector's figures count when its capture is `ok`, or `partial`
     with `allow_partial`)."""
@@ -117,9 +120,9 @@ def summarize_cell(name: str, planned: int, results: Iterable[TrialResult],
     reasons += sorted({f"baseline: {r.reason}" for r in everything
                        if r.baseline and r.verdict != "pass"})
     return CellSummary(name, planned, count["pass"], count["fail"], count["error"],
-                       max(0, planned - len(results)),
+                       max(0, planned - skipped - len(results)),
                        _stats(values), captures, reasons, _stats(base_values),
-                       _overheads(values, base_values))
+                       _overheads(values, base_values), skipped, stop_note)
 
 
 def _overheads(profiled: Mapping[str, list[float]],
@@ -161,6 +164,8 @@ def perf_markdown(title: str, run: Mapping[str, Any], cells: Sequence[CellSummar
               "|---|---:|---:|---:|---:|---:|---|"]
     for c in cells:
         note = "unreliable (>= 10% errors)" if c.unreliable else ""
+        if c.stop_note:
+            note += (", " if note else "") + c.stop_note
         for collector, states in c.captures.items():
             bad = {s: n for s, n in states.items() if s != "ok"}
             if bad:
