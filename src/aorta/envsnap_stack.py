@@ -109,6 +109,8 @@ def container_info(env: Mapping[str, str]) -> dict[str, Any]:
             info["image"] = env[key]
             info["runtime"] = info["runtime"] or ("apptainer" if "TAINER" in key
                                                   or "SINGULARITY" in key else "unknown")
+    if env.get("CONTAINER_NAME") and info["name"] is None:
+        info["name"] = env["CONTAINER_NAME"]
     for key in ("CONTAINER_IMAGE_DIGEST", "IMAGE_DIGEST"):
         if env.get(key) and info["digest"] is None:
             info["digest"] = env[key]
