@@ -50,7 +50,7 @@ def _guarded(reader: Callable[[], Any], tools: str) -> Any:
 
 
 def _nvidia_health() -> list[dict[str, str | None]] | None:
-    fields = NV_HEALTH_FIELDS
+    fields: tuple[str, ...] = NV_HEALTH_FIELDS
     try:
         out = _query(fields)
     except RuntimeError as exc:

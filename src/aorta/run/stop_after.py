@@ -116,9 +116,10 @@ def stop_note(block: Any, cell: str) -> str | None:
     state = cells.get(cell) if isinstance(cells, dict) else None
     if not isinstance(state, dict) or not state.get("stopped"):
         return None
-    skipped = state.get("skipped") if isinstance(state.get("skipped"), list) else []
+    skipped = state.get("skipped")
+    count = len(skipped) if isinstance(skipped, list) else 0
     return (f"stopped by stop_after after {state.get('trials_run')} trial(s) "
-            f"({state.get('events')} {block.get('event_verdict')}); {len(skipped)} skipped")
+            f"({state.get('events')} {block.get('event_verdict')}); {count} skipped")
 
 
 def stop_states(rule: StopAfter | None, by_cell: Mapping[str, Sequence[TrialResult]]
