@@ -100,6 +100,7 @@ def run_command(ctx: click.Context, /, **kwargs: Any) -> int:
     aorta sweep run --recipe recipe.yaml --output ./results -- python bench.py --size 512
 
     Results land in <output>/<run>/; rerunning the same command resumes what is missing.
+    Every word of COMMAND goes after --; an option value that looks like a flag is refused.
     """
     return run(_collect_options(ctx, kwargs))
 
