@@ -1,6 +1,9 @@
 """The environment snapshot: what machine and software a run measured, taken once per run.
 
 `snapshot()` never raises. What it cannot read is null, with the reason in `partial_reasons`.
+Beyond the host, GPUs and packages it records the HIP and hipBLASLt versions, the container
+and Python environment (`envsnap_stack`) and the GPUs' health: clocks, temperatures, ECC
+errors (`envsnap_health`); a block whose tool is absent says so in its `unavailable` field.
 Package versions come from installed metadata (torch is never imported). Variables that steer
 GPU software are recorded; values of names that look like credentials are redacted.
 """
@@ -19,6 +22,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from aorta import __version__
+from aorta.envsnap_health import system_health
+from aorta.envsnap_stack import container_info, hip_info, hipblaslt_info, python_env_info
 from aorta.redaction import looks_secret, redact_env
 
 __all__ = ["ENV_SCHEMA", "snapshot", "steering_env", "redact", "looks_secret"]
@@ -68,6 +73,11 @@ def snapshot(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "amd": attempt("amd", _amd),
         "cuda_version": attempt("cuda_version", _cuda_version),
         "rocm_version": attempt("rocm_version", _rocm_version),
+        "hip": attempt("hip", lambda: hip_info(env)),
+        "hipblaslt": attempt("hipblaslt", lambda: hipblaslt_info(env)),
+        "container": attempt("container", lambda: container_info(env)),
+        "python_env": attempt("python_env", lambda: python_env_info(env)),
+        "system_health": attempt("system_health", system_health),
         "env_vars": steering_env(env),
     }
     for key in ("nvidia", "amd"):

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from aorta.collectors.base import CollectorOptions
 from aorta.errors import RecipeError, UserError
+from aorta.plan_overrides import apply_run_overrides
 from aorta.recipe import MAX_TIMEOUT_S, ExecutorConfig, LoadedRecipe, Recipe, Variant
 from aorta.redaction import PATTERN_ONLY
 from aorta.results import MAX_TRIALS_PER_CELL
@@ -53,6 +54,10 @@ class Overrides:
     gpus: str | None = None                    # "all" or "0,1": local trials in parallel
     executor: str | None = None                # local | slurm
     baseline: bool | None = None
+    ticket: str | None = None                  # replaces the recipe's ticket
+    env_mode: str | None = None                # replaces env_passthrough_mode
+    stop_after_events: int | None = None       # overlay halves of the recipe's stop_after
+    max_trials: int | None = None
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,7 @@ class Plan:
 
     @property
     def trials(self) -> int:
-        return self.recipe.trials
+        return self.recipe.trials_per_cell
 
     def trial_ids(self) -> list[tuple[Cell, int]]:
         return [(cell, i) for cell in self.cells for i in range(self.trials)]
@@ -95,7 +100,7 @@ class Plan:
             "schema_version": self.recipe.schema_version,
             "mode": "probe",
             "ticket": self.recipe.ticket or self.run_name,
-            "trials": self.recipe.trials,
+            "trials": self.recipe.trials_per_cell,
             "timeout_per_trial": self.recipe.timeout_per_trial,
             "kill_grace_s": self.recipe.kill_grace_s,
             "max_log_mib": self.recipe.max_log_mib,
@@ -109,7 +114,11 @@ class Plan:
                      for axis, variants in self.recipe.all_axes().items()},
             "executor": self.recipe.executor.model_dump(exclude_defaults=True),
             "baseline": self.recipe.baseline,
+            "retain": self.recipe.retain.model_dump(),
         }
+        if self.recipe.stop_after is not None:
+            del doc["trials"]   # max_trials is the cap
+            doc["stop_after"] = self.recipe.stop_after.model_dump()
         return doc
 
 
@@ -149,6 +158,7 @@ def build_plan(loaded: LoadedRecipe, overrides: Overrides) -> Plan:
         updates["executor"] = _executor_override(recipe, overrides)
     if updates:
         recipe = recipe.model_copy(update=updates)
+    recipe = apply_run_overrides(recipe, overrides)
     command = overrides.command or (tuple(recipe.command) if recipe.command else None)
     if not command:
         raise UserError("no command to run: put it after '--' (aorta sweep run --recipe R -- "
@@ -158,9 +168,9 @@ def build_plan(loaded: LoadedRecipe, overrides: Overrides) -> Plan:
                         f"option: put aorta's options before '--'")
     collectors = _validate_collectors(recipe.collect, source, overrides.collect is not None)
     cells = _expand_cells(recipe.all_axes(), source)
-    planned = len(cells) * recipe.trials * (2 if recipe.baseline else 1)
+    planned = len(cells) * recipe.trials_per_cell * (2 if recipe.baseline else 1)
     if planned > MAX_PLANNED_TRIALS:
-        raise UserError(f"{source}: {len(cells)} cell(s) x {recipe.trials} trial(s)"
+        raise UserError(f"{source}: {len(cells)} cell(s) x {recipe.trials_per_cell} trial(s)"
                         f"{' x 2 (baseline)' if recipe.baseline else ''} = {planned} trials; at "
                         f"most {MAX_PLANNED_TRIALS} per sweep: use fewer trials or cells")
     return Plan(recipe=recipe, source=loaded.path, source_sha256=loaded.sha256,

@@ -8,7 +8,10 @@
     env: {OMP_NUM_THREADS: "4"}     # extra environment for every trial
     command: [python, bench.py]     # default command; the CLI's `-- COMMAND` wins
     collect: {proton: {backend: auto}}   # or a list of names; null options mean defaults
-    env_passthrough_mode: inherit   # or clean: a minimal environment plus the recipe's
+    env_passthrough_mode: inherit   # clean: a minimal environment plus the recipe's; file:
+                                    # inherit, and list the child's environment in a file
+    retain: {on_pass: summary}      # what a trial keeps: none < log < summary < full
+    stop_after: {events: 1, max_trials: 20, event_verdict: fail}   # stop a cell early
     axes:
       dtype:
         fp32: {args: [--dtype, float32]}
@@ -33,11 +36,16 @@ from aorta.results import MAX_TRIALS_PER_CELL
 from aorta.schema_errors import format_validation_error
 from aorta.store.names import MAX_NAME_BYTES, PLAIN_NAME
 
-__all__ = ["Recipe", "Variant", "ExecutorConfig", "BUNDLES", "SCHEMA_VERSION", "load_recipe",
+__all__ = ["Recipe", "Variant", "ExecutorConfig", "RetainPolicy", "StopAfter", "RETAIN_LEVELS",
+           "ENV_MODES", "BUNDLES", "SCHEMA_VERSION", "load_recipe",
            "recipe_from_mapping", "LoadedRecipe", "MAX_CELLS", "MAX_TIMEOUT_S",
            "MAX_GRACE_S", "MAX_LOG_MIB"]
 
 SCHEMA_VERSION = 1
+#: What a finished trial keeps, least to most: its record only; + logs; + collectors'
+#: summaries; everything.
+RETAIN_LEVELS = ("none", "log", "summary", "full")
+ENV_MODES = ("inherit", "clean", "file")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _VARIANT_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.]*")
 _DEVICE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/\-]*")   # 0, GPU-<uuid>, MIG-<uuid>/1/0
@@ -163,6 +171,37 @@ class ExecutorConfig(_Strict):
         return self
 
 
+RetainLevel = Literal["none", "log", "summary", "full"]
+
+
+class RetainPolicy(_Strict):
+    """What each trial keeps once its metrics are read, by verdict (`RETAIN_LEVELS`)."""
+
+    on_pass: RetainLevel = "full"
+    on_fail: RetainLevel = "full"
+    on_error: RetainLevel = "full"
+
+    def level(self, verdict: str) -> str:
+        return str(getattr(self, f"on_{verdict}"))
+
+
+class StopAfter(_Strict):
+    """Stop a cell early: once `events` of its trials ended with `event_verdict`, or
+    `max_trials` ran, its remaining trials are skipped."""
+
+    events: int = Field(ge=1, le=MAX_TRIALS_PER_CELL, strict=True)
+    max_trials: int = Field(ge=1, le=MAX_TRIALS_PER_CELL, strict=True)
+    event_verdict: Literal["pass", "fail", "error"] = "fail"
+
+    @model_validator(mode="after")
+    def _cap(self) -> StopAfter:
+        if self.max_trials < self.events:
+            raise ValueError(f"max_trials ({self.max_trials}) is below events "
+                             f"({self.events}): the cell could never stop on events; raise "
+                             f"max_trials or lower events")
+        return self
+
+
 class Recipe(_Strict):
     schema_version: int
     mode: str = "probe"
@@ -175,7 +214,19 @@ class Recipe(_Strict):
     env: dict[str, str] = Field(default_factory=dict)
     command: list[str] | None = None
     collect: dict[str, dict[str, Any] | None] = Field(default_factory=dict)
-    env_passthrough_mode: Literal["inherit", "clean"] = "inherit"
+    env_passthrough_mode: Literal["inherit", "clean", "file"] = "inherit"
+    retain: RetainPolicy = Field(default_factory=lambda: RetainPolicy())
+    stop_after: StopAfter | None = None
+
+    @field_validator("retain", "stop_after", mode="before")
+    @classmethod
+    def _block(cls, value: Any, info: Any) -> Any:
+        if value is not None and not isinstance(value, (dict, BaseModel)):
+            shape = ("{on_pass, on_fail, on_error}, each none, log, summary or full"
+                     if info.field_name == "retain" else
+                     "{events, max_trials, event_verdict}")
+            raise ValueError(f"must be a mapping {shape}")
+        return value
     axes: dict[str, dict[str, Variant]] = Field(default_factory=dict)
     mitigation_axis: list[str] | None = None
     diagnostic_axis: list[str] | None = None
@@ -272,6 +323,20 @@ class Recipe(_Strict):
         return value
 
     @model_validator(mode="after")
+    def _one_trial_count(self) -> Recipe:
+        if self.stop_after is not None and "trials" in self.model_fields_set \
+                and self.trials != self.stop_after.max_trials:
+            raise ValueError(f"trials ({self.trials}) and stop_after.max_trials "
+                             f"({self.stop_after.max_trials}) disagree: with stop_after the "
+                             f"cap on trials per cell is max_trials; drop trials")
+        return self
+
+    @property
+    def trials_per_cell(self) -> int:
+        """The trials planned per cell: stop_after's cap when set."""
+        return self.stop_after.max_trials if self.stop_after is not None else self.trials
+
+    @model_validator(mode="after")
     def _no_axis_name_clash(self) -> Recipe:
         for sugar in ("mitigation", "diagnostic"):
             if getattr(self, f"{sugar}_axis") is not None and sugar in self.axes:
@@ -332,6 +397,10 @@ def _allowed_keys(parent: tuple[Any, ...]) -> list[str] | None:
         return list(Recipe.model_fields)
     if parent == ("executor",):
         return list(ExecutorConfig.model_fields)
+    if parent == ("retain",):
+        return list(RetainPolicy.model_fields)
+    if parent == ("stop_after",):
+        return list(StopAfter.model_fields)
     if parent[0] == "axes" and len(parent) == 3:
         return list(Variant.model_fields)
     return None

@@ -25,6 +25,7 @@ def plan_lines(plan: Plan, run_dir: Path, first: Launch,
              f"trials per cell: {plan.trials}   timeout per trial: "
              f"{plan.recipe.timeout_per_trial or 'none'}   environment: "
              f"{plan.recipe.env_passthrough_mode}",
+             *retain_and_stop_lines(plan),
              f"collectors (outermost first): {', '.join(plan.collectors) or 'none'}"]
     for name, options in plan.collectors.items():
         lines.append(f"  {name}: {options.model_dump(mode='json')}")
@@ -45,8 +46,23 @@ def plan_lines(plan: Plan, run_dir: Path, first: Launch,
         lines.append("  unset: " + " ".join(sorted(first.unset)))
     total = len(plan.cells) * plan.trials * (2 if plan.recipe.baseline else 1)
     would = f"; {pending.line()}" if pending is not None else ""
-    lines.append(f"total: {total} trial(s){' (half of them baseline)' if plan.recipe.baseline else ''}"
+    lines.append(f"total: {'up to ' if plan.recipe.stop_after else ''}{total} trial(s)"
+                 f"{' (half of them baseline)' if plan.recipe.baseline else ''}"
                  f"{would}; nothing was run (dry run)")
+    return lines
+
+
+def retain_and_stop_lines(plan: Plan) -> list[str]:
+    """The plan's retention and stop rule, when they differ from the defaults."""
+    lines = []
+    retain = plan.recipe.retain
+    if any(retain.level(v) != "full" for v in ("pass", "fail", "error")):
+        lines.append(f"retain: pass {retain.on_pass}, fail {retain.on_fail}, error "
+                     f"{retain.on_error} (none < log < summary < full)")
+    rule = plan.recipe.stop_after
+    if rule is not None:
+        lines.append(f"stop_after: a cell stops after {rule.events} {rule.event_verdict} "
+                     f"trial(s), at most {rule.max_trials} trial(s)")
     return lines
 
 
@@ -59,16 +75,20 @@ def summary_lines(outcome: SweepOutcome) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in
                        enumerate(zip(row, widths))) for row in rows]
-    total = sum(c.trials for c in outcome.cells)
+    total = sum(c.trials - c.skipped for c in outcome.cells)
     passed = sum(c.passed for c in outcome.cells)
+    skipped = sum(c.skipped for c in outcome.cells)
     status = "interrupted: rerun the same command to resume" if outcome.status == "interrupted" \
         else "complete"
     based = sum(c.baseline_trials for c in outcome.cells)
     baseline = f", baseline (no collector) {sum(c.baseline_passed for c in outcome.cells)}/" \
         f"{based} passed" if based else ""
     lines.append(f"{passed}/{total} trial(s) passed{baseline} ({outcome.ran} run now"
-                 + (", baseline included" if based and outcome.ran else "") + f"); {status}")
+                 + (", baseline included" if based and outcome.ran else "")
+                 + (f"; {skipped} skipped by stop_after" if skipped else "") + f"); {status}")
     for c in outcome.cells:
+        if c.stop_note:
+            lines.append(f"  {c.name}: {c.stop_note}")
         for reason in c.reasons:
             lines.append(f"  {c.name}: {reason}")
         for collector, states in c.captures.items():

@@ -18,7 +18,7 @@ from aorta.store.files import RecordError
 from aorta.store.names import MAX_NAME_BYTES, name_problem
 
 __all__ = ["TRIAL_SCHEMA", "RUN_SCHEMA", "CAPTURE_STATES", "VERDICTS", "RUN_STATES",
-           "Verdict", "Capture", "LogInfo", "TrialResult", "RunRecord", "RecordError",
+           "Verdict", "Capture", "LogInfo", "Retention", "TrialResult", "RunRecord", "RecordError",
            "NewerRecord", "trial_from_json", "run_from_json", "MAX_TRIALS_PER_CELL",
            "clean_metrics"]
 
@@ -75,6 +75,24 @@ class LogInfo:
 
 
 @dataclass(frozen=True)
+class Retention:
+    """What retention removed from the trial directory after its metrics were read: the
+    level applied (`none`, `log`, `summary`, `full`), the files removed (paths inside the
+    trial directory, the first 200), how many and how many bytes in all."""
+
+    level: str
+    files: list[str]
+    file_count: int
+    bytes: int
+
+    def __post_init__(self) -> None:
+        if self.level not in ("none", "log", "summary", "full"):
+            raise ValueError(f"retention level {self.level!r} is not none, log, summary or full")
+        if self.file_count < len(self.files) or self.bytes < 0:
+            raise ValueError("retention counts fewer files than it lists, or negative bytes")
+
+
+@dataclass(frozen=True)
 class TrialResult:
     """One trial: how it ended, what it cost, what the collectors measured.
 
@@ -106,6 +124,7 @@ class TrialResult:
     logs: dict[str, LogInfo] = field(default_factory=dict)
     device: str | None = None        # the GPU the trial was pinned to, if any
     baseline: bool = False           # run with no collector, to measure their overhead
+    retention: Retention | None = None   # what the recipe's `retain` removed, if anything
     schema_version: int = TRIAL_SCHEMA
 
     def __post_init__(self) -> None:
@@ -169,6 +188,7 @@ class RunRecord:
     finished_at: str | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
     slurm: dict[str, Any] | None = None
+    stop_after: dict[str, Any] | None = None   # the rule and each cell's state, when set
     schema_version: int = RUN_SCHEMA
 
     def __post_init__(self) -> None:
@@ -291,6 +311,22 @@ def _logs(v: Any) -> dict[str, LogInfo]:
     return out
 
 
+def _count(v: Any) -> str | None:
+    return None if _is_int(v) and v >= 0 else "not a count"
+
+
+def _retention(v: Any) -> Retention | None:
+    if v is None:
+        return None
+    if not isinstance(v, dict):
+        raise RecordError("retention: not a mapping")
+    try:
+        return Retention(_take(v, "level", _str), list(_take(v, "files", _str_list)),
+                         _take(v, "file_count", _count), _take(v, "bytes", _count))
+    except (ValueError, RecordError) as exc:
+        raise RecordError(f"retention: {exc}") from None
+
+
 def _check_version(doc: Any, what: str, current: int) -> int:
     if not isinstance(doc, dict):
         raise RecordError(f"not a JSON object (found {type(doc).__name__})")
@@ -326,7 +362,8 @@ def trial_from_json(doc: Any) -> TrialResult:
         stderr_tail=_take(doc, "stderr_tail", _opt_str, None),
         logs=_logs(doc.get("logs", {})),
         device=_take(doc, "device", _opt_str, None),
-        baseline=_take(doc, "baseline", _bool, False))
+        baseline=_take(doc, "baseline", _bool, False),
+        retention=_retention(doc.get("retention")))
     for key in ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib"):
         fields[key] = _take(doc, key, _opt_amount, None)
     if name_problem(fields["cell"]) or len(fields["cell"].encode()) > MAX_NAME_BYTES:
@@ -390,6 +427,8 @@ def run_from_json(doc: Any, baseline_of_v1: Callable[[], bool] = lambda: False) 
             created_at=_take(doc, "created_at", _opt_str, None),
             started_at=_take(doc, "started_at", _opt_str, None),
             finished_at=_take(doc, "finished_at", _opt_str, None),
-            history=list(history), slurm=slurm)
+            history=list(history), slurm=slurm,
+            stop_after=_take(doc, "stop_after", lambda x: None if x is None or isinstance(x, dict)
+                             else "not an object", None))
     except ValueError as exc:
         raise RecordError(str(exc)) from None

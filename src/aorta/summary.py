@@ -69,6 +69,8 @@ class CellSummary:
     overhead: dict[str, Overhead] = field(default_factory=dict)         # profiled / baseline
     baseline_passed: int = 0        # no-collector trials (`baseline: true`) that passed
     baseline_trials: int = 0        # no-collector trials with a result
+    skipped: int = 0                # planned but skipped by stop_after (not in `missing`)
+    stop_note: str | None = None    # why, when stop_after stopped the cell
 
     @property
     def unreliable(self) -> bool:
@@ -101,7 +103,8 @@ def _samples(results: Iterable[TrialResult], allow_partial: bool = False
 
 
 def summarize_cell(name: str, planned: int, results: Iterable[TrialResult],
-                   collectors: Sequence[str] = (), allow_partial: bool = False) -> CellSummary:
+                   collectors: Sequence[str] = (), allow_partial: bool = False,
+                   skipped: int = 0, stop_note: str | None = None) -> CellSummary:
     """Verdict counts, capture states, and statistics over passing trials of figures that
     are measurements (a collector's figures count when its capture is `ok`, or `partial`
     with `allow_partial`)."""
@@ -121,10 +124,11 @@ def summarize_cell(name: str, planned: int, results: Iterable[TrialResult],
     reasons += _reasons(name, [r for r in everything if r.baseline], "baseline: ")
     based = [r for r in everything if r.baseline]
     return CellSummary(name, planned, count["pass"], count["fail"], count["error"],
-                       max(0, planned - len(results)),
+                       max(0, planned - skipped - len(results)),
                        _stats(values), captures, reasons, _stats(base_values),
                        _overheads(values, base_values),
-                       sum(r.verdict == "pass" for r in based), len(based))
+                       sum(r.verdict == "pass" for r in based), len(based), skipped,
+                       stop_note)
 
 
 def _reasons(cell: str, results: Sequence[TrialResult], prefix: str) -> list[str]:
@@ -185,6 +189,8 @@ def perf_markdown(title: str, run: Mapping[str, Any], cells: Sequence[CellSummar
               "|---|---:|---:|---:|---:|---:|" + ("---:|" if based else "") + "---|"]
     for c in cells:
         note = "unreliable (>= 10% errors)" if c.unreliable else ""
+        if c.stop_note:
+            note += (", " if note else "") + c.stop_note
         for collector, states in c.captures.items():
             bad = {s: n for s, n in states.items() if s != "ok"}
             if bad:

@@ -43,8 +43,10 @@ class LazyGroup(click.Group):
         if name not in COMMANDS or not _available(COMMANDS[name][0]):
             return None
         module, _, attr = COMMANDS[name][0].partition(":")
+        from aorta.cli.option_guard import guard_command
+
         command: click.Command = getattr(importlib.import_module(module), attr)
-        return command
+        return guard_command(command)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(n, COMMANDS[n][1]) for n in self.list_commands(ctx)]

@@ -11,7 +11,8 @@ from typing import Any, TypeVar
 
 import click
 
-from aorta.errors import EXIT_OK
+from aorta.cli.run_settings import run_setting_options
+from aorta.errors import EXIT_OK, UserError
 
 __all__ = ["sweep", "SweepRunOptions", "run"]
 
@@ -34,13 +35,17 @@ class SweepRunOptions:
     report: bool = False
     history: bool = False
     history_db: str | None = None
+    ticket: str | None = None
+    env_passthrough_mode: str | None = None
+    stop_after_events: int | None = None
+    max_trials: int | None = None
 
 
 class _NeedsSeparator(click.Command):
     """Refuses a command given without `--`, so aorta's flags and the payload's never mix."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        ctx.meta["aorta_separator"] = "--" in args
+        ctx.meta["aorta_args"] = list(args)
         return super().parse_args(ctx, args)
 
 
@@ -81,6 +86,7 @@ def _options(fn: F) -> F:
         click.option("--history-db", metavar="URL",
                      help="The history database for --history (implies it): a file path "
                           "(SQLite) or postgresql://USER@HOST/DB."),
+        *run_setting_options(),
         click.option("-v", "--verbose", count=True,
                      help="Under each finished trial, print its wrapped argv, the environment "
                           "it changed or removed, and each collector's capture state."),
@@ -108,6 +114,7 @@ def run_command(ctx: click.Context, /, **kwargs: Any) -> int:
     Results land in <output>/<run>/; rerunning the same command resumes what is missing.
     Exit 0 when done (failing trials are data), 3 when no trial passed (with --strict: when
     any did not), 2 for bad usage or a collector that cannot attach, 130 on Ctrl-C.
+    Every word of COMMAND goes after --; an option value that looks like a flag is refused.
     """
     return run(_collect_options(ctx, kwargs))
 
@@ -122,10 +129,10 @@ def plan_command(ctx: click.Context, /, **kwargs: Any) -> int:
 
 def _collect_options(ctx: click.Context, kwargs: dict[str, Any],
                      dry_run: bool = False) -> SweepRunOptions:
+    from aorta.cli.option_guard import check_separator
+
     command: tuple[str, ...] = tuple(kwargs.pop("command"))
-    if command and not ctx.meta.get("aorta_separator"):
-        raise click.UsageError("put '--' between aorta's options and the command: "
-                               "aorta sweep run [OPTIONS] -- COMMAND [ARGS...]")
+    check_separator(ctx.meta.get("aorta_args", []), command, ctx)
     opts = SweepRunOptions(command=command, **kwargs)
     return SweepRunOptions(**{**opts.__dict__, "dry_run": opts.dry_run or dry_run})
 
@@ -135,6 +142,7 @@ def run(opts: SweepRunOptions) -> int:
     from aorta.plan import Overrides, build_plan, parse_collect_flag
     from aorta.recipe import LoadedRecipe, Recipe, load_recipe
     from aorta.render import plan_lines, summary_lines
+    from aorta.run.env_file import refuse_unwritable_env
     from aorta.run.executors import make_executor
     from aorta.run.progress import make_progress
     from aorta.run.sweep import plan_redactor, preflight, run_sweep, trial_specs
@@ -150,7 +158,9 @@ def run(opts: SweepRunOptions) -> int:
                           timeout=opts.timeout,
                           collect=parse_collect_flag(opts.collect) if opts.collect is not None
                           else None, gpus=opts.gpus, executor=opts.executor,
-                          baseline=opts.baseline)
+                          baseline=opts.baseline, ticket=opts.ticket,
+                          env_mode=opts.env_passthrough_mode,
+                          stop_after_events=opts.stop_after_events, max_trials=opts.max_trials)
     plan = build_plan(loaded, overrides)
     caller_env = dict(os.environ)  # a copy: os.environ itself is never changed
     output = opts.output.resolve()
@@ -163,6 +173,7 @@ def run(opts: SweepRunOptions) -> int:
         from aorta.run.child_preflight import check_child_imports
 
         check_child_imports(plan, caller_env)
+    refuse_unwritable_env(first.env_mode, caller_env, first_launch)
     executor = make_executor(plan.recipe.executor)   # validates --gpus / Slurm settings too
     if opts.dry_run:
         from aorta.run.pending import pending_trials

@@ -30,7 +30,8 @@ def status_command(run_dir: Path, as_json: bool) -> int:
     """Show where every trial of RUN_DIR stands, Slurm jobs included.
 
     A trial is complete (with its verdict), queued or running on Slurm, lost (its job ended
-    without a result), cancelled, or not started.
+    without a result), cancelled, not started, or skipped (its cell was stopped early by
+    the recipe's stop_after).
 
     \b
     aorta sweep status aorta_results/matmul-dtype

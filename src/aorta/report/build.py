@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from aorta.report.header import env_notices, run_header
-from aorta.report.model import (CellReport, KernelBar, KernelChart, MetricSummary, Overhead,
-                                Point, Report, TrialRef)
+from aorta.report.model import (CellReport, KernelBar, KernelChart, MetricSummary, Notice,
+                                Overhead, Point, Report, TrialRef)
 from aorta.report.notices import cell_notices, clean_text, failures, run_notices
 from aorta.report.numbers import unit_of
 from aorta.results import TrialResult
+from aorta.run.stop_after import skipped_by_cell, stop_note
 from aorta.store.run_dir import ENV, MATRIX, RECIPE, RunStore, Slot
 from aorta.summary import summarize_cell
 
@@ -44,9 +45,16 @@ def build_report(run_dir: Path, allow_partial: bool = False) -> Report:
     for slot in store.slots(run, run.cells + [c for c in store.cells_on_disk()
                                               if c not in run.cells]):
         by_cell.setdefault(slot.cell, []).append(slot)
+    skipped = skipped_by_cell(run.stop_after)
     for name, slots in by_cell.items():
-        cell = _cell_report(store, name, run.trials_per_cell, slots, collectors, allow_partial)
+        # Trials that stop_after skipped were never meant to run: not missing, not planned.
+        slots = [s for s in slots if s.result is not None or s.index not in skipped.get(name, ())]
+        cell = _cell_report(store, name, run.trials_per_cell - len(skipped.get(name, ())),
+                            slots, collectors, allow_partial)
         cells.append(cell)
+        stopped = stop_note(run.stop_after, name)
+        if stopped:
+            warnings.append(Notice("run", stopped, name))
         failed += failures(store, slots, collectors)
         warnings += cell_notices(cell, slots, collectors)
     warnings = run_notices(header.status, cells, isinstance(matrix, dict)) + warnings

@@ -1,6 +1,7 @@
 """Where every trial of a run directory stands, read from its files and, for trials that ran
 as Slurm jobs, from the queue: complete (with its verdict), corrupt (an unreadable record),
-queued, running, lost (its job ended without a result), cancelled, or not started. Reads
+queued, running, lost (its job ended without a result), cancelled, not started, or skipped
+(its cell was stopped early by the recipe's `stop_after`). Reads
 only; changes nothing."""
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ from typing import Any
 from aorta.results import RunRecord
 from aorta.run.slurm_commands import JobState, missing_command, query_jobs
 from aorta.run.slurm_lost import describe_end
+from aorta.run.stop_after import skipped_by_cell, stop_note
 from aorta.store.names import name_problem
 from aorta.store.run_dir import RunStore, Slot
 
 __all__ = ["TrialStatus", "RunStatus", "run_status", "STATES"]
 
 STATES = ("complete", "corrupt", "running", "queued", "lost", "cancelled", "not started",
-          "unknown")
+          "skipped", "unknown")
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,10 @@ def run_status(run_dir: Path) -> RunStatus:
         states = None if note else query_jobs(set(asked.values()))
         if states is None and note is None:
             note = "squeue failed, so the state of submitted jobs is unknown"
-    trials = [_one(s, jobs.get(s.dir), states) for s in slots]
+    skipped = skipped_by_cell(run.stop_after)
+    trials = [_skipped(s, run.stop_after) if s.state == "missing"
+              and s.index in skipped.get(s.cell, ()) else _one(s, jobs.get(s.dir), states)
+              for s in slots]
     return RunStatus(run_dir, run.run, run.status, run.started_at, run.finished_at, trials,
                      note)
 
@@ -81,6 +86,11 @@ def _cells(store: RunStore, run: RunRecord, jobs: dict[str, Any]) -> list[str]:
     extra += sorted({k.split("/")[1] for k in jobs if k.count("/") == 2
                      and k.startswith("cells/")} - set(run.cells) - set(extra))
     return run.cells + [c for c in extra if name_problem(c) is None]
+
+
+def _skipped(slot: Slot, block: Any) -> TrialStatus:
+    return TrialStatus(slot.dir, slot.cell, slot.name, "skipped",
+                       reason=f"cell {stop_note(block, slot.cell)}")
 
 
 def _one(slot: Slot, entry: dict[str, Any] | None,

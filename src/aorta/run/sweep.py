@@ -7,7 +7,7 @@ Files and their places belong to `aorta.store`; this module decides what to run.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -21,6 +21,7 @@ from aorta.results import RunRecord, TrialResult
 from aorta.run.executors import Executor, SerialExecutor
 from aorta.run.progress import Progress
 from aorta.run.stale import kill_stale_trials
+from aorta.run.stop_after import stop_states, stop_summary
 from aorta.run.trial import TrialSpec
 from aorta.run.warden import Warden
 from aorta.store.files import is_disk_full
@@ -39,7 +40,7 @@ class SweepOutcome:
 
     @property
     def all_passed(self) -> bool:
-        return all(c.passed == c.trials for c in self.cells)
+        return all(c.passed == c.trials - c.skipped for c in self.cells)
 
 
 def preflight(plan: Plan) -> None:
@@ -69,7 +70,8 @@ def trial_specs(plan: Plan, run_dir: Path) -> list[TrialSpec]:
             cell=cell.name, index=index, run_dir=run_dir, command=plan.command + cell.args,
             env={**plan.recipe.env, **cell.env}, collectors=plan.collectors,
             env_mode=plan.recipe.env_passthrough_mode, timeout=plan.recipe.timeout_per_trial,
-            grace=plan.recipe.kill_grace_s, max_log_bytes=plan.recipe.max_log_mib << 20)
+            grace=plan.recipe.kill_grace_s, max_log_bytes=plan.recipe.max_log_mib << 20,
+            retain={v: plan.recipe.retain.level(v) for v in ("pass", "fail", "error")})
         specs.append(spec)
         if plan.recipe.baseline:
             specs.append(replace(spec, collectors={}, baseline=True))
@@ -191,7 +193,9 @@ class _Sweep:
             attach(store.root, doc, lambda: self._save_slurm(run, doc, slurm_state))
         status, full = "interrupted", None
         try:
-            if todo:
+            if self.plan.recipe.stop_after is not None:
+                self._run_stopping(run, specs, done)
+            elif todo:
                 with Warden.start() as warden:
                     self.executor.run(todo, self.caller_env,
                                       lambda s: self.progress.trial_started(s.cell, s.index, s.baseline),
@@ -210,6 +214,25 @@ class _Sweep:
             raise full
         return SweepOutcome(store.root, cells, status, ran)
 
+    def _run_stopping(self, run: RunRecord, specs: list[TrialSpec],
+                      done: Callable[[TrialResult], None]) -> None:
+        from aorta.run.stop_after import run_with_stop_after
+
+        assert self.plan.recipe.stop_after is not None
+        before = {s.dir: s.result for s in self.store.slots(run) if s.result is not None}
+        with Warden.start() as warden:
+            def run_batch(batch: list[TrialSpec], record: Callable[[TrialResult], None]
+                          ) -> None:
+                def finished(result: TrialResult) -> None:
+                    record(result)
+                    done(result)
+
+                self.executor.run(batch, self.caller_env,
+                                  lambda s: self.progress.trial_started(s.cell, s.index),
+                                  finished, warden=warden)
+
+            run_with_stop_after(self.plan.recipe.stop_after, specs, before, run_batch)
+
     def _save_slurm(self, run: RunRecord, doc: dict[str, Any], state: dict[str, Any]) -> None:
         state["slurm"] = doc.get("slurm")
         self.store.write_run(replace(run, slurm=doc.get("slurm")))
@@ -223,13 +246,16 @@ class _Sweep:
         finished = _now() if ran_any or run.finished_at is None else run.finished_at
         history = [*run.history[:-1], {**run.history[-1], "finished_at": _now(),
                                        "status": status}]
-        run = replace(run, status=status, finished_at=finished, history=history)
-        store.write_run(run)
         by_cell: dict[str, list[TrialResult]] = {c.name: [] for c in plan.cells}
         for slot in store.slots(run):
             if slot.result is not None and slot.cell in by_cell:
                 by_cell[slot.cell].append(slot.result)
-        cells = [summarize_cell(c.name, plan.trials, by_cell[c.name], list(plan.collectors))
+        stops = stop_states(plan.recipe.stop_after, by_cell)
+        run = replace(run, status=status, finished_at=finished, history=history,
+                      stop_after=stops)
+        store.write_run(run)
+        cells = [summarize_cell(c.name, plan.trials, by_cell[c.name], list(plan.collectors),
+                                **stop_summary(stops, c.name))
                  for c in plan.cells]
         try:
             store.write_json(MATRIX, matrix_document(run.to_json(), cells))

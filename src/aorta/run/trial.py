@@ -5,6 +5,7 @@ artifacts, decide the verdict, write `result.json`. A failure is a record, never
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import socket
@@ -19,10 +20,12 @@ from aorta.errors import SetupError
 from aorta.redaction import Redactor
 from aorta.results import Capture, TrialResult
 from aorta.run.captures import summarize_collectors
+from aorta.run.env_file import launch_with_env_file
 from aorta.run.launch import child_environment, wrap_launch
 from aorta.run.proc_table import boot_id, proc_info
 from aorta.run.process import DEFAULT_LOG_LIMIT, ProcessResult, run_process
 from aorta.run.rerun import rerun_script
+from aorta.run.retain import prune_trial
 from aorta.run.samplers import Samplers
 from aorta.run.stderr_line import last_meaningful_line
 from aorta.run.warden import Handle, Warden
@@ -51,6 +54,7 @@ class TrialSpec:
     device: str | None = None
     baseline: bool = False    # a trial with no collector, to measure the collectors' overhead
     max_log_bytes: int = DEFAULT_LOG_LIMIT
+    retain: Mapping[str, str] = field(default_factory=dict)   # verdict -> level; else full
 
     @property
     def name(self) -> str:
@@ -98,11 +102,19 @@ def run_trial(spec: TrialSpec, caller_env: Mapping[str, str],
         launch = spec_launch(spec, base_env)
     except SetupError as exc:
         result = _record(spec, redactor, Launch(spec.command, {**spec.env, **spec.device_env}),
-                         None, started, setup_error=str(exc))
-        store.write_trial(result)
-        return result
+                         None, started, setup_error=f"collector setup failed: {exc}")
+        return _finish(store, spec, result)
     env = {k: v for k, v in base_env.items() if k not in launch.unset}
     env.update(launch.env)
+    if spec.env_mode == "file":
+        try:
+            launch = launch_with_env_file(store, spec.cell, spec.name, launch, env)
+        except ValueError as exc:
+            result = _record(spec, redactor, launch, None, started,
+                             setup_error=f"env_passthrough_mode file: {exc}; unset it for the "
+                                         f"sweep, or use env_passthrough_mode inherit")
+            return _finish(store, spec, result)
+        env.update(launch.env)
     store.write_trial_file(spec.cell, spec.name, "rerun.sh",
                            rerun_script(launch, [str(trial_dir / n) for n in spec.collectors],
                                         spec.env_mode, redactor), executable=True)
@@ -129,6 +141,16 @@ def run_trial(spec: TrialSpec, caller_env: Mapping[str, str],
         spec.collectors, trial_dir, ctx, outcome, sampler_errors)
     result = _record(spec, redactor, launch, proc, started, metrics, captures,
                      warnings + _process_warnings(proc), unattached=unattached)
+    return _finish(store, spec, result)
+
+
+def _finish(store: RunStore, spec: TrialSpec, result: TrialResult) -> TrialResult:
+    """Apply the recipe's retention for this verdict, then write `result.json` (last: it
+    marks the trial complete and records what retention removed)."""
+    level = spec.retain.get(result.verdict, "full")
+    if level != "full":
+        retention = prune_trial(store.root, ("cells", spec.cell, spec.name), level)
+        result = dataclasses.replace(result, retention=retention)
     store.write_trial(result)
     return result
 
@@ -156,7 +178,7 @@ def _process_warnings(proc: ProcessResult) -> list[str]:
 def _verdict(proc: ProcessResult | None, setup_error: str | None,
              unattached: Mapping[str, str]) -> tuple[str, str]:
     if setup_error is not None:
-        return "error", f"collector setup failed: {setup_error}"
+        return "error", setup_error
     assert proc is not None
     if proc.lost is not None:
         return "error", f"{proc.lost}; its processes were killed"

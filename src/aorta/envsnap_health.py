@@ -1,0 +1,87 @@
+"""The GPUs' health when a run starts, for the environment snapshot: clocks, temperatures,
+ECC error counts and throttling, from nvidia-smi (NVIDIA) or amd-smi / rocm-smi (AMD).
+
+A number measured on a hot, throttled GPU, or one with uncorrected memory errors, is not the
+number it would be on a healthy one; this block lets a reader tell. Each vendor's entry is
+either what its tool reported or `{"unavailable": "<why>"}`: a missing tool is normal, a tool
+that fails or hangs (each call is bounded by a timeout) is recorded, never raised.
+
+Xid errors (NVIDIA) are not queryable through nvidia-smi; they live in the kernel log, which
+needs privileges to read, so they are listed as unavailable rather than guessed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from typing import Any
+
+from aorta.envsnap_stack import run_tool
+
+__all__ = ["system_health", "NV_HEALTH_FIELDS"]
+
+#: nvidia-smi --query-gpu fields. "[N/A]" / "[Not Supported]" values are kept as null.
+NV_HEALTH_FIELDS = ("index", "uuid", "clocks.sm", "clocks.mem", "clocks.max.sm",
+                    "temperature.gpu", "temperature.memory", "power.draw", "pstate",
+                    "clocks_event_reasons.active", "ecc.mode.current",
+                    "ecc.errors.corrected.volatile.total",
+                    "ecc.errors.uncorrected.volatile.total", "retired_pages.pending")
+_NOT_VALUES = ("[N/A]", "[Not Supported]", "N/A", "[Unknown Error]", "")
+
+
+def system_health() -> dict[str, Any]:
+    """`{"nvidia": [...] | {"unavailable": why}, "amd": {...} | {"unavailable": why},
+    "xid": {"unavailable": why}}`."""
+    return {"nvidia": _guarded(_nvidia_health, "nvidia-smi"),
+            "amd": _guarded(_amd_health, "amd-smi or rocm-smi"),
+            "xid": {"unavailable": "Xid errors are in the kernel log (dmesg, journalctl -k), "
+                                   "which nvidia-smi does not report"}}
+
+
+def _guarded(reader: Callable[[], Any], tools: str) -> Any:
+    try:
+        found = reader()
+    except subprocess.TimeoutExpired as exc:
+        return {"unavailable": f"{exc.cmd[0]} did not answer within {exc.timeout:g} s"}
+    except Exception as exc:  # a snapshot must never stop a run
+        return {"unavailable": f"{type(exc).__name__}: {str(exc)[:300]}"}
+    return found if found is not None else {"unavailable": f"no {tools} on PATH"}
+
+
+def _nvidia_health() -> list[dict[str, str | None]] | None:
+    fields: tuple[str, ...] = NV_HEALTH_FIELDS
+    try:
+        out = _query(fields)
+    except RuntimeError as exc:
+        if "valid field" not in str(exc):
+            raise
+        # Drivers before R535 call the throttle field by its older name.
+        fields = tuple("clocks_throttle_reasons.active" if f == "clocks_event_reasons.active"
+                       else f for f in fields)
+        out = _query(fields)
+    if out is None:
+        return None
+    # "0, GPU-5f1..., 1980, 3201, 1980, 31, 40, 120.45, P0, 0x0000000000000000, Enabled, 0, 0, No"
+    rows = []
+    for line in out.splitlines():
+        if line.strip():
+            values = [v.strip() for v in line.split(",")]
+            rows.append({k: (None if v in _NOT_VALUES else v)
+                         for k, v in zip(NV_HEALTH_FIELDS, values)})
+    return rows
+
+
+def _query(fields: tuple[str, ...]) -> str | None:
+    return run_tool(["nvidia-smi", f"--query-gpu={','.join(fields)}",
+                     "--format=csv,noheader,nounits"])
+
+
+def _amd_health() -> dict[str, Any] | None:
+    # amd-smi: clocks (-c), temperatures (-t), ECC counts (-e); rocm-smi for older stacks.
+    for argv in (["amd-smi", "metric", "-c", "-t", "-e", "--json"],
+                 ["rocm-smi", "--showtemp", "--showclocks", "--showrasinfo", "all", "--json"]):
+        out = run_tool(argv)
+        if out is not None:
+            return {"tool": argv[0], "data": json.loads(out)}
+    return None

@@ -1,0 +1,143 @@
+"""The software stack around a run, for the environment snapshot: the HIP and hipBLASLt
+versions, the container the run is in (if any), and the Python environment (venv or conda).
+
+Each reader returns a JSON-ready mapping that says what it found and, when it found nothing,
+why (`"unavailable": "<reason>"`); absent tools are normal on the other vendor's machine and
+never an error. Tools run as real subprocesses with a timeout, never through a shell; no
+container credential is read (only the image name and id fields of the runtime's own file).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from aorta.redaction import redact_text
+
+__all__ = ["hip_info", "hipblaslt_info", "container_info", "python_env_info", "run_tool"]
+
+TOOL_TIMEOUT_S = 10.0
+_ROCM_DIRS = ("/opt/rocm",)
+
+
+def run_tool(argv: list[str], timeout: float = TOOL_TIMEOUT_S) -> str | None:
+    """The tool's stdout, or None when it is not on PATH. Raises on a non-zero exit or a
+    timeout (the caller records why)."""
+    if shutil.which(argv[0]) is None:
+        return None
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False,
+                          stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:2])} exited {proc.returncode}: "
+                           f"{(proc.stderr or proc.stdout).strip()[:200]}")
+    return proc.stdout
+
+
+def _rocm_roots(env: Mapping[str, str]) -> list[str]:
+    roots = [env[k] for k in ("ROCM_PATH", "ROCM_HOME", "HIP_PATH") if env.get(k)]
+    return list(dict.fromkeys(roots + list(_ROCM_DIRS)))
+
+
+def hip_info(env: Mapping[str, str]) -> dict[str, Any]:
+    """`{"version": "6.2.41133-dd7f95766", "source": "hipconfig"}` or why there is none."""
+    out = run_tool(["hipconfig", "--version"])
+    if out and out.strip():
+        return {"version": out.strip().splitlines()[0], "source": "hipconfig --version"}
+    out = run_tool(["hipcc", "--version"])
+    match = re.search(r"HIP version:\s*(\S+)", out or "")   # "HIP version: 6.2.41133-dd7f95766"
+    if match:
+        return {"version": match.group(1), "source": "hipcc --version"}
+    for root in _rocm_roots(env):
+        version = _read_first_line(os.path.join(root, ".info", "version"))
+        if version and os.path.exists(os.path.join(root, "bin", "hipcc")):
+            return {"version": version, "source": f"{root}/.info/version (the ROCm release)"}
+    return {"version": None, "unavailable": "no hipconfig or hipcc on PATH, and no ROCm "
+                                            "installation under " + ", ".join(_rocm_roots(env))}
+
+
+def hipblaslt_info(env: Mapping[str, str]) -> dict[str, Any]:
+    """hipBLASLt's version from its header's version macros, else from the library's file
+    name (`libhipblaslt.so.0.10.60200`)."""
+    for root in _rocm_roots(env):
+        header = os.path.join(root, "include", "hipblaslt", "hipblaslt-version.h")
+        text = _read_text(header)
+        if text:
+            # "#define HIPBLASLT_VERSION_MAJOR 0" ... MINOR, PATCH, TWEAK
+            parts = [re.search(rf"#define\s+HIPBLASLT_VERSION_{p}\s+(\w+)", text)
+                     for p in ("MAJOR", "MINOR", "PATCH")]
+            if all(parts):
+                return {"version": ".".join(m.group(1) for m in parts if m),
+                        "source": header}
+        libs = sorted(glob.glob(os.path.join(root, "lib", "libhipblaslt.so.*.*")))
+        if libs:
+            return {"version": os.path.basename(libs[-1]).split(".so.", 1)[1],
+                    "source": libs[-1]}
+    return {"version": None, "unavailable": "no hipBLASLt header or library under "
+                                            + ", ".join(_rocm_roots(env))}
+
+
+def container_info(env: Mapping[str, str]) -> dict[str, Any]:
+    """The container runtime, image and image id when visible from inside, else
+    `{"runtime": None}`. Reads /.dockerenv, /run/.containerenv, /proc/1/cgroup and a few
+    variables that container platforms set."""
+    info: dict[str, Any] = {"runtime": None, "image": None, "digest": None, "name": None}
+    podman = _read_text("/run/.containerenv")
+    if podman is not None:
+        info["runtime"] = "podman"
+        # 'image="quay.io/rocm/pytorch:latest"' / 'imageid="1b2c..."' / 'name="bench"'
+        for key, field in (("image", "image"), ("imageid", "digest"), ("name", "name")):
+            match = re.search(rf'^{key}="([^"\n]*)"', podman, re.MULTILINE)
+            if match and match.group(1):
+                info[field] = match.group(1)
+    elif os.path.exists("/.dockerenv"):
+        info["runtime"] = "docker"
+    else:
+        cgroup = _read_text("/proc/1/cgroup") or ""
+        for marker, runtime in (("kubepods", "kubernetes"), ("docker", "docker"),
+                                ("containerd", "containerd"), ("lxc", "lxc")):
+            if marker in cgroup:
+                info["runtime"] = runtime
+                break
+    for key in ("CONTAINER_IMAGE", "DOCKER_IMAGE", "SINGULARITY_NAME", "APPTAINER_NAME"):
+        if env.get(key) and info["image"] is None:
+            info["image"] = env[key]
+            info["runtime"] = info["runtime"] or ("apptainer" if "TAINER" in key
+                                                  or "SINGULARITY" in key else "unknown")
+    if env.get("CONTAINER_NAME") and info["name"] is None:
+        info["name"] = env["CONTAINER_NAME"]
+    for key in ("CONTAINER_IMAGE_DIGEST", "IMAGE_DIGEST"):
+        if env.get(key) and info["digest"] is None:
+            info["digest"] = env[key]
+    # An image reference may carry a registry password (user:pw@host): scrubbed.
+    return {k: redact_text(v) if isinstance(v, str) else v for k, v in info.items()}
+
+
+def python_env_info(env: Mapping[str, str]) -> dict[str, Any]:
+    """Which Python environment runs aorta: a venv, a conda environment, or the system's."""
+    venv = sys.prefix if sys.prefix != sys.base_prefix else None
+    conda = env.get("CONDA_DEFAULT_ENV") or None
+    kind = "venv" if venv else "conda" if conda or os.path.isdir(
+        os.path.join(sys.prefix, "conda-meta")) else "system"
+    return {"kind": kind, "prefix": sys.prefix, "base_prefix": sys.base_prefix,
+            "venv": os.path.basename(venv) if venv else None, "conda_env": conda,
+            "conda_prefix": env.get("CONDA_PREFIX") or None,
+            "virtual_env": env.get("VIRTUAL_ENV") or None}
+
+
+def _read_text(path: str, limit: int = 1 << 16) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read(limit)
+    except OSError:
+        return None
+
+
+def _read_first_line(path: str) -> str | None:
+    text = _read_text(path, 256)
+    return text.strip().splitlines()[0] if text and text.strip() else None

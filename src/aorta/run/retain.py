@@ -1,0 +1,102 @@
+"""Retention: what a finished trial keeps once its collectors' metrics are read.
+
+Every file of a trial directory falls in one class, least to most bulky:
+
+    record    result.json                              never deleted
+    log       stdout.log stderr.log rerun.sh child.env, and any *.log a collector wrote
+    summary   a collector's summary tables: names with the word `summary`, `stats` or `sum`
+              between `.`, `_` or `-` (rocprof's *_kernel_stats.csv and rocprof_summary.*,
+              nsys' *_kern_sum.csv; not cProfile's profile.pstats)
+    heavy     everything else a collector wrote: traces, databases, profiles
+
+A level (`none < log < summary < full`, the recipe's `retain.on_<verdict>`) keeps the classes
+up to its own: `none` keeps the record only, `full` everything. Pruning walks the trial
+directory by file descriptor and never follows a symbolic link: a link is never entered nor
+removed, so nothing outside the trial directory can be touched. Directories stay (empty).
+What went is returned as a `Retention` and recorded in result.json.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+from aorta.recipe import RETAIN_LEVELS
+from aorta.results import Retention
+from aorta.store.files import open_dir
+
+__all__ = ["file_class", "prune_trial", "MAX_LISTED"]
+
+#: Paths listed in result.json; beyond this only the count and bytes are.
+MAX_LISTED = 200
+_RECORD = frozenset({"result.json", ".running.json"})
+_TOP_LOGS = frozenset({"stdout.log", "stderr.log", "rerun.sh", "child.env"})
+_SUMMARY = re.compile(r"(?:^|[._\-])(?:summary|stats|sum)(?:[._\-]|$)", re.IGNORECASE)
+_RANK = {level: rank for rank, level in enumerate(RETAIN_LEVELS)}   # none=0 .. full=3
+_CLASS_RANK = {"record": 0, "log": 1, "summary": 2, "heavy": 3}
+
+
+def file_class(relative: str) -> str:
+    """The class of a file at `relative` (`/`-separated, inside the trial directory)."""
+    parts = relative.split("/")
+    name = parts[-1]
+    if len(parts) == 1:
+        if name in _RECORD:
+            return "record"
+        return "log" if name in _TOP_LOGS or name.endswith(".log") else "heavy"
+    if name.endswith(".log"):
+        return "log"
+    return "summary" if _SUMMARY.search(name) else "heavy"
+
+
+def prune_trial(run_root: Path, trial_parts: tuple[str, ...], level: str) -> Retention:
+    """Delete the files of the trial directory `run_root/trial_parts` above `level`.
+
+    `run_root` and every part are opened without following links (a link there raises
+    `RunDirError`). A file that vanished or cannot be removed is left out of the record."""
+    if level not in _RANK:
+        raise ValueError(f"retain level {level!r} is not one of {RETAIN_LEVELS}")
+    if level == "full":
+        return Retention(level, [], 0, 0)
+    files: list[str] = []
+    count = size = 0
+    with open_dir(run_root, trial_parts) as fd:
+        for relative, dir_fd, name, nbytes in _files(fd, ""):
+            if _CLASS_RANK[file_class(relative)] <= _RANK[level]:
+                continue
+            try:
+                os.unlink(name, dir_fd=dir_fd)
+            except OSError:
+                continue
+            count, size = count + 1, size + nbytes
+            if len(files) < MAX_LISTED:
+                files.append(relative)
+    return Retention(level, files, count, size)
+
+
+def _files(fd: int, prefix: str) -> Iterator[tuple[str, int, str, int]]:
+    """(relative path, directory fd, name, bytes) of every regular file below `fd`, links
+    neither followed nor returned. Sorted, so the record lists files in a stable order."""
+    with os.scandir(fd) as entries:
+        names = sorted(e.name for e in entries)
+    for name in names:
+        try:
+            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except OSError:
+            continue
+        relative = f"{prefix}{name}"
+        if stat.S_ISREG(info.st_mode):
+            yield relative, fd, name, info.st_size
+        elif stat.S_ISDIR(info.st_mode):
+            try:
+                child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                dir_fd=fd)
+            except OSError:
+                continue   # swapped for a link since the stat: not entered
+            try:
+                yield from _files(child, f"{relative}/")
+            finally:
+                os.close(child)

@@ -1,0 +1,138 @@
+"""`stop_after`: stop a cell early once enough of its trials ended with one verdict.
+
+A cell runs its trials in index order, one at a time (cells still run side by side where the
+executor runs trials in parallel). After each trial the cell is checked: once `events` of its
+trials ended with `event_verdict`, or `max_trials` ran, it stops, and its remaining trials are
+skipped: never run, and listed in run.json's `stop_after` block, which `sweep status`,
+perf.md, matrix.json and the report read.
+
+Whether a cell stopped is a function of its results alone (`cell_stop`), so a resumed run
+decides exactly as the first one did: it walks the results on disk in index order and runs
+the first trial that has none, if the cell has not stopped yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from aorta.results import TrialResult
+
+if TYPE_CHECKING:
+    from aorta.recipe import StopAfter
+    from aorta.run.trial import TrialSpec
+
+__all__ = ["CellStop", "cell_stop", "stop_block", "run_with_stop_after", "skipped_by_cell",
+           "stop_note", "stop_states", "stop_summary"]
+
+RunBatch = Callable[[list["TrialSpec"], Callable[[TrialResult], None]], None]
+
+
+@dataclass(frozen=True)
+class CellStop:
+    """Where one cell stands: trials with a result in the index prefix, how many of them
+    ended with the event verdict, whether the cell stopped, and which trials it skipped."""
+
+    trials_run: int
+    events: int
+    stopped: bool
+    skipped: list[int] = field(default_factory=list)
+
+
+def cell_stop(rule: StopAfter, results: Mapping[int, TrialResult]) -> CellStop:
+    """The cell's state from its profiled trials' results (index -> result)."""
+    events = ran = 0
+    for index in range(rule.max_trials):
+        if events >= rule.events:
+            skipped = [i for i in range(index, rule.max_trials) if i not in results]
+            return CellStop(ran, events, True, skipped)
+        result = results.get(index)
+        if result is None:
+            return CellStop(ran, events, False)
+        ran += 1
+        events += result.verdict == rule.event_verdict
+    return CellStop(ran, events, events >= rule.events)
+
+
+def stop_block(rule: StopAfter, states: Mapping[str, CellStop]) -> dict[str, Any]:
+    """run.json's `stop_after`: the rule, then each cell's state."""
+    return {**rule.model_dump(), "cells": {cell: asdict(s) for cell, s in states.items()}}
+
+
+def run_with_stop_after(rule: StopAfter, specs: Sequence[TrialSpec],
+                        done: Mapping[str, TrialResult], run_batch: RunBatch
+                        ) -> dict[str, CellStop]:
+    """Run `specs` (every planned trial, in plan order) under `rule`, skipping trials that
+    already have a result in `done` (trial key -> result). `run_batch(specs, record)` runs
+    a batch and calls `record` with each result. Each batch holds the next trial of every
+    cell that has not stopped (with its baseline trial, if any). Returns each cell's state."""
+    results = dict(done)
+    groups: dict[str, dict[int, list[TrialSpec]]] = {}
+    for spec in specs:
+        groups.setdefault(spec.cell, {}).setdefault(spec.index, []).append(spec)
+    tried: set[str] = set()
+
+    def record(result: TrialResult) -> None:
+        results[f"cells/{result.cell}/{result.name}"] = result
+
+    while True:
+        batch = []
+        for cell, by_index in groups.items():
+            state = cell_stop(rule, _profiled(results, cell))
+            # The next trial of a running cell, and any baseline trial left behind earlier.
+            upto = state.trials_run if state.stopped else state.trials_run + 1
+            for index in range(upto):
+                batch += [s for s in by_index.get(index, [])
+                          if s.key not in results and s.key not in tried]
+        if not batch:
+            break
+        tried.update(s.key for s in batch)
+        run_batch(batch, record)
+    return {cell: cell_stop(rule, _profiled(results, cell)) for cell in groups}
+
+
+def _profiled(results: Mapping[str, TrialResult], cell: str) -> dict[int, TrialResult]:
+    prefix = f"cells/{cell}/trial_"
+    return {r.index: r for key, r in results.items() if key.startswith(prefix)}
+
+
+def skipped_by_cell(block: Any) -> dict[str, set[int]]:
+    """Cell -> indices of trials that run.json's `stop_after` block says were skipped."""
+    cells = block.get("cells") if isinstance(block, dict) else None
+    if not isinstance(cells, dict):
+        return {}
+    out = {}
+    for cell, state in cells.items():
+        skipped = state.get("skipped") if isinstance(state, dict) else None
+        if isinstance(skipped, list):
+            out[str(cell)] = {i for i in skipped if isinstance(i, int) and not isinstance(i, bool)}
+    return out
+
+
+def stop_note(block: Any, cell: str) -> str | None:
+    """`stopped by stop_after after 3 trial(s) (2 fail); 7 skipped`, for a stopped cell."""
+    cells = block.get("cells") if isinstance(block, dict) else None
+    state = cells.get(cell) if isinstance(cells, dict) else None
+    if not isinstance(state, dict) or not state.get("stopped"):
+        return None
+    skipped = state.get("skipped")
+    count = len(skipped) if isinstance(skipped, list) else 0
+    return (f"stopped by stop_after after {state.get('trials_run')} trial(s) "
+            f"({state.get('events')} {block.get('event_verdict')}); {count} skipped")
+
+
+def stop_states(rule: StopAfter | None, by_cell: Mapping[str, Sequence[TrialResult]]
+                ) -> dict[str, Any] | None:
+    """run.json's `stop_after` block from every cell's results, or None without a rule."""
+    if rule is None:
+        return None
+    return stop_block(rule, {cell: cell_stop(rule, {r.index: r for r in results
+                                                    if not r.baseline})
+                             for cell, results in by_cell.items()})
+
+
+def stop_summary(block: Any, cell: str) -> dict[str, Any]:
+    """`summarize_cell`'s `skipped` and `stop_note` for `cell` (none without a block)."""
+    return {"skipped": len(skipped_by_cell(block).get(cell, ())),
+            "stop_note": stop_note(block, cell)}

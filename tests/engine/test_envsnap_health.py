@@ -1,0 +1,92 @@
+"""Issue 14: the environment snapshot records HIP/hipBLASLt, the container, the Python
+environment and the GPUs' health; an absent, failing or hanging tool is recorded as
+unavailable, never a crash, and nothing secret is written."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from aorta.envsnap_health import _guarded, system_health
+from aorta.envsnap_stack import container_info, hipblaslt_info, python_env_info, run_tool
+from aorta_testing import run_aorta
+
+# A stand-in nvidia-smi: a real executable answering the health query the way the real one
+# does on an H200 (values from one), and failing anything else.
+FAKE_SMI = f"""#!{sys.executable}
+import sys
+if any(a.startswith("--query-gpu=index,uuid,clocks.sm") for a in sys.argv):
+    print("0, GPU-4a4f181d, 345, 3201, 1980, 35, 39, 79.70, P0, 0x0000000000000001, Enabled, 0, 0, [N/A]")
+    sys.exit(0)
+sys.exit(9)
+"""
+
+
+def _tool(folder: Path, name: str, body: str) -> None:
+    folder.mkdir(exist_ok=True)
+    path = folder / name
+    path.write_text(body)
+    path.chmod(0o755)
+
+
+def test_aorta_env_records_the_new_blocks_and_absent_tools(tmp_path: Path):
+    bin_dir = tmp_path / "bin"
+    _tool(bin_dir, "nvidia-smi", FAKE_SMI)
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.path.dirname(sys.executable)}",
+           "HOME": str(tmp_path), "CONTAINER_IMAGE": "https://bot:hunter2-pass-word@registry.example/rocm:6.2",
+           "CONDA_DEFAULT_ENV": "bench"}
+    proc = run_aorta("env", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    snap = json.loads(proc.stdout)
+    health = snap["system_health"]
+    assert health["nvidia"] == [{
+        "index": "0", "uuid": "GPU-4a4f181d", "clocks.sm": "345", "clocks.mem": "3201",
+        "clocks.max.sm": "1980", "temperature.gpu": "35", "temperature.memory": "39",
+        "power.draw": "79.70", "pstate": "P0",
+        "clocks_event_reasons.active": "0x0000000000000001", "ecc.mode.current": "Enabled",
+        "ecc.errors.corrected.volatile.total": "0", "ecc.errors.uncorrected.volatile.total": "0",
+        "retired_pages.pending": None}]
+    assert health["amd"] == {"unavailable": "no amd-smi or rocm-smi on PATH"}
+    assert "kernel log" in health["xid"]["unavailable"]
+    assert snap["hip"]["version"] is None and snap["hip"]["unavailable"]
+    assert "hunter2-pass-word" not in proc.stdout
+    assert snap["container"]["image"].startswith("https://bot:")
+    assert snap["python_env"]["conda_env"] == "bench"
+    assert snap["python_env"]["prefix"] == sys.prefix
+    for key in ("hip", "hipblaslt", "container", "python_env", "system_health"):
+        assert key not in snap["partial_reasons"]
+
+
+def test_a_failing_or_hanging_tool_is_recorded_with_why(tmp_path: Path):
+    _tool(tmp_path, "hangs", "#!/bin/sh\nexec sleep 30\n")
+    started = time.monotonic()
+    found = _guarded(lambda: run_tool([str(tmp_path / "hangs")], timeout=0.5), "hangs")
+    assert time.monotonic() - started < 10
+    assert found == {"unavailable": f"{tmp_path / 'hangs'} did not answer within 0.5 s"}
+    _tool(tmp_path, "fails", "#!/bin/sh\necho broken >&2\nexit 4\n")
+    failed = _guarded(lambda: run_tool([str(tmp_path / "fails")]), "fails")
+    assert "exited 4: broken" in failed["unavailable"]
+
+
+def test_no_tools_at_all_is_not_a_crash(monkeypatch, tmp_path: Path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    health = system_health()
+    assert health["nvidia"] == {"unavailable": "no nvidia-smi on PATH"}
+
+
+def test_hipblaslt_version_from_its_header(tmp_path: Path):
+    header = tmp_path / "include" / "hipblaslt"
+    header.mkdir(parents=True)
+    (header / "hipblaslt-version.h").write_text(
+        "#define HIPBLASLT_VERSION_MAJOR 0\n#define HIPBLASLT_VERSION_MINOR 10\n"
+        "#define HIPBLASLT_VERSION_PATCH 60200\n")
+    assert hipblaslt_info({"ROCM_PATH": str(tmp_path)})["version"] == "0.10.60200"
+
+
+def test_container_and_python_env_from_variables():
+    info = container_info({"CONTAINER_IMAGE": "rocm/pytorch:latest", "CONTAINER_NAME": "b1"})
+    assert info["image"] == "rocm/pytorch:latest" and info["name"] == "b1"
+    assert python_env_info({})["kind"] in ("venv", "conda", "system")
