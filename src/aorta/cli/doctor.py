@@ -8,7 +8,7 @@ import click
 
 from aorta.errors import EXIT_OK, EXIT_USAGE
 
-__all__ = ["doctor", "doctor_rows"]
+__all__ = ["doctor", "doctor_rows", "doctor_lines", "doctor_refusal"]
 
 
 def doctor_rows(names: list[str] | None = None) -> list[dict[str, object]]:
@@ -31,6 +31,26 @@ def doctor_rows(names: list[str] | None = None) -> list[dict[str, object]]:
     return rows
 
 
+def doctor_lines(rows: list[dict[str, object]]) -> list[str]:
+    """The rows as `aorta doctor` prints them: `ok `/`NO `, the check, version, reason, fix."""
+    width = max((len(str(r["check"])) for r in rows), default=0)
+    lines = []
+    for r in rows:
+        state = "ok " if r["usable"] else "NO "
+        version = f" {r['version']}" if r["version"] else ""
+        lines.append(f"{state} {str(r['check']).ljust(width)}{version}"
+                     + (f"  {r['reason']}" if r["reason"] else ""))
+        if not r["usable"] and r["fix"]:
+            lines.append(f"    {' ' * width}fix: {r['fix']}")
+    return lines
+
+
+def doctor_refusal(rows: list[dict[str, object]]) -> dict[str, object] | None:
+    """The first collector row (not a backend's) that cannot measure, or None: what makes
+    `doctor --collect` exit 2."""
+    return next((r for r in rows if ":" not in str(r["check"]) and not r["usable"]), None)
+
+
 @click.command()
 @click.option("--collect", metavar="A,B", help="Check only these collectors; exit 2 if any "
               "of them cannot measure here.")
@@ -48,14 +68,8 @@ def doctor(collect: str | None, as_json: bool) -> int:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
     else:
-        width = max(len(str(r["check"])) for r in rows)
-        for r in rows:
-            state = "ok " if r["usable"] else "NO "
-            version = f" {r['version']}" if r["version"] else ""
-            click.echo(f"{state} {str(r['check']).ljust(width)}{version}"
-                       + (f"  {r['reason']}" if r["reason"] else ""))
-            if not r["usable"] and r["fix"]:
-                click.echo(f"    {' ' * width}fix: {r['fix']}")
-    if names and not all(r["usable"] for r in rows if ":" not in str(r["check"])):
+        for line in doctor_lines(rows):
+            click.echo(line)
+    if names and doctor_refusal(rows) is not None:
         return EXIT_USAGE
     return EXIT_OK
