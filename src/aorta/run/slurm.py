@@ -1,10 +1,13 @@
 """The Slurm executor: each trial is a task of a Slurm job array, run on a node by
 `aorta.run.slurm_worker`; the driver submits, watches and records.
 
-    <run>/slurm/submit_<n>.sh     the batch script (one line: the worker)
+    <run>/slurm/submit_<n>.sh     the batch script: `executor.setup` scripts, then the worker
     <run>/slurm/submit_<n>.json   the manifest: array task i runs trial i of it
     <run>/slurm/<job>_<task>.out|.err   what Slurm itself captured around the worker
-    run.json "slurm"              {"job_name", "jobs": {trial: {"job", ...}}, "submissions"}
+    <run>/slurm/probe_<n>.*       the probe job that checks the collectors on a node first
+                                  (`aorta.run.remote_preflight`)
+    run.json "slurm"              {"job_name", "jobs": {trial: {"job", ...}}, "submissions",
+                                   "probe"}
 
 Plain `sbatch --array` rather than a submission library: the worker is an ordinary module, so
 nothing is pickled, and the array's `%N` makes Slurm itself keep `max_parallel`, even while
