@@ -35,7 +35,7 @@ def _env(path_first: Path | None = None) -> dict[str, str]:
 def _queued(run_dir: Path) -> list[str]:
     out = subprocess.run(["squeue", "-h", "-r", f"--name={job_name(run_dir)}", "-o", "%i %T"],
                          capture_output=True, text=True, timeout=30, check=True).stdout
-    return out.split("\n") if out.strip() else []
+    return out.splitlines()
 
 
 def _slurm_record(run_dir: Path) -> dict:
@@ -143,13 +143,16 @@ def test_a_probe_that_waits_too_long_is_cancelled(tmp_path: Path):
     assert _queued(run_dir) == [] and _slurm_record(run_dir)["submissions"] == []
 
 
-def test_ctrl_c_while_the_probe_waits_leaves_nothing_queued(tmp_path: Path):
-    recipe = write_recipe(tmp_path, """
-        schema_version: 1
-        ticket: stopped
-        collect: [cprofile]
-        executor: {kind: slurm, sbatch_args: [--begin=now+1hour]}
-    """)
+PENDING_PROBE = """
+    schema_version: 1
+    ticket: stopped
+    collect: [cprofile]
+    executor: {kind: slurm, probe_timeout: 3, sbatch_args: [--begin=now+1hour]}
+"""
+
+
+def _driver_while_the_probe_waits(tmp_path: Path, recipe: Path) -> subprocess.Popen[str]:
+    """A driver in the background, once its probe job waits in the queue."""
     env = _env()
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "src"), env.get("PYTHONPATH")]))
     log = tmp_path / "driver.err"
@@ -159,19 +162,49 @@ def test_ctrl_c_while_the_probe_waits_leaves_nothing_queued(tmp_path: Path):
              str(tmp_path / "out"), "--", sys.executable, "-c", "pass"], cwd=tmp_path, env=env,
             stdout=subprocess.DEVNULL, stderr=err, text=True,
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    run_dir = tmp_path / "out" / "stopped"
     try:
         deadline = time.monotonic() + 60
-        while "probe job" not in log.read_text() or not _queued(run_dir):
+        while "probe job" not in log.read_text() or not _queued(tmp_path / "out" / "stopped"):
             assert time.monotonic() < deadline and driver.poll() is None, log.read_text()
-            time.sleep(0.2)
+            time.sleep(0.1)
+    except BaseException:
+        driver.kill()
+        driver.wait(timeout=30)
+        raise
+    return driver
+
+
+def test_ctrl_c_while_the_probe_waits_leaves_nothing_queued(tmp_path: Path):
+    recipe = write_recipe(tmp_path, PENDING_PROBE.replace("probe_timeout: 3", "probe_timeout: 60"))
+    driver = _driver_while_the_probe_waits(tmp_path, recipe)
+    run_dir = tmp_path / "out" / "stopped"
+    try:
         driver.send_signal(signal.SIGINT)
-        assert driver.wait(timeout=60) == 130, log.read_text()
+        assert driver.wait(timeout=60) == 130, (tmp_path / "driver.err").read_text()
     finally:
         if driver.poll() is None:
             driver.kill()
             driver.wait(timeout=30)
     assert _queued(run_dir) == [] and _slurm_record(run_dir)["submissions"] == []
+
+
+def test_a_killed_drivers_probe_is_cancelled_by_the_next_driver(tmp_path: Path):
+    recipe = write_recipe(tmp_path, PENDING_PROBE.replace("probe_timeout: 3", "probe_timeout: 60"))
+    driver = _driver_while_the_probe_waits(tmp_path, recipe)
+    driver.kill()
+    driver.wait(timeout=30)
+    run_dir = tmp_path / "out" / "stopped"
+    try:
+        first = _slurm_record(run_dir)["probe"]["job"]
+        assert [line.split()[0] for line in _queued(run_dir)] == [first]
+        write_recipe(tmp_path, PENDING_PROBE)   # the rerun's own probe times out at once
+        proc = run_aorta("sweep", "run", "--recipe", str(recipe), "--output",
+                         str(tmp_path / "out"), "--", sys.executable, "-c", "pass",
+                         cwd=tmp_path, env=_env())
+        assert proc.returncode == 2 and "gave no answer within 3 s" in proc.stderr, proc.stderr
+        assert _slurm_record(run_dir)["probe"]["job"] != first and _queued(run_dir) == []
+    finally:
+        subprocess.run(["scancel", f"--name={job_name(run_dir)}"], timeout=30, check=False)
 
 
 def test_skip_remote_probe_submits_without_the_check(tmp_path: Path):

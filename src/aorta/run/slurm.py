@@ -178,6 +178,9 @@ class SlurmExecutor:
         spec = next((s for s in todo if s.collectors), None)
         if spec is None:
             return   # no collector: nothing to check
+        earlier = self.record.get("probe")
+        if isinstance(earlier, dict) and "ok" not in earlier and earlier.get("job"):
+            cancel_jobs({str(earlier["job"])})   # a killed driver's probe, never answered
         probe = ProbeJob(self.config, self.store, self.record["job_name"], self.python,
                          self.setup, settle_s=self.settle_s)
 
