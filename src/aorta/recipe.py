@@ -39,7 +39,7 @@ from aorta.store.names import MAX_NAME_BYTES, PLAIN_NAME
 __all__ = ["Recipe", "Variant", "ExecutorConfig", "RetainPolicy", "StopAfter", "RETAIN_LEVELS",
            "ENV_MODES", "BUNDLES", "SCHEMA_VERSION", "load_recipe",
            "recipe_from_mapping", "LoadedRecipe", "MAX_CELLS", "MAX_TIMEOUT_S",
-           "MAX_GRACE_S", "MAX_LOG_MIB"]
+           "MAX_GRACE_S", "MAX_LOG_MIB", "DEFAULT_PROBE_TIMEOUT_S"]
 
 SCHEMA_VERSION = 1
 #: What a finished trial keeps, least to most: its record only; + logs; + collectors'
@@ -56,6 +56,8 @@ MAX_LOG_MIB = 1024
 _MAX_NAME_CHARS = 64
 _MAX_VALUE_BYTES = 128 << 10       # Linux's limit for one argument or environment string
 _MAX_ITEMS = 4096
+_MAX_SETUP_FILES = 64
+DEFAULT_PROBE_TIMEOUT_S = 600.0
 
 #: Named environment bundles for ROCm/aorta's `mitigation_axis` / `diagnostic_axis` keys.
 BUNDLES: dict[str, dict[str, str]] = {
@@ -138,10 +140,33 @@ class ExecutorConfig(_Strict):
     mem: str | None = None
     max_parallel: int | None = Field(None, ge=1, le=100_000, strict=True)
     sbatch_args: list[str] = Field(default_factory=list)
+    #: Scripts sourced, in order, by each job's batch script before aorta starts on the node.
+    setup: list[str] = Field(default_factory=list)
+    #: Check the sweep's collectors with one short job on a node before submitting the trials.
+    remote_probe: bool = Field(True, strict=True)
+    probe_timeout: float = Field(DEFAULT_PROBE_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S,
+                                 allow_inf_nan=False, strict=True)
 
     _check_text = field_validator("partition", "account", "time", "mem", mode="before")(
         _plain_text)
     _check_args = field_validator("sbatch_args", mode="before")(_arguments)
+
+    @field_validator("setup", mode="before")
+    @classmethod
+    def _setup(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        if len(value) > _MAX_SETUP_FILES:
+            raise ValueError(f"lists {len(value)} scripts; at most {_MAX_SETUP_FILES}")
+        for item in value:
+            if not isinstance(item, str):
+                continue   # the type check names it
+            if not item.strip():
+                raise ValueError("an entry is empty; give the path of a script")
+            if any(ord(c) < 32 or ord(c) == 127 for c in item) or len(item) > 4096:
+                raise ValueError(f"{item[:60]!r} is not a usable path (a control character, "
+                                 f"or longer than 4096 characters)")
+        return value
 
     @field_validator("gpus", mode="before")
     @classmethod
@@ -163,7 +188,8 @@ class ExecutorConfig(_Strict):
     def _kind_keys(self) -> ExecutorConfig:
         slurm_only = [k for k in ("partition", "account", "time", "mem", "max_parallel")
                       if getattr(self, k) is not None]
-        slurm_only += [k for k in ("gpus_per_trial", "sbatch_args") if getattr(self, k)]
+        slurm_only += [k for k in ("gpus_per_trial", "sbatch_args", "setup") if getattr(self, k)]
+        slurm_only += [k for k in ("remote_probe", "probe_timeout") if k in self.model_fields_set]
         if self.kind == "local" and slurm_only:
             raise ValueError(f"{', '.join(slurm_only)} only apply to kind: slurm")
         if self.kind == "slurm" and self.gpus is not None:

@@ -10,7 +10,7 @@ import click
 
 from aorta.errors import EXIT_OK, EXIT_USAGE
 
-__all__ = ["doctor", "doctor_rows", "interpreter_rows"]
+__all__ = ["doctor", "doctor_rows", "interpreter_rows", "doctor_lines", "doctor_refusal"]
 
 Row = dict[str, object]
 #: Without a command, the interpreters a `-- python3 script.py` (or `python`) command would run.
@@ -71,6 +71,29 @@ def interpreter_rows(name: str, command: Sequence[str], env: Mapping[str, str]) 
     return rows
 
 
+def doctor_lines(rows: list[dict[str, object]]) -> list[str]:
+    """The rows as `aorta doctor` prints them: `ok `/`NO `, the check, version, reason, fix."""
+    width = max((len(str(r["check"])) for r in rows), default=0)
+    lines = []
+    for r in rows:
+        state = "ok " if r["usable"] else "NO "
+        version = f" {r['version']}" if r["version"] else ""
+        lines.append(f"{state} {str(r['check']).ljust(width)}{version}"
+                     + (f"  {r['reason']}" if r["reason"] else ""))
+        if not r["usable"] and r["fix"]:
+            lines.append(f"    {' ' * width}fix: {r['fix']}")
+    return lines
+
+
+def doctor_refusal(rows: list[dict[str, object]], with_command: bool = False
+                   ) -> dict[str, object] | None:
+    """The first collector row (not a backend's) that cannot measure, or None: what makes
+    `doctor --collect` exit 2. Interpreter rows (`torch@python3`) count only when they are
+    the given command's own."""
+    return next((r for r in rows if ":" not in str(r["check"]) and not r["usable"]
+                 and ("@" not in str(r["check"]) or with_command)), None)
+
+
 class _CommandAfterSeparator(click.Command):
     """A COMMAND only after `--`, so a mistyped doctor flag is never taken for one."""
 
@@ -109,16 +132,8 @@ def doctor(ctx: click.Context, collect: str | None, as_json: bool,
     if as_json:
         click.echo(json.dumps(rows, indent=2))
     else:
-        width = max(len(str(r["check"])) for r in rows)
-        for r in rows:
-            state = "ok " if r["usable"] else "NO "
-            version = f" {r['version']}" if r["version"] else ""
-            click.echo(f"{state} {str(r['check']).ljust(width)}{version}"
-                       + (f"  {r['reason']}" if r["reason"] else ""))
-            if not r["usable"] and r["fix"]:
-                click.echo(f"    {' ' * width}fix: {r['fix']}")
-    counted = [r for r in rows if ":" not in str(r["check"])
-               and ("@" not in str(r["check"]) or command)]
-    if names and not all(r["usable"] for r in counted):
+        for line in doctor_lines(rows):
+            click.echo(line)
+    if names and doctor_refusal(rows, bool(command)) is not None:
         return EXIT_USAGE
     return EXIT_OK

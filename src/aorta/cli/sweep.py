@@ -39,6 +39,7 @@ class SweepRunOptions:
     env_passthrough_mode: str | None = None
     stop_after_events: int | None = None
     max_trials: int | None = None
+    skip_remote_probe: bool = False
 
 
 class _NeedsSeparator(click.Command):
@@ -76,6 +77,10 @@ def _options(fn: F) -> F:
                           "(CUDA_VISIBLE_DEVICES, or ROCR_VISIBLE_DEVICES on AMD)."),
         click.option("--executor", type=click.Choice(["local", "slurm"]),
                      help="Where trials run (default: the recipe's, else local)."),
+        click.option("--skip-remote-probe", is_flag=True,
+                     help="With --executor slurm: submit the trials without first checking the "
+                          "collectors on a node with a probe job (a collector that cannot "
+                          "measure there then fails every trial)."),
         click.option("--baseline/--no-baseline", default=None,
                      help="Add interleaved trials with no collector to measure its overhead."),
         click.option("--report", is_flag=True, help="Write report.html into the run directory."),
@@ -145,9 +150,9 @@ def run(opts: SweepRunOptions) -> int:
     from aorta.run.env_file import refuse_unwritable_env
     from aorta.run.executors import make_executor
     from aorta.run.progress import make_progress
+    from aorta.run.remote_preflight import driver_launch, executor_config
     from aorta.run.sweep import plan_redactor, preflight, run_sweep, trial_specs
     from aorta.run.sweep_exit import sweep_exit_code
-    from aorta.run.trial import child_environment, spec_launch
 
     if opts.recipe is not None:
         loaded = load_recipe(opts.recipe)
@@ -162,19 +167,21 @@ def run(opts: SweepRunOptions) -> int:
                           env_mode=opts.env_passthrough_mode,
                           stop_after_events=opts.stop_after_events, max_trials=opts.max_trials)
     plan = build_plan(loaded, overrides)
+    config = executor_config(plan.recipe.executor, opts.skip_remote_probe)
     caller_env = dict(os.environ)  # a copy: os.environ itself is never changed
     output = opts.output.resolve()
     first = trial_specs(plan, output / plan.run_name)[0]
     # Wrapping first: a command a collector can never take (a native binary under proton's
     # mode: cli) is refused with its own fix before the machine's checks name a missing tool.
-    first_launch = spec_launch(first, child_environment(first.env_mode, caller_env, first.env))
-    preflight(plan)
-    if plan.recipe.executor.kind == "local":   # Slurm nodes may hold other interpreters
+    # Slurm trials run elsewhere: a node checks and wraps them (aorta.run.remote_preflight).
+    first_launch, on_node = driver_launch(first, caller_env, config.kind == "slurm")
+    if config.kind != "slurm":
+        preflight(plan)
         from aorta.run.child_preflight import check_child_imports
 
-        check_child_imports(plan, caller_env)
+        check_child_imports(plan, caller_env)   # the interpreter the command will run
     refuse_unwritable_env(first.env_mode, caller_env, first_launch)
-    executor = make_executor(plan.recipe.executor)   # validates --gpus / Slurm settings too
+    executor = make_executor(config)   # validates --gpus / Slurm settings too
     if opts.dry_run:
         from aorta.run.pending import pending_trials
 
@@ -182,6 +189,8 @@ def run(opts: SweepRunOptions) -> int:
                                plan_redactor(plan, caller_env),
                                pending_trials(plan, output / plan.run_name, opts.fresh)):
             click.echo(line)
+        if on_node is not None:
+            click.echo(on_node)
         return EXIT_OK
     outcome = run_sweep(plan, output, caller_env,
                         make_progress(sys.stderr, output / plan.run_name, opts.verbose),

@@ -1,10 +1,13 @@
 """The Slurm executor: each trial is a task of a Slurm job array, run on a node by
 `aorta.run.slurm_worker`; the driver submits, watches and records.
 
-    <run>/slurm/submit_<n>.sh     the batch script (one line: the worker)
+    <run>/slurm/submit_<n>.sh     the batch script: `executor.setup` scripts, then the worker
     <run>/slurm/submit_<n>.json   the manifest: array task i runs trial i of it
     <run>/slurm/<job>_<task>.out|.err   what Slurm itself captured around the worker
-    run.json "slurm"              {"job_name", "jobs": {trial: {"job", ...}}, "submissions"}
+    <run>/slurm/probe_<n>.*       the probe job that checks the collectors on a node first
+                                  (`aorta.run.remote_preflight`)
+    run.json "slurm"              {"job_name", "jobs": {trial: {"job", ...}}, "submissions",
+                                   "probe"}
 
 Plain `sbatch --array` rather than a submission library: the worker is an ordinary module, so
 nothing is pickled, and the array's `%N` makes Slurm itself keep `max_parallel`, even while
@@ -17,7 +20,6 @@ from __future__ import annotations
 import getpass
 import hashlib
 import os
-import shlex
 import socket
 import sys
 import time
@@ -30,8 +32,9 @@ from aorta.errors import SetupError
 from aorta.recipe import ExecutorConfig
 from aorta.results import TrialResult
 from aorta.run.slurm_commands import (JobState, SlurmError, cancel_jobs, missing_command,
-                                      query_jobs, sbatch)
+                                      query_jobs, sbatch, wait_gone)
 from aorta.run.slurm_lost import lost_result
+from aorta.run.slurm_script import job_script, resource_options, setup_files
 from aorta.run.slurm_worker import write_manifest
 from aorta.run.trial import TrialSpec
 from aorta.store.run_dir import RunStore
@@ -59,25 +62,16 @@ def sbatch_options(config: ExecutorConfig, name: str, logs: Path, tasks: int,
     throttle = f"%{config.max_parallel}" if config.max_parallel else ""
     options = [f"--job-name={name}", f"--array=0-{tasks - 1}{throttle}",
                f"--output={pattern}/%A_%a.out", f"--error={pattern}/%A_%a.err",
-               f"--chdir={cwd}", "--nodes=1", "--ntasks=1",
-               f"--cpus-per-task={config.cpus_per_trial}"]
-    if config.gpus_per_trial:
-        options.append(f"--gres=gpu:{config.gpus_per_trial}")
-    for key, flag in (("mem", "--mem"), ("time", "--time"), ("partition", "--partition"),
-                      ("account", "--account")):
-        value = getattr(config, key)
-        if value is not None:
-            options.append(f"{flag}={value}")
+               f"--chdir={cwd}", *resource_options(config)]
     if after is not None:   # the previous array, so max_parallel holds across arrays
         options.append(f"--dependency=afterany:{after}")
     return options + list(config.sbatch_args)
 
 
-def batch_script(python: str, manifest: Path, run_name: str) -> str:
-    return ("#!/bin/sh\n"
-            f"# aorta sweep {run_name}: Slurm runs this once per array task; the worker takes\n"
-            "# the trial at index $SLURM_ARRAY_TASK_ID of the manifest.\n"
-            f"exec {shlex.quote(python)} -m aorta.run.slurm_worker {shlex.quote(str(manifest))}\n")
+def batch_script(python: str, manifest: Path, run_name: str, setup: Sequence[str] = ()) -> str:
+    comment = [f"aorta sweep {run_name}: Slurm runs this once per array task; the worker takes",
+               "the trial at index $SLURM_ARRAY_TASK_ID of the manifest."]
+    return job_script(comment, setup, [python, "-m", "aorta.run.slurm_worker", str(manifest)])
 
 
 def _note_on_stderr(line: str) -> None:
@@ -104,6 +98,7 @@ class SlurmExecutor:
             raise SetupError(f"--executor slurm: {missing}; docs/slurm.md shows how to try "
                              f"Slurm on one machine")
         self.config = config
+        self.setup = setup_files(config.setup, Path(os.getcwd()))
         self.poll_s = poll_s
         self.settle_s = settle_s
         self.python = python
@@ -125,11 +120,13 @@ class SlurmExecutor:
         if previous.get("discarded"):
             old_jobs = _live_ids(previous)
             cancel_jobs(old_jobs, name, getpass.getuser())
-            _wait_gone(old_jobs, seconds=30.0)   # before new jobs use the same directories
+            wait_gone(old_jobs, seconds=30.0)   # before new jobs use the same directories
             previous = {}
         self.record = {"job_name": name, "driver_host": socket.gethostname(),
                        "jobs": dict(previous.get("jobs") or {}),
                        "submissions": list(previous.get("submissions") or [])}
+        if isinstance(previous.get("probe"), dict):
+            self.record["probe"] = previous["probe"]
         run_doc["slurm"] = self.record
         save()
 
@@ -142,6 +139,8 @@ class SlurmExecutor:
         try:
             watched.update(self._reattach(by_key))
             todo = [s for k, s in by_key.items() if k not in watched]
+            if todo and self.config.remote_probe:
+                self._check_on_node(todo, caller_env)
             watched.update(self._submit(todo, caller_env))
             _Watch(self, by_key, watched, on_start, on_done).until_done()
         except KeyboardInterrupt:
@@ -170,6 +169,30 @@ class SlurmExecutor:
                       f"(they are not submitted again)")
         return kept
 
+    def _check_on_node(self, todo: Sequence[TrialSpec], caller_env: Mapping[str, str]) -> None:
+        """Refuse the sweep before submitting it when a node says its collectors cannot
+        measure there (docs/slurm.md, "Checking the collectors on a node")."""
+        from aorta.run.remote_preflight import ProbeJob, check_on_node
+
+        assert self.store is not None
+        spec = next((s for s in todo if s.collectors), None)
+        if spec is None:
+            return   # no collector: nothing to check
+        earlier = self.record.get("probe")
+        if isinstance(earlier, dict) and "ok" not in earlier and earlier.get("job"):
+            cancel_jobs({str(earlier["job"])})   # a killed driver's probe, never answered
+        probe = ProbeJob(self.config, self.store, self.record["job_name"], self.python,
+                         self.setup, settle_s=self.settle_s)
+
+        def submitted(record: dict[str, Any]) -> None:
+            self.record["probe"] = record
+            self.save()
+
+        outcome = check_on_node(probe, spec, caller_env, self.note, submitted)
+        submitted(outcome.record)
+        if outcome.refusal is not None:
+            raise SetupError(outcome.refusal)
+
     def _submit(self, specs: Sequence[TrialSpec], caller_env: Mapping[str, str]
                 ) -> dict[str, str]:
         assert self.run_dir is not None
@@ -197,7 +220,7 @@ class SlurmExecutor:
         secrets = write_manifest(self.store, manifest.name, specs, socket.gethostname(),
                                  caller_env)
         self.store.write_text(script.name, batch_script(self.python, manifest,
-                                                        self.run_dir.name),
+                                                        self.run_dir.name, self.setup),
                               parts=("slurm",), executable=True)
         options = sbatch_options(self.config, self.record["job_name"], folder, len(specs),
                                  Path(os.getcwd()), after)
@@ -229,7 +252,7 @@ class SlurmExecutor:
             for key in open_jobs:
                 self.record["jobs"][key]["cancelled"] = True
             self.save()
-            _wait_gone(set(open_jobs.values()), seconds=15.0)
+            wait_gone(set(open_jobs.values()), seconds=15.0)
         except KeyboardInterrupt:
             pass   # a second Ctrl-C: stop waiting; the scancel has been sent
 
@@ -237,15 +260,6 @@ class SlurmExecutor:
 def _live_ids(record: Mapping[str, Any]) -> set[str]:
     return {str(e["job"]) for e in (record.get("jobs") or {}).values()
             if isinstance(e, dict) and e.get("job") and not e.get("cancelled")}
-
-
-def _wait_gone(job_ids: set[str], seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    while job_ids and time.monotonic() < deadline:
-        states = query_jobs(job_ids)
-        if states is not None and all(s.phase == "ended" for s in states.values()):
-            return
-        time.sleep(0.5)
 
 
 class _Watch:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from pathlib import Path
 from aorta.errors import UserError
 
 __all__ = ["JobState", "SlurmError", "QUEUED", "ENDED", "sbatch", "query_jobs", "cancel_jobs",
-           "parse_squeue", "parse_sacct", "missing_command"]
+           "parse_squeue", "parse_sacct", "missing_command", "wait_gone"]
 
 _TIMEOUT_S = 60.0
 
@@ -155,3 +156,13 @@ def cancel_jobs(job_ids: Collection[str], name: str | None = None,
         _run(["scancel", *sorted(job_ids)])
     if name is not None and user is not None:
         _run(["scancel", f"--name={name}", f"--user={user}"])
+
+
+def wait_gone(job_ids: Collection[str], seconds: float) -> None:
+    """Wait up to `seconds` until Slurm lets go of `job_ids` (each ended, or forgotten)."""
+    deadline = time.monotonic() + seconds
+    while job_ids and time.monotonic() < deadline:
+        states = query_jobs(job_ids)
+        if states is not None and all(s.phase == "ended" for s in states.values()):
+            return
+        time.sleep(0.5)
