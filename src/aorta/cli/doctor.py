@@ -41,9 +41,11 @@ def doctor(collect: str | None, as_json: bool) -> int:
     Exit 0 when everything asked for (with --collect) is usable, 2 when something is not;
     without --collect it only reports and exits 0.
     """
-    from aorta.plan import parse_collect_flag
+    names = None
+    if collect:
+        from aorta.plan import parse_collect_flag  # the recipe's models: only with --collect
 
-    names = list(parse_collect_flag(collect)) if collect else None
+        names = list(parse_collect_flag(collect))
     rows = doctor_rows(names)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
