@@ -19,7 +19,7 @@ import pytest
 from aorta_testing import REPO, run_aorta, write_recipe
 
 # Third-party packages none of the light commands needs, and aorta's own heavy layers.
-HEAVY = ("pydantic", "yaml", "rich", "sqlalchemy", "pyarrow", "pynvml", "click_repl")
+HEAVY = ("pydantic", "yaml", "rich", "sqlalchemy", "pyarrow", "pynvml")
 HEAVY_AORTA = ("aorta.collectors.", "aorta.parsers.", "aorta.comparison.", "aorta.recipe",
                "aorta.plan", "aorta.run.trial", "aorta.report.", "aorta.history.")
 # Small, import-free modules a command's options need (compare's --correction choices).
