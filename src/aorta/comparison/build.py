@@ -66,7 +66,7 @@ def compare_runs(base: LoadedRun, new: LoadedRun, settings: CompareSettings) -> 
 def _collector_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector while the statistics run. They make millions of
     short-lived tuples and no reference cycles, and each collection they trigger would walk
-    the just-loaded runs again: a fifth of the command's time at 20 cells x 10 trials."""
+    the just-loaded runs again (a few per cent of the command, bench/README.md)."""
     was_on = gc.isenabled()
     gc.disable()
     try:
