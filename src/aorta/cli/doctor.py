@@ -123,11 +123,13 @@ def doctor(ctx: click.Context, collect: str | None, as_json: bool,
     (with a COMMAND, its interpreter checks count too); without --collect it only reports and
     exits 0.
     """
-    from aorta.plan import parse_collect_flag
+    names = None
+    if collect:
+        from aorta.plan import parse_collect_flag  # the recipe's models: only with --collect
 
+        names = list(parse_collect_flag(collect))
     if command and not ctx.meta.get("aorta_separator"):
         raise click.UsageError("put '--' before the command: aorta doctor [OPTIONS] -- COMMAND")
-    names = list(parse_collect_flag(collect)) if collect else None
     rows = doctor_rows(names, command)
     if as_json:
         click.echo(json.dumps(rows, indent=2))

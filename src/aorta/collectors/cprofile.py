@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
@@ -26,8 +26,10 @@ from aorta.collectors.child_import import importable_by_child
 from aorta.collectors.python_launch import split_python_launch
 from aorta.errors import SetupError
 from aorta.collectors.ranks import rank_name, rank_of, rollup
-from aorta.parsers.pstats_file import FunctionRow, read_pstats
 from aorta.parsers.skips import Skips
+
+if TYPE_CHECKING:  # readers load only when a capture is read: listing collectors stays quick
+    from aorta.parsers.pstats_file import FunctionRow
 
 __all__ = ["CProfileCollector", "CProfileOptions"]
 
@@ -63,6 +65,8 @@ class CProfileCollector(Collector):
 
     def summarize(self, out_dir: Path, options: CollectorOptions,
                   outcome: TrialOutcome) -> Metrics:
+        from aorta.parsers.pstats_file import read_pstats
+
         metrics: Metrics = {"cprofile_artifact_dir": str(out_dir)}
         ranked = {rank_of(p.name): p for p in sorted(out_dir.glob("profile.rank*.pstats"))}
         ranked.pop(None, None)
@@ -105,6 +109,8 @@ class CProfileCollector(Collector):
     def _summarize_ranks(self, dumps: dict[str | None, Path],
                          options: CollectorOptions) -> Metrics:
         """One dump per rank: each rank's figures, then the roll-up over ranks."""
+        from aorta.parsers.pstats_file import read_pstats
+
         per_rank: dict[str, dict[str, float]] = {}
         damaged = Skips()
         for rank, dump in dumps.items():

@@ -22,7 +22,7 @@ from __future__ import annotations
 import glob
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -32,7 +32,9 @@ from aorta.collectors.options import split_words
 from aorta.collectors.tool_process import (find_binary, gpu_present, read_tail, resolve_binary,
                                            run_tool, tool_version)
 from aorta.errors import SetupError
-from aorta.parsers.nsys_csv import NO_KERNELS, KernelSummary, read_kern_sum
+
+if TYPE_CHECKING:  # readers load only when a capture is read: listing collectors stays quick
+    from aorta.parsers.nsys_csv import KernelSummary
 
 __all__ = ["NsysCollector", "NsysOptions", "TRACE_APIS", "nsys_argv", "find_qdstrm_importer",
            "STATS_REPORTS"]
@@ -126,6 +128,8 @@ class NsysCollector(Collector):
         if binary is None:
             return metrics | capture_status(self.name, "unparsed", "the report exists but no "
                                             f"nsys binary is found to read it (set {ENV_BIN})")
+        from aorta.parsers.nsys_csv import NO_KERNELS, read_kern_sum
+
         found = run_stats(binary, report, out_dir)
         if isinstance(found, str):
             state = "empty" if NO_KERNELS in found else "unparsed"
@@ -195,6 +199,8 @@ def run_stats(binary: str, report: Path, out_dir: Path,
             return name, csv_path
         if result.timed_out:
             return f"`nsys stats` did not finish within {timeout_s:g} s"
+        from aorta.parsers.nsys_csv import NO_KERNELS
+
         if NO_KERNELS in result.output:
             return f"nsys recorded no CUDA kernel ({NO_KERNELS}); did the command run GPU work?"
     return (f"`nsys stats` wrote no kernel summary under either report name "

@@ -38,13 +38,9 @@ from aorta.collectors.proton_host import (TritonInstall, cli_backends, find_trit
                                           translate_devices)
 from aorta.collectors.proton_options import (CUPTI_BACKENDS, QUEUE_INTERCEPTING, ProtonOptions,
                                              check_known_keys, cli_pin_problem, mode_argument)
-from aorta.collectors.proton_reasons import empty_reason, missing_reason
 from aorta.collectors.python_launch import split_python_launch
 from aorta.collectors.ranks import rank_capture, rank_name, rank_of, rollup
 from aorta.errors import SetupError
-from aorta.parsers.chrome_trace import KERNEL_CATEGORIES, read_events
-from aorta.parsers.hatchet import HatchetSummary
-from aorta.parsers.kernel_table import KernelTable
 from aorta.parsers.skips import Skips
 
 __all__ = ["ProtonCollector", "ProtonWrapError", "cli_argv", "env_overlay"]
@@ -122,6 +118,8 @@ class ProtonCollector(Collector):
             install = find_triton()
             pinned = opts.mode == "cli" and opts.backend != "auto"
             offered = cli_backends(install)[0] if pinned and install.version else ()
+            from aorta.collectors.proton_reasons import missing_reason
+
             missing = metrics | capture_status(self.name, "missing", missing_reason(
                 opts, outcome, install.release, found.others, offered))
             return with_attach_failure(self.name, missing, outcome) if opts.mode == "cli" \
@@ -319,6 +317,9 @@ def list_artifacts(root: Path, suffix: str) -> Artifacts:
 
 
 def _tree_metrics(files: list[Path], opts: ProtonOptions, outcome: TrialOutcome) -> Metrics:
+    from aorta.collectors.proton_reasons import empty_reason
+    from aorta.parsers.hatchet import HatchetSummary
+
     summary = HatchetSummary()
     for path in files:
         try:
@@ -344,6 +345,9 @@ def _tree_metrics(files: list[Path], opts: ProtonOptions, outcome: TrialOutcome)
 
 
 def _trace_metrics(files: list[Path]) -> Metrics:
+    from aorta.parsers.chrome_trace import KERNEL_CATEGORIES, read_events
+    from aorta.parsers.kernel_table import KernelTable
+
     table, skips = KernelTable(), Skips()
     for path in files:
         try:

@@ -33,7 +33,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
@@ -42,7 +42,9 @@ from aorta.collectors.base import (Capability, Collector, CollectorOptions, Laun
 from aorta.collectors.options import split_words
 from aorta.collectors.tool_process import find_binary, read_tail, resolve_binary, run_tool
 from aorta.errors import SetupError
-from aorta.collectors.rocprof_figures import Verdict, numbers
+
+if TYPE_CHECKING:  # readers load only when a capture is read: listing collectors stays quick
+    from aorta.collectors.rocprof_figures import Verdict
 
 __all__ = ["RocprofCollector", "RocprofOptions", "RocprofUnavailableError", "TRACE_FLAGS",
            "rocprof_argv", "ENV_BIN"]
@@ -252,6 +254,8 @@ def _read_capture(out_dir: Path, options: RocprofOptions, outcome: TrialOutcome)
             return "unparsed", (f"trace {', '.join(options.trace)} records no kernel dispatch, "
                                 "so there is no GPU time; add kernel to trace"), {}
         return "unparsed", "rocprofv3 wrote no *kernel_stats.csv or *kernel_trace.csv", {}
+    from aorta.collectors.rocprof_figures import numbers
+
     return numbers(stats, traces, outcome)
 
 

@@ -41,7 +41,6 @@ from aorta.collectors.child_import import importable_by_child
 from aorta.collectors.python_launch import split_python_launch
 from aorta.errors import SetupError
 from aorta.parsers.skips import Skips
-from aorta.parsers.torch_trace import read_trace_figures
 from aorta.store.files import read_tail
 
 __all__ = ["TorchCollector", "TorchOptions", "TorchSchedule", "TorchLaunchError", "cli_argv",
@@ -231,6 +230,8 @@ class TorchCollector(Collector):
         if not traces:
             return metrics | capture_status(
                 self.name, "missing", _missing_reason(out_dir, opts, launcher, outcome))
+        from aorta.parsers.torch_trace import read_trace_figures  # loads when read
+
         skips = Skips()
         try:
             figures = read_trace_figures(traces, skips)

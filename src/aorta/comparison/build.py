@@ -8,7 +8,9 @@ depends on its own samples only, never on which other rows were compared.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import gc
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from aorta.comparison.family import adjust
@@ -48,8 +50,9 @@ def compare_runs(base: LoadedRun, new: LoadedRun, settings: CompareSettings) -> 
             notes.append(f"cells only in base (not compared): {', '.join(only_base)}")
         if only_new:
             notes.append(f"cells only in new (not compared): {', '.join(only_new)}")
-    pending = [_compare_cell(label, b, n, settings) for label, b, n in pairs]
-    judged, tested = _decide_all([p for _, rows in pending for p in rows], settings)
+    with _collector_paused():
+        pending = [_compare_cell(label, b, n, settings) for label, b, n in pairs]
+        judged, tested = _decide_all([p for _, rows in pending for p in rows], settings)
     cells, start = [], 0
     for cell, rows in pending:
         cells.append(CellComparison(cell.label, cell.base_cell, cell.new_cell, cell.base_trials,
@@ -57,6 +60,20 @@ def compare_runs(base: LoadedRun, new: LoadedRun, settings: CompareSettings) -> 
                                     cell.notes))
         start += len(rows)
     return Comparison(base.ref.label, new.ref.label, settings, tuple(cells), tuple(notes), tested)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while the statistics run. They make millions of
+    short-lived tuples and no reference cycles, and each collection they trigger would walk
+    the just-loaded runs again (a few per cent of the command, bench/README.md)."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def _decide_all(pending: Sequence[_Pending], settings: CompareSettings) -> tuple[list[Row], int]:

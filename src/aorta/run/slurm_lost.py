@@ -5,13 +5,16 @@ record itself, as an `error` with Slurm's word for why, so the sweep keeps the f
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aorta.redaction import Redactor
 from aorta.results import TrialResult
 from aorta.run.slurm_commands import JobState
-from aorta.run.trial import TrialSpec
 from aorta.store.files import read_tail
 from aorta.store.run_dir import RunStore
+
+if TYPE_CHECKING:  # the trial runner pulls in every collector: `sweep status` needs none
+    from aorta.run.trial import TrialSpec
 
 __all__ = ["describe_end", "lost_result"]
 

@@ -1,0 +1,93 @@
+"""Start-up of the commands that run no trial, against bare Python, whole process each time.
+
+Each command runs `--repeats` times in a fresh interpreter (the commands taking turns, so load
+on a shared machine falls on all of them alike); the figure is the median wall time and its
+ratio to `python -c pass` measured in the same run. `import click` is measured too: it is the
+floor of any click-based command.
+
+    python bench/bench_startup.py [--repeats 21] [--baseline DIR/src]
+
+`--baseline` times the same commands with another tree's sources first on PYTHONPATH (e.g. the
+tree before a change, from `git archive`), in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+COMMANDS: list[tuple[str, list[str]]] = [
+    ("python -c pass", ["-c", "pass"]),
+    ("python -c 'import click'", ["-c", "import click"]),
+    ("aorta --help", ["-m", "aorta", "--help"]),
+    ("aorta collectors", ["-m", "aorta", "collectors"]),
+    ("aorta doctor", ["-m", "aorta", "doctor"]),
+    ("aorta env", ["-m", "aorta", "env"]),
+    ("aorta sweep status", ["-m", "aorta", "sweep", "status", "{run}"]),
+    ("aorta compare --help", ["-m", "aorta", "compare", "--help"]),
+]
+
+
+def _env(src: str | None) -> dict[str, str]:
+    env = dict(os.environ)
+    if src:
+        env["PYTHONPATH"] = src
+    return env
+
+
+def _once(argv: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, *argv], env=env, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - start
+
+
+def _make_run(workdir: Path, env: dict[str, str]) -> Path:
+    """A finished two-trial run of `/bin/true`, for `sweep status` to read."""
+    recipe = workdir / "r.yaml"
+    recipe.write_text("schema_version: 1\nticket: startup\ntrials: 2\n")
+    out = workdir / "run"
+    subprocess.run([sys.executable, "-m", "aorta", "sweep", "run", "--recipe", str(recipe),
+                    "--output", str(out), "--fresh", "--", "/bin/true"],
+                   env=env, check=True, capture_output=True)
+    return out / "startup"          # the run lands under its ticket
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=21)
+    parser.add_argument("--baseline", help="another tree's src directory, timed in the same run")
+    args = parser.parse_args()
+    trees = {"this tree": os.environ.get("PYTHONPATH")}
+    if args.baseline:
+        trees["baseline"] = args.baseline
+    with tempfile.TemporaryDirectory() as tmp:
+        run = _make_run(Path(tmp), _env(trees["this tree"]))
+        jobs = [(tree, label, [a.replace("{run}", str(run)) for a in argv])
+                for tree in trees for label, argv in COMMANDS
+                if tree == "this tree" or argv[0] == "-m"]
+        times: dict[tuple[str, str], list[float]] = {(t, lab): [] for t, lab, _ in jobs}
+        for _ in range(args.repeats):
+            for tree, label, argv in jobs:
+                times[(tree, label)].append(_once(argv, _env(trees[tree])))
+    bare = statistics.median(times[("this tree", "python -c pass")])
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+          f"{platform.python_version()}, load {os.getloadavg()[0]:.2f}; "
+          f"median of {args.repeats} runs, whole process")
+    for (tree, label), runs in times.items():
+        med = statistics.median(runs)
+        print(f"{tree:10} {label:26} {med * 1e3:7.1f} ms  {med / bare:5.2f}x bare  "
+              f"(quartiles {statistics.quantiles(runs, n=4)[0] * 1e3:.1f}-"
+              f"{statistics.quantiles(runs, n=4)[2] * 1e3:.1f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""The `aorta` command starts light: each command imports only what it uses (issue 13).
+
+Each case runs the real command in a fresh interpreter and lists which heavy modules it left
+in `sys.modules`. A module-level import added in the wrong place shows up here, long before
+anyone times it (bench/bench_startup.py has the figures).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from aorta_testing import REPO, run_aorta, write_recipe
+
+# Third-party packages none of the light commands needs, and aorta's own heavy layers.
+HEAVY = ("pydantic", "yaml", "rich", "sqlalchemy", "pyarrow", "pynvml")
+HEAVY_AORTA = ("aorta.collectors.", "aorta.parsers.", "aorta.comparison.", "aorta.recipe",
+               "aorta.plan", "aorta.run.trial", "aorta.report.", "aorta.history.")
+# Small, import-free modules a command's options need (compare's --correction choices).
+LIGHT = ("aorta.comparison.family",)
+
+_PROBE = textwrap.dedent("""
+    import contextlib, io, json, sys
+    from aorta.cli import main
+    argv = json.loads(sys.argv[1])
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = main(argv) if argv else 0
+    loaded = [m for m in sys.modules
+              if (m.split(".")[0] in HEAVY or m.startswith(HEAVY_AORTA)) and m not in LIGHT]
+    print(json.dumps({"code": code, "loaded": sorted(loaded)}))
+""")
+
+
+def _loaded(argv: list[str]) -> dict[str, object]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "src"), env.get("PYTHONPATH")]))
+    code = f"HEAVY = {HEAVY!r}\nHEAVY_AORTA = {HEAVY_AORTA!r}\nLIGHT = {LIGHT!r}\n{_PROBE}"
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(argv)], env=env,
+                          capture_output=True, text=True, timeout=60, check=True)
+    found: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
+@pytest.mark.parametrize("argv", [
+    [],                                   # `import aorta.cli` alone
+    ["--help"],
+    ["compare", "--help"],
+    ["sweep", "--help"],
+    ["report", "--help"],
+    ["export", "--help"],
+    ["history", "--help"],
+    ["env"],
+], ids=lambda a: " ".join(a) or "import")
+def test_light_commands_import_nothing_heavy(argv: list[str]) -> None:
+    found = _loaded(argv)
+    assert found == {"code": 0, "loaded": []}
+
+
+def test_sweep_status_reads_a_run_without_collectors_or_schemas(tmp_path: Path) -> None:
+    recipe = write_recipe(tmp_path, "schema_version: 1\nticket: light\ntrials: 2\n")
+    done = run_aorta("sweep", "run", "--recipe", str(recipe), "--output", str(tmp_path / "out"),
+                     "--", sys.executable, "-c", "pass")
+    assert done.returncode == 0, done.stderr
+    found = _loaded(["sweep", "status", str(tmp_path / "out" / "light")])
+    assert found == {"code": 0, "loaded": []}
+
+
+def test_listing_collectors_loads_no_artifact_reader() -> None:
+    # Listing and probing needs each collector's options model, never its file readers.
+    found = _loaded(["collectors"])
+    loaded = found["loaded"]
+    assert isinstance(loaded, list)
+    assert "aorta.collectors.registry" in loaded      # the probe does load the collectors
+    readers = [m for m in loaded if m.startswith("aorta.parsers.")
+               and m not in ("aorta.parsers.skips", "aorta.parsers.ncu_csv",
+                             "aorta.parsers.kernel_table", "aorta.parsers.nv_numbers")]
+    assert readers == []
+    assert "aorta.collectors.rocprof_figures" not in loaded
+    assert "aorta.recipe" not in loaded and "pyarrow" not in loaded
