@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from aorta.env_modes import ENV_MODES
 from aorta.errors import RecipeError
 from aorta.results import MAX_TRIALS_PER_CELL
 from aorta.schema_errors import format_validation_error
@@ -45,7 +46,6 @@ SCHEMA_VERSION = 1
 #: What a finished trial keeps, least to most: its record only; + logs; + collectors'
 #: summaries; everything.
 RETAIN_LEVELS = ("none", "log", "summary", "full")
-ENV_MODES = ("inherit", "clean", "file")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _VARIANT_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.]*")
 _DEVICE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/\-]*")   # 0, GPU-<uuid>, MIG-<uuid>/1/0

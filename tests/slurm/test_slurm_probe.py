@@ -217,7 +217,7 @@ def test_skip_remote_probe_submits_without_the_check(tmp_path: Path):
         executor: {kind: slurm}
     """)
     proc = _sweep(tmp_path, recipe, _env(), "--skip-remote-probe")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr      # no trial passed
     run_dir = tmp_path / "out" / "skipped"
     assert "probe" not in _slurm_record(run_dir) and "probe job" not in proc.stderr
     assert not list((run_dir / "slurm").glob("probe_*"))

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from aorta.recipe import ENV_MODES
+from aorta.env_modes import ENV_MODES
 
 __all__ = ["run_setting_options"]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from aorta.comparison.family import adjust
 from aorta.comparison.kinds import metric_kind
-from aorta.comparison.load import CellSamples, KernelEntry, LoadedRun, TrialTable, pair_cells
+from aorta.comparison.load import CellSamples, LoadedRun, TrialTable, pair_cells
 from aorta.comparison.model import CellComparison, CompareSettings, Comparison, Row
 from aorta.comparison.names import normalise
 from aorta.comparison.stats import can_reach, median

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from itertools import accumulate

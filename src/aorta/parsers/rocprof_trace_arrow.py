@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import importlib
 import io
 import itertools
 import sys
@@ -58,8 +59,8 @@ class _Refused(Exception):
 def arrow_available() -> bool:
     """True when pyarrow (with its CSV reader and compute functions) imports."""
     try:
-        import pyarrow.compute  # noqa: F401
-        import pyarrow.csv  # noqa: F401
+        importlib.import_module("pyarrow.compute")
+        importlib.import_module("pyarrow.csv")
     except ImportError:
         return False
     return True
