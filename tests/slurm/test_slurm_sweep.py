@@ -88,7 +88,7 @@ def _slurm_record(run_dir: Path) -> dict:
 def _running_jobs(run_dir: Path, running: int, submitted: int) -> bool:
     """Whether `submitted` jobs are recorded in run.json and `running` of them run."""
     try:
-        jobs = _slurm_record(run_dir)["jobs"]
+        jobs = (_slurm_record(run_dir) or {})["jobs"]   # null until the trials are submitted
     except (OSError, ValueError, KeyError):
         return False
     states = _jobs_in_queue(job_name(run_dir))
