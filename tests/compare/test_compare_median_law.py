@@ -81,3 +81,36 @@ def test_bad_input():
         median_law(0)
     with pytest.raises(ValueError):
         MedianLaw((1.0,), (1.0,), (0.0,))
+
+
+def _law_by_comprehension(sample):
+    """law_of as first written (one comprehension, a set for ties): the reference the faster
+    law_of must match bit for bit (issue 13)."""
+    from itertools import accumulate
+    from operator import sub
+    ordered = sorted(sample)
+    lows, highs, probs = median_law(len(ordered))
+    if len(ordered) % 2:
+        values, weights = [ordered[i] for i in lows], list(probs)
+    else:
+        values = [(ordered[i] + ordered[j]) / 2 for i, j in zip(lows, highs)]
+        order = sorted(range(len(values)), key=values.__getitem__)
+        values, weights = [values[k] for k in order], [probs[k] for k in order]
+    cumulative = [0.0, *accumulate(weights)]
+    if len(set(values)) < len(values):
+        keep = [k for k in range(len(values)) if k + 1 == len(values) or values[k] != values[k + 1]]
+        values = [values[k] for k in keep]
+        cumulative = [0.0] + [cumulative[k + 1] for k in keep]
+        weights = list(map(sub, cumulative[1:], cumulative[:-1]))
+    cumulative[-1] = 1.0
+    return tuple(values), tuple(weights), tuple(cumulative)
+
+
+def test_law_of_is_bit_for_bit_the_reference():
+    rng = random.Random(13)
+    for _ in range(400):
+        n = rng.choice([1, 2, 3, 5, 10, 11, 20, 21, 50])
+        digits = rng.choice([1, 2, 3, 9])
+        sample = [round(rng.lognormvariate(0, 0.1), digits) for _ in range(n)]
+        law = law_of(sample)
+        assert (law.values, law.probs, law.cumulative) == _law_by_comprehension(sample)

@@ -58,3 +58,19 @@ def test_declines_past_the_budget(monkeypatch):
     assert tied_tails([1] * 30 + [2], 15, 100, 900) is None
     with pytest.raises(ValueError):
         tied_tails([2, 2], 5, 0, 0)
+
+
+def test_tails_near_the_centre_match_enumeration():
+    # As the rank test asks (centre -/+ distance): near the centre both tails are wide and
+    # one count up to `high` replaces the two (issue 13); counts must not move.
+    rng = random.Random(13)
+    for _ in range(150):
+        groups = [rng.choice([1, 1, 1, 1, 2, 3]) for _ in range(rng.randint(4, 9))]
+        total = sum(groups)
+        drawn = rng.randint(1, total - 1)
+        sums = doubled_rank_sums(groups, drawn)
+        centre = drawn * (total + 1)
+        for distance in (0, 1, 2, 3, 5, 8, rng.randint(0, max(sums) - centre + 2)):
+            low, high = centre - distance, centre + distance
+            assert tied_tails(groups, drawn, low, high) == (
+                sum(s <= low for s in sums), sum(s >= high for s in sums)), (groups, drawn, distance)

@@ -28,8 +28,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import accumulate
-from operator import sub
+from itertools import accumulate, islice, repeat
+from operator import add, lt, sub, truediv
 
 __all__ = ["median_law", "MedianLaw", "law_of"]
 
@@ -65,16 +65,17 @@ def law_of(sample: Sequence[float]) -> MedianLaw:
     """The bootstrap law of median(sample). Raises ValueError for an empty sample."""
     ordered = sorted(sample)
     lows, highs, probs = median_law(len(ordered))
+    at = ordered.__getitem__
     if len(ordered) % 2:
-        values = list(map(ordered.__getitem__, lows))       # already ascending
+        values = list(map(at, lows))                        # already ascending
         weights: Sequence[float] = probs
     else:                                                   # (x[i] + x[j]) / 2, as median() has it
-        values = [(ordered[i] + ordered[j]) / 2 for i, j in zip(lows, highs)]
+        values = list(map(truediv, map(add, map(at, lows), map(at, highs)), repeat(2)))
         order = sorted(range(len(values)), key=values.__getitem__)
         values = list(map(values.__getitem__, order))
         weights = list(map(probs.__getitem__, order))
-    cumulative = [0.0, *accumulate(weights)]
-    if len(set(values)) < len(values):                      # ties: one atom per value
+    cumulative = list(accumulate(weights, initial=0.0))
+    if not all(map(lt, values, islice(values, 1, None))):  # ties: one atom per value
         keep = [k for k in range(len(values)) if k + 1 == len(values) or values[k] != values[k + 1]]
         values = [values[k] for k in keep]
         cumulative = [0.0] + [cumulative[k + 1] for k in keep]

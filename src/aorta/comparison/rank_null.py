@@ -87,9 +87,25 @@ def tied_tails(groups: Sequence[int], drawn: int, low: int, high: int) -> tuple[
     work = sum(limit + 1 for _, limit in sides if limit >= 0)
     if len(groups) * drawn * work * width > TIED_BUDGET:
         return None
-    below, above = (_count(steps, drawn, width, limit) if limit >= 0 else 0
-                    for steps, limit in sides)
+    steps, low_limit = sides[0]
+    _, below_high = _reduced(groups, scores, drawn, high - 1)
+    if low < high and below_high + 1 < work:
+        # Near the centre both tails are wide; one count up to `high` is cheaper, and gives
+        # T >= high as the complement of T <= high - 1.
+        fields = _count(steps, drawn, width, below_high) if below_high >= 0 else 0
+        below = _fields_total(fields, width, low_limit)
+        return below, math.comb(before, drawn) - _fields_total(fields, width, below_high)
+    below, above = (_fields_total(_count(steps, drawn, width, limit), width, limit)
+                    if limit >= 0 else 0 for steps, limit in sides)
     return below, above
+
+
+def _fields_total(fields: int, width: int, limit: int) -> int:
+    """The sum of the first limit + 1 fields of `width` bits: modulo 2^width - 1 a field
+    weighs 1, and no sum of counts reaches the modulus."""
+    if limit < 0:
+        return 0
+    return (fields & ((1 << (width * (limit + 1))) - 1)) % ((1 << width) - 1)
 
 
 def _reduced(sizes: Sequence[int], scores: Sequence[int], drawn: int,
@@ -104,11 +120,11 @@ def _reduced(sizes: Sequence[int], scores: Sequence[int], drawn: int,
 
 
 def _count(steps: Sequence[tuple[int, int]], drawn: int, width: int, limit: int) -> int:
-    """How many ways to draw exactly `drawn` values with reduced sum at most `limit`.
+    """How many ways there are to draw exactly `drawn` values with each reduced sum up to
+    `limit`, packed in fields of `width` bits (field k: the count of sum k).
 
-    ways[c] packs, for c values drawn so far, the count of every reduced sum in fields of
-    `width` bits. Sums only grow along the walk, so fields past `limit` are dropped as they
-    appear; the total of the last row's fields is its remainder modulo 2^width - 1."""
+    ways[c] packs, for c values drawn so far, the count of every reduced sum. Sums only grow
+    along the walk, so fields past `limit` are dropped as they appear."""
     keep = (1 << (width * (limit + 1))) - 1
     ways = [1] + [0] * drawn
     seen, total = 0, sum(size for size, _ in steps)
@@ -125,4 +141,4 @@ def _count(steps: Sequence[tuple[int, int]], drawn: int, width: int, limit: int)
             for d in range(1, min(size, c) + 1):
                 grown += math.comb(size, d) * (ways[c - d] << (d * shift))
             ways[c] = grown & keep
-    return ways[drawn] % ((1 << width) - 1)
+    return ways[drawn]
