@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 
 import click
 
+from aorta.cli.option_guard import CommandAfterSeparator, check_separator
 from aorta.errors import EXIT_OK, EXIT_USAGE
 
 __all__ = ["doctor", "doctor_rows", "interpreter_rows", "doctor_lines", "doctor_refusal"]
@@ -94,15 +95,7 @@ def doctor_refusal(rows: list[dict[str, object]], with_command: bool = False
                  and ("@" not in str(r["check"]) or with_command)), None)
 
 
-class _CommandAfterSeparator(click.Command):
-    """A COMMAND only after `--`, so a mistyped doctor flag is never taken for one."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        ctx.meta["aorta_separator"] = "--" in args
-        return super().parse_args(ctx, args)
-
-
-@click.command(cls=_CommandAfterSeparator)
+@click.command(cls=CommandAfterSeparator)
 @click.option("--collect", metavar="A,B", help="Check only these collectors; exit 2 if any "
               "of them cannot measure here.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -128,8 +121,7 @@ def doctor(ctx: click.Context, collect: str | None, as_json: bool,
         from aorta.plan import parse_collect_flag  # the recipe's models: only with --collect
 
         names = list(parse_collect_flag(collect))
-    if command and not ctx.meta.get("aorta_separator"):
-        raise click.UsageError("put '--' before the command: aorta doctor [OPTIONS] -- COMMAND")
+    check_separator(ctx.meta.get("aorta_args", []), command, ctx)
     rows = doctor_rows(names, command)
     if as_json:
         click.echo(json.dumps(rows, indent=2))

@@ -22,7 +22,7 @@ import click
 
 from aorta.errors import UserError
 
-__all__ = ["guard_command", "check_separator"]
+__all__ = ["guard_command", "check_separator", "CommandAfterSeparator"]
 
 _GUARDED = "_aorta_option_guard"
 
@@ -56,6 +56,15 @@ def _checked(inner: Any, names: set[str]) -> Any:
     return callback
 
 
+class CommandAfterSeparator(click.Command):
+    """A command whose payload COMMAND comes only after `--`: keeps the tokens it was given
+    for `check_separator`, so aorta's flags and the payload's never mix."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["aorta_args"] = list(args)
+        return super().parse_args(ctx, args)
+
+
 def check_separator(args: Sequence[str], command: Sequence[str], ctx: click.Context) -> None:
     """Refuse a command without `--`, and words given between the options and `--`.
 
@@ -64,8 +73,8 @@ def check_separator(args: Sequence[str], command: Sequence[str], ctx: click.Cont
     if not command:
         return
     if "--" not in args:
-        raise UserError(f"{ctx.command_path}: put '--' between aorta's options and the "
-                        f"command: {ctx.command_path} [OPTIONS] -- COMMAND [ARGS...]")
+        raise UserError(f"{ctx.command_path}: put '--' before the command, after aorta's "
+                        f"options: {ctx.command_path} [OPTIONS] -- COMMAND [ARGS...]")
     after = list(args[list(args).index("--") + 1:])
     stray = list(command[:len(command) - len(after)]) if len(command) > len(after) else []
     if stray or list(command[-len(after):] if after else []) != after:

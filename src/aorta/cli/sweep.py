@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
+from aorta.cli.option_guard import CommandAfterSeparator, check_separator
 from aorta.cli.run_settings import run_setting_options
 from aorta.errors import EXIT_OK, UserError
 
@@ -40,14 +41,6 @@ class SweepRunOptions:
     stop_after_events: int | None = None
     max_trials: int | None = None
     skip_remote_probe: bool = False
-
-
-class _NeedsSeparator(click.Command):
-    """Refuses a command given without `--`, so aorta's flags and the payload's never mix."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        ctx.meta["aorta_args"] = list(args)
-        return super().parse_args(ctx, args)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -107,7 +100,7 @@ def sweep() -> None:
     """Run a command many times over a matrix of variants, under profilers."""
 
 
-@sweep.command("run", cls=_NeedsSeparator)
+@sweep.command("run", cls=CommandAfterSeparator)
 @_options
 @click.pass_context
 def run_command(ctx: click.Context, /, **kwargs: Any) -> int:
@@ -124,7 +117,7 @@ def run_command(ctx: click.Context, /, **kwargs: Any) -> int:
     return run(_collect_options(ctx, kwargs))
 
 
-@sweep.command("plan", cls=_NeedsSeparator)
+@sweep.command("plan", cls=CommandAfterSeparator)
 @_options
 @click.pass_context
 def plan_command(ctx: click.Context, /, **kwargs: Any) -> int:
@@ -134,8 +127,6 @@ def plan_command(ctx: click.Context, /, **kwargs: Any) -> int:
 
 def _collect_options(ctx: click.Context, kwargs: dict[str, Any],
                      dry_run: bool = False) -> SweepRunOptions:
-    from aorta.cli.option_guard import check_separator
-
     command: tuple[str, ...] = tuple(kwargs.pop("command"))
     check_separator(ctx.meta.get("aorta_args", []), command, ctx)
     opts = SweepRunOptions(command=command, **kwargs)
