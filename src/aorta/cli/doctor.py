@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,13 +14,17 @@ from aorta.errors import EXIT_OK, EXIT_USAGE
 
 __all__ = ["doctor", "doctor_rows", "interpreter_rows", "doctor_lines", "doctor_refusal"]
 
+if TYPE_CHECKING:
+    from aorta.collectors.base import CollectorOptions
+
 Row = dict[str, object]
 #: Without a command, the interpreters a `-- python3 script.py` (or `python`) command would run.
 DEFAULT_PYTHONS = ("python3", "python")
 
 
 def doctor_rows(names: list[str] | None = None, command: Sequence[str] = (),
-                env: Mapping[str, str] | None = None) -> list[Row]:
+                env: Mapping[str, str] | None = None,
+                options: Mapping[str, CollectorOptions] | None = None) -> list[Row]:
     """One row per collector, one per backend a collector reports in `details["backends"]`,
     and one per interpreter check (`interpreter_rows`)."""
     from aorta.collectors.registry import get
@@ -37,18 +42,22 @@ def doctor_rows(names: list[str] | None = None, command: Sequence[str] = (),
                 rows.append({"check": f"{name}:{backend}", "usable": bool(info.get("usable")),
                              "version": info.get("version"), "reason": info.get("reason", ""),
                              "fix": info.get("fix", "")})
-        rows += interpreter_rows(name, command, os.environ if env is None else env)
+        rows += interpreter_rows(name, command, os.environ if env is None else env,
+                                 (options or {}).get(name))
     return rows
 
 
-def interpreter_rows(name: str, command: Sequence[str], env: Mapping[str, str]) -> list[Row]:
-    """Can the payload's interpreter import what `name`'s launcher needs (default options)?
-    With a command: the interpreter it runs; without: `python3` and `python` on PATH."""
+def interpreter_rows(name: str, command: Sequence[str], env: Mapping[str, str],
+                     options: CollectorOptions | None = None) -> list[Row]:
+    """Can the payload's interpreter import what `name`'s launcher needs (with `options`, else
+    the defaults)? With a command: the interpreter it runs; without: `python3` and `python` on
+    PATH."""
     from aorta.collectors.child_python import check_import
     from aorta.collectors.registry import get
 
     collector = get(name)
-    modules = collector.child_imports(collector.validate(None))
+    modules = collector.child_imports(options if options is not None
+                                      else collector.validate(None))
     if not modules:
         return []
     commands = [tuple(command)] if command else [(p, "script.py") for p in DEFAULT_PYTHONS]

@@ -118,10 +118,10 @@ def check_on_node(job: ProbeJob, spec: TrialSpec, caller_env: Mapping[str, str],
     record: dict[str, Any] = {"job": job_id, "submitted_at": _now(),
                               "collectors": list(spec.collectors),
                               "answer": f"slurm/{answer_name}"}
-    submitted(record)
-    note(f"checking the collectors on a Slurm node before submitting the trials: probe job "
-         f"{job_id} (its log: {folder / stem}.err)")
-    try:
+    try:   # from here on, whatever stops the driver cancels the probe job
+        submitted(record)
+        note(f"checking the collectors on a Slurm node before submitting the trials: probe "
+             f"job {job_id} (its log: {folder / stem}.err)")
         answer, lost = _wait(job, job_id, answer_name, note)
     except BaseException:
         _cancel(job_id)

@@ -103,6 +103,7 @@ class SlurmExecutor:
         self.settle_s = settle_s
         self.python = python
         self.note = note or _note_on_stderr
+        self.probed = False   # a node said yes: later rounds (stop_after) submit no new probe
         self.run_dir: Path | None = None
         self.store: RunStore | None = None
         self.record: dict[str, Any] = {"jobs": {}, "submissions": []}
@@ -139,7 +140,7 @@ class SlurmExecutor:
         try:
             watched.update(self._reattach(by_key))
             todo = [s for k, s in by_key.items() if k not in watched]
-            if todo and self.config.remote_probe:
+            if todo and self.config.remote_probe and not self.probed:
                 self._check_on_node(todo, caller_env)
             watched.update(self._submit(todo, caller_env))
             _Watch(self, by_key, watched, on_start, on_done).until_done()
@@ -192,6 +193,7 @@ class SlurmExecutor:
         submitted(outcome.record)
         if outcome.refusal is not None:
             raise SetupError(outcome.refusal)
+        self.probed = True
 
     def _submit(self, specs: Sequence[TrialSpec], caller_env: Mapping[str, str]
                 ) -> dict[str, str]:

@@ -42,17 +42,18 @@ def node_answer(spec: TrialSpec, env: Mapping[str, str]) -> dict[str, Any]:
     from aorta.cli.doctor import doctor_lines, doctor_refusal, doctor_rows
 
     names = list(spec.collectors)
-    rows = doctor_rows(names, spec.command, env)   # the node's interpreter for the command too
+    pin, device = gpu_pin(env)
+    if pin:
+        spec = dataclasses.replace(spec, device_env={**pin, **spec.device_env}, device=device)
+    child_env = child_environment(spec.env_mode, env, {**spec.env, **spec.device_env})
+    # The node's interpreter for the command too, in the trial's environment and options.
+    rows = doctor_rows(names, spec.command, child_env, spec.collectors)
     answer = _answer(ok=True, collectors=names, rows=rows, lines=doctor_lines(rows))
     refused = doctor_refusal(rows, with_command=True)
     if refused is not None:
         return answer | {"ok": False, "refused": str(refused["check"])}
-    pin, device = gpu_pin(env)
-    if pin:
-        spec = dataclasses.replace(spec, device_env={**pin, **spec.device_env}, device=device)
     try:
-        spec_launch(spec, child_environment(spec.env_mode, env,
-                                            {**spec.env, **spec.device_env}))
+        spec_launch(spec, child_env)
     except SetupError as exc:
         return answer | {"ok": False, "wrap_error": str(exc)}
     return answer
