@@ -13,9 +13,7 @@ from __future__ import annotations
 import os
 import platform
 import re
-import shutil
 import socket
-import subprocess
 import sys
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
@@ -23,7 +21,8 @@ from typing import Any
 
 from aorta import __version__
 from aorta.envsnap_health import system_health
-from aorta.envsnap_stack import container_info, hip_info, hipblaslt_info, python_env_info
+from aorta.envsnap_stack import (container_info, hip_info, hipblaslt_info, python_env_info,
+                                 run_tool)
 from aorta.redaction import looks_secret, redact_env
 
 __all__ = ["ENV_SCHEMA", "snapshot", "steering_env", "redact", "looks_secret"]
@@ -137,14 +136,7 @@ def _packages() -> dict[str, str | None]:
 
 
 def _run(argv: list[str]) -> str | None:
-    if shutil.which(argv[0]) is None:
-        return None
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=_TOOL_TIMEOUT_S,
-                          check=False)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv[:2])} exited {proc.returncode}: "
-                           f"{(proc.stderr or proc.stdout).strip()[:200]}")
-    return proc.stdout
+    return run_tool(argv, _TOOL_TIMEOUT_S)
 
 
 _NV_FIELDS = ("index", "name", "uuid", "driver_version", "memory.total", "clocks.sm",

@@ -13,6 +13,7 @@ import glob
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -28,15 +29,22 @@ _ROCM_DIRS = ("/opt/rocm",)
 
 def run_tool(argv: list[str], timeout: float = TOOL_TIMEOUT_S) -> str | None:
     """The tool's stdout, or None when it is not on PATH. Raises on a non-zero exit or a
-    timeout (the caller records why)."""
+    timeout (the caller records why); a timed-out tool is killed with every process it
+    started (hipcc, rocm-smi and amd-smi are scripts with children of their own)."""
     if shutil.which(argv[0]) is None:
         return None
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)   # its own session: the tool and its children
+        proc.communicate()
+        raise
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(argv[:2])} exited {proc.returncode}: "
-                           f"{(proc.stderr or proc.stdout).strip()[:200]}")
-    return proc.stdout
+                           f"{(err or out).strip()[:200]}")
+    return out
 
 
 def _rocm_roots(env: Mapping[str, str]) -> list[str]:

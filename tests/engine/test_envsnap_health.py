@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from aorta.envsnap_health import _guarded, system_health
 from aorta.envsnap_stack import container_info, hipblaslt_info, python_env_info, run_tool
 from aorta_testing import run_aorta
@@ -90,3 +92,22 @@ def test_container_and_python_env_from_variables():
     info = container_info({"CONTAINER_IMAGE": "rocm/pytorch:latest", "CONTAINER_NAME": "b1"})
     assert info["image"] == "rocm/pytorch:latest" and info["name"] == "b1"
     assert python_env_info({})["kind"] in ("venv", "conda", "system")
+
+
+def test_a_tool_that_times_out_leaves_no_process_behind(tmp_path: Path):
+    """A snapshot tool is often a script with children (hipcc, rocm-smi): all of them go."""
+    import subprocess
+
+    marker = tmp_path / "child.pid"
+    script = tmp_path / "slow-tool"
+    script.write_text(f"#!/bin/sh\nsleep 60 &\necho $! > {marker}\nsleep 60\n")
+    script.chmod(0o755)
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_tool([str(script)], timeout=1.0)
+    child = int(marker.read_text())
+    try:
+        os.kill(child, 0)
+        alive = Path(f"/proc/{child}/stat").read_text().split()[2] != "Z"
+    except ProcessLookupError:
+        alive = False
+    assert not alive
