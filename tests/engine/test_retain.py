@@ -134,3 +134,24 @@ def test_a_link_as_the_trial_directory_is_refused(tmp_path: Path):
 ])
 def test_file_classes(path: str, cls: str):
     assert file_class(path) == cls
+
+
+def test_a_very_deep_tree_and_a_vanished_trial_directory_are_no_crash(tmp_path: Path):
+    """A payload's 2000-level tree is pruned to a bounded depth (deeper files are kept), and a
+    trial directory the payload removed gives an empty record, not a traceback."""
+    trial = tmp_path / "run" / "cells" / "c" / "trial_0"
+    trial.mkdir(parents=True)
+    (trial / "trace.json").write_text("x" * 100)
+    fd = os.open(trial, os.O_RDONLY)
+    for _ in range(2000):
+        os.mkdir("d", dir_fd=fd)
+        child = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    with open(os.open("deep.bin", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as fh:
+        fh.write("y")
+    os.close(fd)
+    kept = prune_trial(tmp_path / "run", ("cells", "c", "trial_0"), "log")
+    assert kept.files == ["trace.json"] and kept.bytes == 100
+    gone = prune_trial(tmp_path / "run", ("cells", "c", "trial_9"), "log")
+    assert (gone.files, gone.file_count, gone.bytes) == ([], 0, 0)

@@ -52,6 +52,11 @@ def file_class(relative: str) -> str:
     return "summary" if _SUMMARY.search(name) else "heavy"
 
 
+#: How deep pruning looks into a trial directory: a payload's own deep tree neither exhausts
+#: file descriptors nor the stack; deeper files are kept.
+MAX_DEPTH = 64
+
+
 def prune_trial(run_root: Path, trial_parts: tuple[str, ...], level: str) -> Retention:
     """Delete the files of the trial directory `run_root/trial_parts` above `level`.
 
@@ -63,23 +68,27 @@ def prune_trial(run_root: Path, trial_parts: tuple[str, ...], level: str) -> Ret
         return Retention(level, [], 0, 0)
     files: list[str] = []
     count = size = 0
-    with open_dir(run_root, trial_parts) as fd:
-        for relative, dir_fd, name, nbytes in _files(fd, ""):
-            if _CLASS_RANK[file_class(relative)] <= _RANK[level]:
-                continue
-            try:
-                os.unlink(name, dir_fd=dir_fd)
-            except OSError:
-                continue
-            count, size = count + 1, size + nbytes
-            if len(files) < MAX_LISTED:
-                files.append(relative)
+    try:
+        with open_dir(run_root, trial_parts) as fd:
+            for relative, dir_fd, name, nbytes in _files(fd, "", MAX_DEPTH):
+                if _CLASS_RANK[file_class(relative)] <= _RANK[level]:
+                    continue
+                try:
+                    os.unlink(name, dir_fd=dir_fd)
+                except OSError:
+                    continue
+                count, size = count + 1, size + nbytes
+                if len(files) < MAX_LISTED:
+                    files.append(relative)
+    except FileNotFoundError:
+        pass   # the payload removed its own trial directory: nothing left to prune
     return Retention(level, files, count, size)
 
 
-def _files(fd: int, prefix: str) -> Iterator[tuple[str, int, str, int]]:
+def _files(fd: int, prefix: str, depth: int) -> Iterator[tuple[str, int, str, int]]:
     """(relative path, directory fd, name, bytes) of every regular file below `fd`, links
-    neither followed nor returned. Sorted, so the record lists files in a stable order."""
+    neither followed nor returned, directories `depth` levels down at most (what lies deeper
+    is kept). Sorted, so the record lists files in a stable order."""
     with os.scandir(fd) as entries:
         names = sorted(e.name for e in entries)
     for name in names:
@@ -90,13 +99,13 @@ def _files(fd: int, prefix: str) -> Iterator[tuple[str, int, str, int]]:
         relative = f"{prefix}{name}"
         if stat.S_ISREG(info.st_mode):
             yield relative, fd, name, info.st_size
-        elif stat.S_ISDIR(info.st_mode):
+        elif stat.S_ISDIR(info.st_mode) and depth > 0:
             try:
                 child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
                                 dir_fd=fd)
             except OSError:
                 continue   # swapped for a link since the stat: not entered
             try:
-                yield from _files(child, f"{relative}/")
+                yield from _files(child, f"{relative}/", depth - 1)
             finally:
                 os.close(child)
