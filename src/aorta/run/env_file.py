@@ -13,14 +13,12 @@ reason names the variable (never its value), and the payload does not run.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
 from aorta.collectors.base import Launch
 from aorta.errors import UserError
 from aorta.redaction import Redactor
-from aorta.store.files import open_dir
-from aorta.store.run_dir import CELLS, RunStore
+from aorta.store.run_dir import RunStore
 
 __all__ = ["ENV_FILE", "ENV_FILE_VARIABLE", "env_file_problem", "env_file_text",
            "write_env_file", "launch_with_env_file", "refuse_unwritable_env"]
@@ -58,9 +56,8 @@ def write_env_file(store: RunStore, cell: str, trial: str, env: Mapping[str, str
         raise ValueError(problem)
     path = store.trial_dir(cell, trial) / ENV_FILE
     full = {**env, ENV_FILE_VARIABLE: str(path)}
-    store.write_trial_file(cell, trial, ENV_FILE, env_file_text(full, store.redactor))
-    with open_dir(store.root, (CELLS, cell, trial)) as fd:   # the file was just renamed in
-        os.chmod(ENV_FILE, 0o600, dir_fd=fd)
+    store.write_trial_file(cell, trial, ENV_FILE, env_file_text(full, store.redactor),
+                           private=True)
     return str(path)
 
 

@@ -86,11 +86,11 @@ def _refuse(path: Path, exc: OSError) -> None:
 
 
 def write_bytes(root: Path, parts: Sequence[str], name: str, data: bytes,
-                executable: bool = False) -> Path:
+                executable: bool = False, private: bool = False) -> Path:
     """Write `data` to `root/parts.../name` atomically; directories are made as needed."""
     with open_dir(root, parts, create=True) as dfd:
         tmp = f".{name[:40]}.{secrets.token_hex(6)}.tmp"
-        mode = 0o777 if executable else 0o666
+        mode = 0o600 if private else 0o777 if executable else 0o666   # private: owner only
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      mode, dir_fd=dfd)
         try:
@@ -116,8 +116,9 @@ def write_anywhere(path: Path, data: str | bytes) -> Path:
 
 
 def write_text(root: Path, parts: Sequence[str], name: str, text: str,
-               executable: bool = False) -> Path:
-    return write_bytes(root, parts, name, text.encode("utf-8", "surrogateescape"), executable)
+               executable: bool = False, private: bool = False) -> Path:
+    return write_bytes(root, parts, name, text.encode("utf-8", "surrogateescape"), executable,
+                       private)
 
 
 def json_text(doc: Any) -> str:

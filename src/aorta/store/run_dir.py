@@ -215,8 +215,11 @@ class RunStore:
                     json_text(self.redactor.doc(result.to_json())))
 
     def write_trial_file(self, cell: str, name: str, filename: str, text: str,
-                         executable: bool = False) -> None:
-        self._write((CELLS, cell, name), filename, self.redactor.text(text), executable)
+                         executable: bool = False, private: bool = False) -> None:
+        """Write a file into the trial directory, redacted; `private`: readable by the owner
+        only, from its creation on."""
+        self._write((CELLS, cell, name), filename, self.redactor.text(text), executable,
+                    private)
 
     def forget_result(self, cell: str, name: str) -> None:
         """Remove a trial's record so that the trial counts as not run (a Slurm job stopped
@@ -306,9 +309,9 @@ class RunStore:
         except (OSError, RecordError):
             return None
 
-    def _write(self, parts: Sequence[str], name: str, text: str, executable: bool = False
-               ) -> None:
-        write_text(self.root, parts, name, text, executable)
+    def _write(self, parts: Sequence[str], name: str, text: str, executable: bool = False,
+               private: bool = False) -> None:
+        write_text(self.root, parts, name, text, executable, private)
 
     def discard(self) -> None:
         """Forget every result (`--fresh`); the lock, the reserve and Slurm's folder stay."""
