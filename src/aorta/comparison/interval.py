@@ -17,7 +17,9 @@ the same data always gives the same interval, hence the same verdict:
 with tail = (1 - level) / 2: the limits of the plain bootstrap's order statistics
 floor(tail B) + 1 and ceil((1 - tail) B) as B grows. Probabilities are floating-point sums,
 good to about 1e-13, so a tail that equals the allowed mass within 1e-12 is kept inside: the
-interval never narrows on rounding. `ratio_grid` finds the quantiles.
+interval never narrows on rounding. `ratio_grid` finds the quantiles; where the compiled twin
+of its search (`_ratio_quantiles.c`, built at install when a C compiler is present) can take
+the grid (every denominator value positive) it does, about 20 times faster.
 
 A base outcome of 0 gives +inf (or 1.0 when the new outcome is 0 too), so an interval can be
 open-ended; callers treat an infinite bound as "not settled".
@@ -31,6 +33,11 @@ from dataclasses import dataclass
 
 from aorta.comparison.median_law import MedianLaw, law_of
 from aorta.comparison.ratio_grid import Grid
+
+try:
+    from aorta.comparison._ratio_quantiles import quantiles as _compiled_quantiles
+except ImportError:             # built without a C compiler: the Python search alone
+    _compiled_quantiles = None
 
 __all__ = ["ratio_interval", "RatioLaw", "ratio"]
 
@@ -75,9 +82,20 @@ class RatioLaw:
             # Fewer rows the other way round: quantiles of base / new, then the reciprocal
             # (the smallest r with P(R* <= r) > p is 1 / the smallest s with
             # P(1/R* <= s) >= 1 - p, and likewise with the inequalities swapped).
-            (low_b, low_n), (high_b, high_n) = Grid.of(self.base, self.new).quantiles(
-                (high_p, False), (low_p, True))
+            (low_b, low_n), (high_b, high_n) = quantiles(
+                self.base, self.new, (high_p, False), (low_p, True))
         else:
-            (low_n, low_b), (high_n, high_b) = Grid.of(self.new, self.base).quantiles(
-                (low_p, True), (high_p, False))
+            (low_n, low_b), (high_n, high_b) = quantiles(
+                self.new, self.base, (low_p, True), (high_p, False))
         return ratio(low_n, low_b), ratio(high_n, high_b)
+
+
+def quantiles(num: MedianLaw, den: MedianLaw,
+              *wanted: tuple[float, bool]) -> list[tuple[float, float]]:
+    """`Grid.of(num, den).quantiles(*wanted)`, by the compiled search where it applies."""
+    if _compiled_quantiles is not None:
+        found = _compiled_quantiles(num.values, num.probs, num.cumulative, den.values,
+                                    den.probs, wanted)
+        if found is not None:
+            return found
+    return Grid.of(num, den).quantiles(*wanted)
