@@ -52,6 +52,7 @@ SCENARIOS = (
     ("20 cells x 5 trials", 20, 5, 5, 40, 6),
     ("20 cells x 10 trials, us timer", 20, 10, 10, 40, 3),
     ("4 cells x 20 trials", 4, 20, 20, 40, 6),
+    ("4 cells x 20 trials, us timer", 4, 20, 20, 40, 3),
     ("1 cell x 51 vs 50 trials", 1, 51, 50, 40, 6),
     ("1 cell x 201 vs 200 trials", 1, 201, 200, 40, 6),
 )

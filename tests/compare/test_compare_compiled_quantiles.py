@@ -28,6 +28,8 @@ def _sample(rng: random.Random, n: int, shape: str, scale: float) -> list[float]
         return [round(rng.lognormvariate(0, 0.05) * scale, 1) for _ in range(n)]
     if shape == "lumpy":                    # three values only
         return [float(rng.choice([1, 2, 3])) for _ in range(n)]
+    if shape == "signed":
+        return [rng.gauss(0, 1) for _ in range(n)]
     if shape == "outlier":
         return [scale * (20.0 if rng.random() < 0.1 else rng.lognormvariate(0, 0.02))
                 for _ in range(n)]
@@ -37,21 +39,26 @@ def _sample(rng: random.Random, n: int, shape: str, scale: float) -> list[float]
 SIZES = [1, 2, 3, 4, 5, 8, 9, 10, 11, 16, 20, 21, 30, 50, 51]
 
 
-@pytest.mark.parametrize("shape", ["smooth", "tied", "lumpy", "outlier"])
+@pytest.mark.parametrize("shape", ["smooth", "tied", "lumpy", "outlier", "signed"])
 def test_same_outcome_as_the_python_search(shape: str) -> None:
     rng = random.Random(f"compiled-{shape}")
     checked = 0
     for _ in range(400):
         num = law_of(_sample(rng, rng.choice(SIZES), shape, 110.0))
-        den = law_of(_sample(rng, rng.choice(SIZES), shape, 100.0))
+        # Signed numerators over mostly positive denominators: cuts at negative r too.
+        den_shape = "smooth" if shape == "signed" and rng.random() < 0.8 else shape
+        den = law_of(_sample(rng, rng.choice(SIZES), den_shape, 100.0))
         for level in (0.8, 0.95, 0.99):
             tail = (1 - level) / 2
             wanted = ((tail - 1e-12, True), (1 - tail + 1e-12, False), (0.5, True))
             found = compiled(num.values, num.probs, num.cumulative, den.values, den.probs,
                              wanted)
+            if found is None:               # declined: a denominator at or below zero
+                assert den.values[0] <= 0
+                continue
             assert found == Grid.of(num, den).quantiles(*wanted)
             checked += 1
-    assert checked == 1200
+    assert checked >= 300
 
 
 def test_large_samples_agree() -> None:

@@ -15,7 +15,7 @@
  * The search differs from the Python one only in how it picks cut points: it bisects the
  * bracket's ends on the order-preserving integer image of doubles (at most 64 halvings,
  * whatever the values), then lists the few outcomes left. Each cut is a merge over the rows:
- * r * d[j] ascends with j, so each row's index starts where the previous one stopped.
+ * r * d[j] is monotone in j, so each row's index starts where its neighbour's stopped.
  *
  * Arguments: quantiles(num_values, num_probs, num_cumulative, den_values, den_probs, wanted),
  * sequences of floats (num_cumulative one longer than num_values, starting at 0) and a
@@ -65,21 +65,32 @@ static double from_key(uint64_t k)
     return x;
 }
 
-/* The cut at r, its indices bounded by lo and hi (cuts at or below and at or above r). */
+/* The index of the first numerator value beyond r * d[j], from k on, at most hi. */
+static Py_ssize_t row_index(const Grid *g, double r, Py_ssize_t j, Py_ssize_t k, Py_ssize_t hi)
+{
+    double t = r * g->d[j];
+    while (k < hi && g->a[k] <= t)
+        k++;
+    return k;
+}
+
+/* The cut at r, its indices bounded by lo and hi (cuts at or below and at or above r). The
+ * rows' indices rise with j for r >= 0 and fall with j for r < 0, so the merge runs up or
+ * down the rows; the mass is summed up the rows either way, as the Python search sums it. */
 static double cut_at(const Grid *g, double r, const Py_ssize_t *lo, const Py_ssize_t *hi,
                      Py_ssize_t *out)
 {
-    double mass = 0.0;
     Py_ssize_t k = 0;
-    for (Py_ssize_t j = 0; j < g->nd; j++) {
-        double t = r * g->d[j];
-        if (k < lo[j])
-            k = lo[j];
-        while (k < hi[j] && g->a[k] <= t)
-            k++;
-        mass += g->w[j] * g->cum[k];
-        out[j] = k;
+    if (r >= 0) {
+        for (Py_ssize_t j = 0; j < g->nd; j++)
+            k = out[j] = row_index(g, r, j, k > lo[j] ? k : lo[j], hi[j]);
+    } else {
+        for (Py_ssize_t j = g->nd - 1; j >= 0; j--)
+            k = out[j] = row_index(g, r, j, k > lo[j] ? k : lo[j], hi[j]);
     }
+    double mass = 0.0;
+    for (Py_ssize_t j = 0; j < g->nd; j++)
+        mass += g->w[j] * g->cum[out[j]];
     return mass;
 }
 

@@ -28,8 +28,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import accumulate, islice, repeat
-from operator import add, lt, sub, truediv
+from itertools import accumulate, compress, islice, repeat
+from operator import add, lt, ne, sub, truediv
 
 __all__ = ["median_law", "MedianLaw", "law_of"]
 
@@ -76,9 +76,9 @@ def law_of(sample: Sequence[float]) -> MedianLaw:
         weights = list(map(probs.__getitem__, order))
     cumulative = list(accumulate(weights, initial=0.0))
     if not all(map(lt, values, islice(values, 1, None))):  # ties: one atom per value
-        keep = [k for k in range(len(values)) if k + 1 == len(values) or values[k] != values[k + 1]]
-        values = [values[k] for k in keep]
-        cumulative = [0.0] + [cumulative[k + 1] for k in keep]
+        last = [*map(ne, values, islice(values, 1, None)), True]   # the last of each run
+        values = list(compress(values, last))
+        cumulative = [0.0, *compress(islice(cumulative, 1, None), last)]
         weights = list(map(sub, cumulative[1:], cumulative[:-1]))
     cumulative[-1] = 1.0
     return MedianLaw(tuple(values), tuple(weights), tuple(cumulative))
