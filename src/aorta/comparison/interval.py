@@ -28,12 +28,13 @@ open-ended; callers treat an infinite bound as "not settled".
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from aorta.comparison.median_law import MedianLaw, law_of
 from aorta.comparison.ratio_grid import Grid
 
+_compiled_quantiles: Callable[..., list[tuple[float, float]] | None] | None
 try:
     from aorta.comparison._ratio_quantiles import quantiles as _compiled_quantiles
 except ImportError:             # built without a C compiler: the Python search alone
