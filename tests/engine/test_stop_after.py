@@ -4,6 +4,7 @@ report; a resumed run decides as the first did."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -118,3 +119,32 @@ def test_cell_stop_counts_only_the_contiguous_prefix():
     capped = cell_stop(StopAfter(events=1, max_trials=2, event_verdict="error"),
                        {0: _result(0, "pass"), 1: _result(1, "pass")})
     assert (capped.trials_run, capped.stopped) == (2, False)
+
+
+def test_batches_send_each_running_cell_its_next_trial_once():
+    from aorta.run.stop_after import run_with_stop_after
+    from aorta.run.trial import TrialSpec
+
+    def spec(cell: str, index: int, baseline: bool = False) -> TrialSpec:
+        return TrialSpec(cell=cell, index=index, run_dir=Path("/unused"), command=("x",),
+                         env={}, collectors={}, baseline=baseline)
+
+    verdicts = {"a": ["fail", "fail", "pass", "pass"], "b": ["pass"] * 4,
+                "c": ["fail", "pass", "fail", "pass"]}
+    specs = [spec(c, i) for i in range(4) for c in verdicts] + [spec("b", 0, baseline=True)]
+    # Resuming: b's first trial and its baseline already ran.
+    done = {"cells/b/trial_0": _result(0, "pass"), "cells/b/baseline_0": _result(0, "pass")}
+    batches: list[list[str]] = []
+
+    def run_batch(batch, record):
+        batches.append([s.key for s in batch])
+        for s in batch:
+            record(dataclasses.replace(_result(s.index, verdicts[s.cell][s.index]),
+                                       cell=s.cell))
+
+    states = run_with_stop_after(StopAfter(events=2, max_trials=4), specs, done, run_batch)
+    assert batches == [["cells/a/trial_0", "cells/b/trial_1", "cells/c/trial_0"],
+                       ["cells/a/trial_1", "cells/b/trial_2", "cells/c/trial_1"],
+                       ["cells/b/trial_3", "cells/c/trial_2"]]
+    assert {c: (s.trials_run, s.stopped, s.skipped) for c, s in states.items()} == {
+        "a": (2, True, [2, 3]), "b": (4, False, []), "c": (3, True, [3])}

@@ -71,30 +71,43 @@ def run_with_stop_after(rule: StopAfter, specs: Sequence[TrialSpec],
     groups: dict[str, dict[int, list[TrialSpec]]] = {}
     for spec in specs:
         groups.setdefault(spec.cell, {}).setdefault(spec.index, []).append(spec)
+    # Each cell's profiled results by index, kept up to date as results come in (rescanning
+    # every result each round made long sweeps quadratic), and the first index not yet sent.
+    profiled: dict[str, dict[int, TrialResult]] = {cell: {} for cell in groups}
+    for key, result in done.items():
+        _file_profiled(profiled, key, result)
+    sent_upto = dict.fromkeys(groups, 0)
     tried: set[str] = set()
 
     def record(result: TrialResult) -> None:
-        results[f"cells/{result.cell}/{result.name}"] = result
+        key = f"cells/{result.cell}/{result.name}"
+        results[key] = result
+        _file_profiled(profiled, key, result)
 
     while True:
         batch = []
         for cell, by_index in groups.items():
-            state = cell_stop(rule, _profiled(results, cell))
+            state = cell_stop(rule, profiled[cell])
             # The next trial of a running cell, and any baseline trial left behind earlier.
             upto = state.trials_run if state.stopped else state.trials_run + 1
-            for index in range(upto):
+            for index in range(sent_upto[cell], upto):
                 batch += [s for s in by_index.get(index, [])
                           if s.key not in results and s.key not in tried]
+            sent_upto[cell] = max(sent_upto[cell], upto)
         if not batch:
             break
         tried.update(s.key for s in batch)
         run_batch(batch, record)
-    return {cell: cell_stop(rule, _profiled(results, cell)) for cell in groups}
+    return {cell: cell_stop(rule, profiled[cell]) for cell in groups}
 
 
-def _profiled(results: Mapping[str, TrialResult], cell: str) -> dict[int, TrialResult]:
-    prefix = f"cells/{cell}/trial_"
-    return {r.index: r for key, r in results.items() if key.startswith(prefix)}
+def _file_profiled(profiled: dict[str, dict[int, TrialResult]], key: str,
+                   result: TrialResult) -> None:
+    """Add `result` to its cell's profiled results when `key` (cells/CELL/NAME) names a
+    profiled trial (trial_N, not a baseline_N)."""
+    top, cell, name = (key.split("/", 2) + ["", ""])[:3]
+    if top == "cells" and name.startswith("trial_") and cell in profiled:
+        profiled[cell][result.index] = result
 
 
 def skipped_by_cell(block: Any) -> dict[str, set[int]]:
