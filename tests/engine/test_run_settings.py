@@ -81,6 +81,34 @@ def test_env_file_problem_names_keys_and_values_it_cannot_write():
     assert env_file_problem({"A": "1", "B": "x y=z"}) is None
     assert "A=B" in (env_file_problem({"A=B": "1"}) or "")
     assert "the value of V" in (env_file_problem({"V": "a\r\nb"}) or "")
+    # A credential's value is written as <redacted>: its newlines never reach the file.
+    assert env_file_problem({"SSH_PRIVATE_KEY": "-----BEGIN\nabc\n-----END"}) is None
+
+
+def test_a_multi_line_secret_is_written_redacted(tmp_path: Path):
+    recipe = write_recipe(tmp_path, "schema_version: 1\nenv_passthrough_mode: file\n")
+    key = "-----BEGIN KEY-----\nc2VjcmV0LWJvZHktbGluZQ\n-----END KEY-----"
+    proc = run_aorta("sweep", "run", "--recipe", str(recipe), "--output", str(tmp_path / "o"),
+                     "--", sys.executable, "-c", "pass",
+                     env=_caller_env(DEPLOY_PRIVATE_KEY=key))
+    assert proc.returncode == 0, proc.stderr
+    [env_file] = (tmp_path / "o").rglob("child.env")
+    assert "DEPLOY_PRIVATE_KEY=<redacted>" in env_file.read_text().splitlines()
+    for path in (tmp_path / "o").rglob("*"):
+        if path.is_file():
+            assert b"c2VjcmV0LWJvZHktbGluZQ" not in path.read_bytes(), path
+
+
+def test_a_variable_the_child_does_not_get_is_not_checked():
+    from aorta.collectors.base import Launch
+    from aorta.errors import UserError
+    from aorta.run.env_file import refuse_unwritable_env
+
+    caller = {"PATH": "/bin", "BASH_FUNC_f%%": "() {  echo\n}"}
+    with pytest.raises(UserError, match="BASH_FUNC_f"):
+        refuse_unwritable_env("file", caller, Launch(("x",), {}, frozenset()))
+    refuse_unwritable_env("file", caller, Launch(("x",), {}, frozenset({"BASH_FUNC_f%%"})))
+    refuse_unwritable_env("inherit", caller, Launch(("x",), {}, frozenset()))
 
 
 @pytest.mark.parametrize("flags, message", [

@@ -7,8 +7,10 @@ environment and can feed `docker run --env-file` or `env $(cat ...)` after the s
 put back by hand; it is never a way to smuggle them to disk.
 
 A line format cannot hold every environment: a name with `=` or a newline, or a value with a
-newline (an exported bash function, say), is refused. The trial is then an `error` whose
-reason names the variable (never its value), and the payload does not run.
+newline (an exported bash function, say), is refused, unless the name marks a credential,
+whose value is written as `<redacted>` anyway. The trial is then an `error` whose reason
+names the variable (never its value), and the payload does not run. Only the child's
+environment counts: a variable a collector unsets for the child is not written, nor checked.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Mapping
 
 from aorta.collectors.base import Launch
 from aorta.errors import UserError
-from aorta.redaction import Redactor
+from aorta.redaction import Redactor, looks_secret
 from aorta.store.run_dir import RunStore
 
 __all__ = ["ENV_FILE", "ENV_FILE_VARIABLE", "env_file_problem", "env_file_text",
@@ -34,7 +36,7 @@ def env_file_problem(env: Mapping[str, str]) -> str | None:
             shown = key.encode("unicode_escape").decode("ascii")[:80]
             return (f"the variable name {shown!r} cannot be written as a KEY=VALUE line "
                     f"(empty, or holds '=' or a newline)")
-        if "\n" in env[key] or "\r" in env[key]:
+        if ("\n" in env[key] or "\r" in env[key]) and not looks_secret(key):
             return (f"the value of {key} holds a newline, which a KEY=VALUE line cannot "
                     f"hold")
     return None
@@ -71,10 +73,12 @@ def launch_with_env_file(store: RunStore, cell: str, trial: str, launch: Launch,
 
 def refuse_unwritable_env(mode: str, caller_env: Mapping[str, str], launch: Launch) -> None:
     """Before any trial: `UserError` when mode `file` cannot write this environment (the
-    caller's, plus the first trial's overlay), instead of one error trial after another."""
+    caller's, less what the first trial unsets, plus its overlay), instead of one error trial
+    after another."""
     if mode != "file":
         return
-    problem = env_file_problem({**caller_env, **launch.env})
+    child_env = {k: v for k, v in caller_env.items() if k not in launch.unset}
+    problem = env_file_problem({**child_env, **launch.env})
     if problem is not None:
         raise UserError(f"env_passthrough_mode file: {problem}; unset it before running aorta, "
                         f"or use env_passthrough_mode inherit")
