@@ -78,10 +78,21 @@ def _query(fields: tuple[str, ...]) -> str | None:
 
 
 def _amd_health() -> dict[str, Any] | None:
-    # amd-smi: clocks (-c), temperatures (-t), ECC counts (-e); rocm-smi for older stacks.
+    """amd-smi: clocks (-c), temperatures (-t), ECC counts (-e); rocm-smi for older stacks,
+    and whenever amd-smi fails, hangs or answers something that is not JSON. None when
+    neither is on PATH; raises with every tool's reason when none answered."""
+    failures = []
     for argv in (["amd-smi", "metric", "-c", "-t", "-e", "--json"],
                  ["rocm-smi", "--showtemp", "--showclocks", "--showrasinfo", "all", "--json"]):
-        out = run_tool(argv)
-        if out is not None:
+        try:
+            out = run_tool(argv)
+            if out is None:
+                continue
             return {"tool": argv[0], "data": json.loads(out)}
+        except subprocess.TimeoutExpired as exc:
+            failures.append(f"{argv[0]} did not answer within {exc.timeout:g} s")
+        except (RuntimeError, OSError, ValueError) as exc:
+            failures.append(f"{argv[0]}: {str(exc)[:200]}")
+    if failures:
+        raise RuntimeError("; ".join(failures))
     return None

@@ -53,25 +53,40 @@ def _rocm_roots(env: Mapping[str, str]) -> list[str]:
 
 
 def hip_info(env: Mapping[str, str]) -> dict[str, Any]:
-    """`{"version": "6.2.41133-dd7f95766", "source": "hipconfig"}` or why there is none."""
-    out = run_tool(["hipconfig", "--version"])
-    if out and out.strip():
-        return {"version": out.strip().splitlines()[0], "source": "hipconfig --version"}
-    out = run_tool(["hipcc", "--version"])
-    match = re.search(r"HIP version:\s*(\S+)", out or "")   # "HIP version: 6.2.41133-dd7f95766"
-    if match:
-        return {"version": match.group(1), "source": "hipcc --version"}
+    """`{"version": "6.2.41133-dd7f95766", "source": "hipconfig --version"}` or why there is
+    none. A tool that fails or hangs hands over to the next source, and the reason is kept."""
+    failures: list[str] = []
+    for argv, version_in in ((["hipconfig", "--version"], _first_line),
+                             (["hipcc", "--version"], _hipcc_version)):
+        try:
+            out = run_tool(argv)
+        except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+            failures.append(str(exc)[:200])
+            continue
+        version = version_in(out) if out is not None else None
+        if version:
+            return {"version": version, "source": " ".join(argv)}
     for root in _rocm_roots(env):
         version = _read_first_line(os.path.join(root, ".info", "version"))
         if version and os.path.exists(os.path.join(root, "bin", "hipcc")):
             return {"version": version, "source": f"{root}/.info/version (the ROCm release)"}
-    return {"version": None, "unavailable": "no hipconfig or hipcc on PATH, and no ROCm "
-                                            "installation under " + ", ".join(_rocm_roots(env))}
+    why = ("no hipconfig or hipcc on PATH, and no ROCm installation under "
+           + ", ".join(_rocm_roots(env)))
+    return {"version": None, "unavailable": "; ".join([*failures, why])}
+
+
+def _first_line(out: str) -> str | None:
+    return out.strip().splitlines()[0] if out.strip() else None
+
+
+def _hipcc_version(out: str) -> str | None:
+    match = re.search(r"HIP version:\s*(\S+)", out)   # "HIP version: 6.2.41133-dd7f95766"
+    return match.group(1) if match else None
 
 
 def hipblaslt_info(env: Mapping[str, str]) -> dict[str, Any]:
-    """hipBLASLt's version from its header's version macros, else from the library's file
-    name (`libhipblaslt.so.0.10.60200`)."""
+    """hipBLASLt's version from its header's version macros, else from the newest library
+    file name (`libhipblaslt.so.0.10.60200`, newer than `...so.0.9.60100`)."""
     for root in _rocm_roots(env):
         header = os.path.join(root, "include", "hipblaslt", "hipblaslt-version.h")
         text = _read_text(header)
@@ -82,12 +97,19 @@ def hipblaslt_info(env: Mapping[str, str]) -> dict[str, Any]:
             if all(parts):
                 return {"version": ".".join(m.group(1) for m in parts if m),
                         "source": header}
-        libs = sorted(glob.glob(os.path.join(root, "lib", "libhipblaslt.so.*.*")))
+        libs = glob.glob(os.path.join(root, "lib", "libhipblaslt.so.*.*"))
         if libs:
-            return {"version": os.path.basename(libs[-1]).split(".so.", 1)[1],
-                    "source": libs[-1]}
+            newest = max(libs, key=_library_version_key)
+            return {"version": os.path.basename(newest).split(".so.", 1)[1], "source": newest}
     return {"version": None, "unavailable": "no hipBLASLt header or library under "
                                             + ", ".join(_rocm_roots(env))}
+
+
+def _library_version_key(path: str) -> tuple[tuple[int, int | str], ...]:
+    """`libx.so.0.10.60200` -> ((0, 0), (0, 10), (0, 60200)): numeric parts compare as
+    numbers (0.10 after 0.9), any other part after them, as text."""
+    suffix = os.path.basename(path).split(".so.", 1)[-1]
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in suffix.split("."))
 
 
 def container_info(env: Mapping[str, str]) -> dict[str, Any]:

@@ -111,3 +111,36 @@ def test_a_tool_that_times_out_leaves_no_process_behind(tmp_path: Path):
     except ProcessLookupError:
         alive = False
     assert not alive
+
+
+def test_a_failing_tool_hands_over_to_the_next_source(monkeypatch, tmp_path: Path):
+    bin_dir = tmp_path / "bin"
+    _tool(bin_dir, "hipconfig", "#!/bin/sh\necho 'hipconfig: cannot find HIP_PATH' >&2\nexit 1\n")
+    _tool(bin_dir, "hipcc", "#!/bin/sh\necho 'HIP version: 6.2.41133-dd7f95766'\n")
+    _tool(bin_dir, "amd-smi", "#!/bin/sh\necho 'AMDSMI_STATUS_DRIVER_NOT_LOADED'\n")
+    _tool(bin_dir, "rocm-smi", "#!/bin/sh\necho '{\"card0\": {\"Temperature (Sensor edge) (C)\": \"35.0\"}}'\n")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    from aorta.envsnap_stack import hip_info
+
+    assert hip_info({"ROCM_PATH": str(tmp_path)}) == {
+        "version": "6.2.41133-dd7f95766", "source": "hipcc --version"}
+    assert system_health()["amd"] == {
+        "tool": "rocm-smi", "data": {"card0": {"Temperature (Sensor edge) (C)": "35.0"}}}
+    # Both failing: one line with each tool's reason.
+    _tool(bin_dir, "rocm-smi", "#!/bin/sh\nexit 2\n")
+    why = system_health()["amd"]["unavailable"]
+    assert why.startswith("RuntimeError: amd-smi: ") and "rocm-smi: rocm-smi --showtemp exited 2" in why
+    _tool(bin_dir, "hipcc", "#!/bin/sh\nexit 5\n")
+    missing = hip_info({"ROCM_PATH": str(tmp_path)})
+    assert missing["version"] is None
+    assert "hipconfig --version exited 1: hipconfig: cannot find HIP_PATH" in missing["unavailable"]
+    assert "hipcc --version exited 5" in missing["unavailable"]
+
+
+def test_the_newest_hipblaslt_library_wins_by_number_not_text(tmp_path: Path):
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    for name in ("libhipblaslt.so.0.9.60100", "libhipblaslt.so.0.10.60200"):
+        (lib / name).write_text("")
+    info = hipblaslt_info({"ROCM_PATH": str(tmp_path)})
+    assert info == {"version": "0.10.60200", "source": str(lib / "libhipblaslt.so.0.10.60200")}
