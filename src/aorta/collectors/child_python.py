@@ -44,16 +44,17 @@ def command_python(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
     return shutil.which(python, path=env.get("PATH", os.defpath))
 
 
-_cache: dict[tuple[str, str, str], ChildImport] = {}
+_cache: dict[tuple[str, str, tuple[tuple[str, str], ...]], ChildImport] = {}
 
 
 def check_import(python: str, module: str, env: Mapping[str, str],
                  timeout: float = IMPORT_TIMEOUT_S) -> ChildImport:
     """Run `python -c "import <module>"` in `env`; cached per interpreter, module and
-    PYTHONPATH for the life of this process."""
+    environment for the life of this process (any variable can change what imports: PATH,
+    VIRTUAL_ENV, LD_LIBRARY_PATH, PYTHONHOME, ...)."""
     if not module.replace(".", "").replace("_", "").isalnum():
         raise ValueError(f"not a module name: {module!r}")
-    key = (python, module, env.get("PYTHONPATH", ""))
+    key = (python, module, tuple(sorted(env.items())))
     if key not in _cache:
         _cache[key] = _run(python, module, env, timeout)
     return _cache[key]
