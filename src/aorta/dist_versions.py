@@ -77,7 +77,14 @@ def _version_header(info: str) -> str | None:
         key, colon, rest = line.partition(":")
         if colon and key.lower() == "version":
             value = rest.lstrip(" \t")
-    return value.rstrip("\r\n") if value is not None else None
+    if value is None:
+        return None
+    value = value.rstrip("\r\n")
+    if "\n" in value:        # importlib.metadata's RFC 822 re-indent of a folded value
+        import textwrap
+
+        value = textwrap.dedent(" " * 8 + value)
+    return value
 
 
 def _plain_path() -> bool:
