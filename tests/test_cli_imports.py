@@ -1,4 +1,6 @@
-"""The `aorta` command starts light: each command imports only what it uses (issue 13).
+"""The `aorta` command starts light: each command imports only what it uses (issue 13), and
+the ones the fast path answers (`aorta.cli.light`: help, --version, env, sweep status) import
+no click, no schema library and no importlib.metadata.
 
 Each case runs the real command in a fresh interpreter and lists which heavy modules it left
 in `sys.modules`. A module-level import added in the wrong place shows up here, long before
@@ -19,7 +21,8 @@ import pytest
 from aorta_testing import REPO, run_aorta, write_recipe
 
 # Third-party packages none of the light commands needs, and aorta's own heavy layers.
-HEAVY = ("pydantic", "yaml", "rich", "sqlalchemy", "pyarrow", "pynvml")
+HEAVY = ("click", "pydantic", "yaml", "rich", "sqlalchemy", "pyarrow", "pynvml",
+         "importlib.metadata")
 HEAVY_AORTA = ("aorta.collectors.", "aorta.parsers.", "aorta.comparison.", "aorta.recipe",
                "aorta.plan", "aorta.run.trial", "aorta.report.", "aorta.history.")
 # Small, import-free modules a command's options need (compare's --correction choices).
@@ -32,13 +35,15 @@ _PROBE = textwrap.dedent("""
     with contextlib.redirect_stdout(io.StringIO()):
         code = main(argv) if argv else 0
     loaded = [m for m in sys.modules
-              if (m.split(".")[0] in HEAVY or m.startswith(HEAVY_AORTA)) and m not in LIGHT]
+              if (m in HEAVY or m.startswith(tuple(h + "." for h in HEAVY))
+                  or m.startswith(HEAVY_AORTA)) and m not in LIGHT]
     print(json.dumps({"code": code, "loaded": sorted(loaded)}))
 """)
 
 
 def _loaded(argv: list[str]) -> dict[str, object]:
-    env = dict(os.environ)
+    # COLUMNS or LINES would send help to click (its wrapping width could change)
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "src"), env.get("PYTHONPATH")]))
     code = f"HEAVY = {HEAVY!r}\nHEAVY_AORTA = {HEAVY_AORTA!r}\nLIGHT = {LIGHT!r}\n{_PROBE}"
     done = subprocess.run([sys.executable, "-c", code, json.dumps(argv)], env=env,
@@ -47,27 +52,32 @@ def _loaded(argv: list[str]) -> dict[str, object]:
     return found
 
 
+def _help_argvs() -> list[list[str]]:
+    from aorta.cli.help_texts import HELP
+
+    return [[*path, "--help"] for path in sorted(HELP)] + [["-h"], ["sweep", "run", "-h"]]
+
+
 @pytest.mark.parametrize("argv", [
     [],                                   # `import aorta.cli` alone
-    ["--help"],
-    ["compare", "--help"],
-    ["sweep", "--help"],
-    ["report", "--help"],
-    ["export", "--help"],
-    ["history", "--help"],
+    ["--version"],
+    *_help_argvs(),
     ["env"],
+    ["env", "--json"],
 ], ids=lambda a: " ".join(a) or "import")
 def test_light_commands_import_nothing_heavy(argv: list[str]) -> None:
     found = _loaded(argv)
     assert found == {"code": 0, "loaded": []}
 
 
-def test_sweep_status_reads_a_run_without_collectors_or_schemas(tmp_path: Path) -> None:
+@pytest.mark.parametrize("json_flag", [[], ["--json"]], ids=["text", "json"])
+def test_sweep_status_reads_a_run_without_click_collectors_or_schemas(
+        tmp_path: Path, json_flag: list[str]) -> None:
     recipe = write_recipe(tmp_path, "schema_version: 1\nticket: light\ntrials: 2\n")
     done = run_aorta("sweep", "run", "--recipe", str(recipe), "--output", str(tmp_path / "out"),
                      "--", sys.executable, "-c", "pass")
     assert done.returncode == 0, done.stderr
-    found = _loaded(["sweep", "status", str(tmp_path / "out" / "light")])
+    found = _loaded(["sweep", "status", str(tmp_path / "out" / "light"), *json_flag])
     assert found == {"code": 0, "loaded": []}
 
 

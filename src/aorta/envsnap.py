@@ -124,14 +124,13 @@ def _cpu_model() -> str | None:
 
 
 def _packages() -> dict[str, str | None]:
-    from importlib.metadata import PackageNotFoundError, version
+    from aorta.dist_versions import NOT_INSTALLED, installed_version
 
     out: dict[str, str | None] = {}
     for name in PACKAGES:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            continue
+        found = installed_version(name)
+        if found is not NOT_INSTALLED:
+            out[name] = found if isinstance(found, str) else None
     return out
 
 

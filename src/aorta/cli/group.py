@@ -1,0 +1,87 @@
+"""The click group behind the `aorta` command. Subcommands load lazily.
+
+`aorta.cli.main` answers a few well-formed invocations without this module (`aorta.cli.light`)
+and hands everything else to `click_main`, so usage errors and edge cases are click's.
+
+Errors leave through one door: `click_main` turns a `UserError` into one line on stderr and its
+exit code; anything else is a bug (exit 1) and says so.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from aorta import __version__
+from aorta.cli.commands import COMMANDS, one_line
+from aorta.errors import EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_USAGE, UserError
+
+__all__ = ["cli", "click_main"]
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [n for n, (path, _) in COMMANDS.items() if _available(path)]
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS or not _available(COMMANDS[name][0]):
+            return None
+        module, _, attr = COMMANDS[name][0].partition(":")
+        from aorta.cli.option_guard import guard_command
+
+        command: click.Command = getattr(importlib.import_module(module), attr)
+        return guard_command(command)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(n, COMMANDS[n][1]) for n in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def _available(path: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(path.partition(":")[0]) is not None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="aorta")
+def cli() -> None:
+    """Profile GPU workloads: run any command under a profiler (rocprofv3, Proton, Nsight
+    Compute, Nsight Systems, the PyTorch profiler, cProfile), many times, over a matrix of
+    variants, and turn the profiler's files into numbers you can trust and compare.
+
+    Exit codes: 0 done; 1 aorta itself broke; 2 bad usage, bad recipe or a collector that
+    cannot measure (nothing ran); 3 --strict and some trial did not pass; 4 compare (or
+    history) found a regression beyond its threshold; 130 interrupted.
+    """
+
+
+def click_main(argv: list[str] | None = None) -> int:
+    try:
+        result: Any = cli.main(args=argv, prog_name="aorta", standalone_mode=False)
+    except UserError as exc:
+        click.echo(f"aorta: error: {one_line(str(exc))}", err=True)
+        return exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("aorta: interrupted", err=True)
+        return EXIT_INTERRUPTED
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_USAGE if exc.exit_code == 2 else exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except KeyboardInterrupt:
+        click.echo("aorta: interrupted", err=True)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug in aorta, not the user's fault
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+        click.echo(f"aorta: internal error: {type(exc).__name__}: {exc} (please report this)",
+                   err=True)
+        return EXIT_BROKEN
+    return result if isinstance(result, int) else 0

@@ -1,0 +1,141 @@
+"""The fast path (`aorta.cli.light`) prints what the click group prints, byte for byte.
+
+Each case runs the same argv twice in fresh interpreters: once through `aorta` (the fast path
+when the argv is one it handles) and once through `aorta.cli.group.click_main` (always click),
+and compares stdout, stderr and the exit code. Other cases check which argv the fast path
+takes and which it leaves to click.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aorta.cli.help_render import help_paths, render_help
+from aorta.cli.help_texts import HELP
+from aorta.cli.light import light_main
+from aorta_testing import REPO, run_aorta, write_recipe
+
+_CLICK = "import sys; from aorta.cli.group import click_main; sys.exit(click_main(sys.argv[1:]))"
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("COLUMNS", "LINES", "_AORTA_COMPLETE")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "src"), env.get("PYTHONPATH")]))
+    return env | extra
+
+
+def _both(argv: list[str], **extra: str) -> tuple[subprocess.CompletedProcess[bytes], ...]:
+    """(aorta, click) runs of `argv`, output as bytes."""
+    env = _env(**extra)
+    fast = subprocess.run([sys.executable, "-m", "aorta", *argv], env=env, capture_output=True,
+                          timeout=120, check=False)
+    slow = subprocess.run([sys.executable, "-c", _CLICK, *argv], env=env, capture_output=True,
+                          timeout=120, check=False)
+    return fast, slow
+
+
+def _assert_same(argv: list[str], **extra: str) -> subprocess.CompletedProcess[bytes]:
+    fast, slow = _both(argv, **extra)
+    assert (fast.stdout, fast.stderr, fast.returncode) == \
+        (slow.stdout, slow.stderr, slow.returncode), argv
+    return fast
+
+
+def test_the_help_snapshot_is_what_click_renders() -> None:
+    # On failure: python -m aorta.cli.help_render (rewrites src/aorta/cli/help_texts.py)
+    assert sorted(HELP) == sorted(help_paths())
+    for path in help_paths():
+        assert HELP[path] == render_help(path), f"aorta {' '.join(path)} --help is stale"
+
+
+@pytest.mark.parametrize("path", sorted(HELP), ids=lambda p: " ".join(p) or "aorta")
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_is_clicks(path: tuple[str, ...], flag: str) -> None:
+    done = _assert_same([*path, flag])
+    assert done.returncode == 0 and done.stdout.startswith(b"Usage: aorta")
+
+
+def test_version_is_clicks() -> None:
+    assert _assert_same(["--version"]).stdout == b"aorta, version 0.1.0\n"
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("light")
+    recipe = write_recipe(tmp, "schema_version: 1\nticket: light\ntrials: 2\n")
+    done = run_aorta("sweep", "run", "--recipe", str(recipe), "--output", str(tmp / "out"),
+                     "--", sys.executable, "-c", "pass")
+    assert done.returncode == 0, done.stderr
+    return tmp / "out" / "light"
+
+
+@pytest.mark.parametrize("flags", [[], ["--json"], ["--json", "RUN"]], ids=["text", "json",
+                                                                          "json-first"])
+def test_sweep_status_is_clicks(finished_run: Path, flags: list[str]) -> None:
+    argv = ["sweep", "status", *(str(finished_run) if f == "RUN" else f for f in flags)]
+    if "RUN" not in flags:
+        argv.insert(2, str(finished_run))
+    done = _assert_same(argv)
+    assert done.returncode == 0
+    assert (b'"counts"' if "--json" in flags else b"2 trial(s)") in done.stdout
+
+
+@pytest.mark.parametrize("flags", [[], ["--json"]], ids=["plain", "json"])
+def test_env_is_clicks(flags: list[str]) -> None:
+    fast, slow = _both(["env", *flags])
+    assert (fast.stderr, fast.returncode) == (slow.stderr, slow.returncode) == (b"", 0)
+    docs = [json.loads(p.stdout) for p in (fast, slow)]
+    for doc in docs:       # the one field that may differ between two runs
+        doc.pop("captured_at")
+    assert docs[0] == docs[1]
+    assert fast.stdout.decode().replace(json.loads(fast.stdout)["captured_at"], "") == \
+        slow.stdout.decode().replace(json.loads(slow.stdout)["captured_at"], "")
+
+
+@pytest.mark.parametrize("argv", [
+    ["sweep", "status", "/nonexistent/run"],       # a UserError: click's one line, exit 2
+    ["sweep", "status"],                           # a missing argument
+    ["sweep", "status", "--bogus", "x"],
+    ["env", "--json", "--json"],
+    ["--version", "--help"],
+    ["nosuch", "--help"],
+    ["compare", "--hel"],
+], ids=lambda a: " ".join(a))
+def test_irregular_invocations_are_left_to_click(argv: list[str]) -> None:
+    assert light_main(argv) is None
+    _assert_same(argv)
+
+
+def test_a_file_as_run_dir_is_left_to_click(tmp_path: Path) -> None:
+    afile = tmp_path / "file"
+    afile.write_text("")
+    assert light_main(["sweep", "status", str(afile)]) is None
+    assert _assert_same(["sweep", "status", str(afile)]).returncode == 2
+
+
+def test_a_narrow_terminal_is_left_to_click(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "60")
+    assert light_main(["--help"]) is None
+    narrow = _assert_same(["sweep", "run", "--help"], COLUMNS="60")
+    assert narrow.stdout != HELP[("sweep", "run")].encode()
+
+
+def test_shell_completion_is_left_to_click(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("_AORTA_COMPLETE", "bash_source")
+    assert light_main(["--help"]) is None
+
+
+def test_the_fast_path_answers_what_it_handles(capsys: pytest.CaptureFixture[str],
+                                               finished_run: Path) -> None:
+    assert light_main(["--version"]) == 0
+    assert light_main(["sweep", "status", str(finished_run), "--json"]) == 0
+    assert light_main(["env", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("aorta, version 0.1.0\n{")
