@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["NOT_INSTALLED", "installed_version"]
+__all__ = ["NOT_INSTALLED", "installed_version", "installed_root", "declares_entry_points"]
 
 #: What `installed_version` returns for a distribution that is not installed.
 NOT_INSTALLED = object()
@@ -24,20 +24,64 @@ def installed_version(name: str) -> str | None | object:
     header; `NOT_INSTALLED` when it is not installed."""
     if not _plain_path():
         return _from_importlib(name)
-    wanted = _normalize(name)
+    info = _find_info(name)
+    return NOT_INSTALLED if info is None else _version_header(info)
+
+
+def installed_root(name: str) -> tuple[str | None, str] | None:
+    """(version, the directory its files are installed relative to) of distribution `name`,
+    as `importlib.metadata.distribution(name)` gives them (`.version`, `.locate_file("")`);
+    None when it is not installed."""
+    if not _plain_path():
+        from importlib.metadata import PackageNotFoundError, distribution
+
+        try:
+            dist = distribution(name)
+        except PackageNotFoundError:
+            return None
+        return dist.version, str(dist.locate_file(""))
+    info = _find_info(name)
+    return None if info is None else (_version_header(info), os.path.dirname(info))
+
+
+def declares_entry_points(group: str) -> bool:
+    """Whether any installed distribution declares entry points in `group` (an
+    `entry_points.txt` section `[group]`); True where this module cannot tell exactly."""
+    if not _plain_path():
+        return True
+    for root, child in _infos():
+        try:
+            with open(os.path.join(root, child, "entry_points.txt"), encoding="utf-8") as fh:
+                text = fh.read()
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except (OSError, UnicodeDecodeError):
+            return True
+        if any(line.strip() == f"[{group}]" for line in text.splitlines()):
+            return True
+    return False
+
+
+def _infos() -> list[tuple[str, str]]:
+    """(sys.path entry, `*.dist-info` or `*.egg-info` name) in the order importlib finds them."""
+    found = []
     for entry in sys.path:
         root = entry or "."
         try:
             children = os.listdir(root)
         except OSError:
             continue
-        for child in children:
-            low = child.lower()
-            if not low.endswith((".dist-info", ".egg-info")):
-                continue
-            if _normalize(low.rpartition(".")[0].partition("-")[0]) == wanted:
-                return _version_header(os.path.join(root, child))
-    return NOT_INSTALLED
+        found += [(root, child) for child in children
+                  if child.lower().endswith((".dist-info", ".egg-info"))]
+    return found
+
+
+def _find_info(name: str) -> str | None:
+    wanted = _normalize(name)
+    for root, child in _infos():
+        if _normalize(child.lower().rpartition(".")[0].partition("-")[0]) == wanted:
+            return os.path.join(root, child)
+    return None
 
 
 def _normalize(name: str) -> str:

@@ -13,7 +13,6 @@ dump were left out (a `partial` capture, docs/collectors/reading.md).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -126,5 +125,6 @@ class CProfileCollector(Collector):
                       f"{damaged.describe('entry')}; figures cover only the entries read")
 
     def probe(self) -> Capability:
-        return Capability(self.name, True, version=sys.version.split()[0],
-                          reason="part of the Python standard library")
+        from aorta.collectors.probes import cprofile
+
+        return Capability(self.name, **cprofile())

@@ -29,8 +29,7 @@ from pydantic import Field, Strict, field_validator
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status, settle)
 from aorta.collectors.options import split_words
-from aorta.collectors.tool_process import (find_binary, gpu_present, host_counter_access,
-                                           read_tail, resolve_binary, run_tool, tool_version)
+from aorta.collectors.tool_process import find_binary, read_tail, resolve_binary, run_tool
 from aorta.errors import SetupError
 from aorta.parsers.ncu_csv import TIME_METRIC, NcuProfile, read_ncu_csv
 from aorta.parsers.skips import Skips
@@ -158,23 +157,9 @@ class NcuCollector(Collector):
         return metrics | profile_metrics(profile, options.metrics, profiled)
 
     def probe(self) -> Capability:
-        binary = find_binary(ENV_BIN, "ncu", os.environ)
-        if binary is None:
-            return Capability(self.name, False, reason=f"ncu not found (${ENV_BIN} unset and no "
-                              "ncu on PATH)", fix="install Nsight Compute (part of the CUDA "
-                              f"toolkit) and put ncu on PATH, or set {ENV_BIN}")
-        version = tool_version(binary, r"Version\s+(\S+)")
-        has_gpu, how = gpu_present()
-        details = {"binary": binary, "gpu": how}
-        if not has_gpu:
-            return Capability(self.name, False, version, reason=f"no NVIDIA GPU here ({how})",
-                              fix="run on a machine with an NVIDIA GPU", details=details)
-        allowed, why = host_counter_access()
-        details["counters"] = why
-        if allowed is False:
-            return Capability(self.name, False, version, reason=why, fix=PERMISSION_FIX,
-                              details=details)
-        return Capability(self.name, True, version, reason=why, details=details)
+        from aorta.collectors.probes import ncu
+
+        return Capability(self.name, **ncu())
 
     def resolved(self, options: CollectorOptions, ctx: TrialContext) -> Metrics:
         binary = find_binary(ENV_BIN, "ncu", ctx.base_env)

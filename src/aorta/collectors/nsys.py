@@ -29,8 +29,7 @@ from pydantic import Field, field_validator, model_validator
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status, settle)
 from aorta.collectors.options import split_words
-from aorta.collectors.tool_process import (find_binary, gpu_present, read_tail, resolve_binary,
-                                           run_tool, tool_version)
+from aorta.collectors.tool_process import find_binary, read_tail, resolve_binary, run_tool
 from aorta.errors import SetupError
 
 if TYPE_CHECKING:  # readers load only when a capture is read: listing collectors stays quick
@@ -143,25 +142,9 @@ class NsysCollector(Collector):
         return metrics | summary_metrics(summary, csv_path.name)
 
     def probe(self) -> Capability:
-        binary = find_binary(ENV_BIN, "nsys", os.environ)
-        if binary is None:
-            return Capability(self.name, False, reason=f"nsys not found (${ENV_BIN} unset and no "
-                              "nsys on PATH)", fix="install Nsight Systems and put nsys on PATH, "
-                              f"or set {ENV_BIN}")
-        version = tool_version(binary, r"version\s+(\S+)")
-        importer = find_qdstrm_importer(Path(binary))
-        details: dict[str, Any] = {"binary": binary, "importer": str(importer or "")}
-        if importer is None:
-            return Capability(self.name, False, version, details=details, fix=IMPORTER_FIX,
-                              reason=f"nsys at {binary} cannot export: no {IMPORTER} next to it, "
-                                     "so a capture stays a .qdstrm and never becomes a report")
-        has_gpu, how = gpu_present()
-        details["gpu"] = how
-        if not has_gpu:
-            return Capability(self.name, False, version, reason=f"no NVIDIA GPU here ({how})",
-                              fix="run on a machine with an NVIDIA GPU", details=details)
-        return Capability(self.name, True, version, details=details,
-                          reason="CUDA tracing needs no counter permission")
+        from aorta.collectors.probes import nsys
+
+        return Capability(self.name, **nsys())
 
     def resolved(self, options: CollectorOptions, ctx: TrialContext) -> Metrics:
         binary = find_binary(ENV_BIN, "nsys", ctx.base_env)

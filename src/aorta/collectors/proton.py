@@ -32,7 +32,6 @@ from aorta.collectors.base import (Capability, Collector, CollectorOptions, Laun
                                    TrialContext, TrialOutcome, capture_status, settle)
 from aorta.collectors.attach_failure import with_attach_failure
 from aorta.collectors.child_import import importable_by_child
-from aorta.collectors.proton_backends import backend_table
 from aorta.collectors.proton_host import (TritonInstall, cli_backends, find_triton, gpu_vendor,
                                           proton_python_override, resolve_backend,
                                           translate_devices)
@@ -147,38 +146,9 @@ class ProtonCollector(Collector):
         return out | rank_capture(self.name, per_rank)
 
     def probe(self) -> Capability:
-        python = proton_python_override(os.environ)
-        install = find_triton(python, os.environ if python else None)
-        if install.version is None:
-            return Capability(
-                self.name, False, reason=f"Triton is not installed for {install.python} "
-                                         f"({install.problem})",
-                fix="install triton (NVIDIA: pip install triton; AMD: the ROCm PyTorch wheels "
-                    "bring pytorch-triton-rocm), or set AORTA_PROTON_PYTHON to the "
-                    "interpreter that has it")
-        if install.package_dir and not (install.package_dir / "profiler").is_dir():
-            return Capability(self.name, False, install.version,
-                              reason=f"Triton {install.version} has no profiler package "
-                                     f"(built with TRITON_BUILD_PROTON=OFF?)",
-                              fix="install a Triton wheel that ships triton.profiler")
-        vendor = gpu_vendor()
-        backends, source = cli_backends(install)
-        if vendor is None:
-            return Capability(self.name, False, install.version,
-                              reason="no GPU found (no /dev/kfd, /dev/nvidiactl or nvidia-smi)",
-                              fix="run on a machine with an AMD or NVIDIA GPU; the cprofile "
-                                  "collector runs anywhere",
-                              details={"backends": backend_table(backends, None,
-                                                                 install.version)})
-        auto = resolve_backend("auto", vendor, install.version)
-        return Capability(
-            self.name, True, install.version,
-            reason=f"Triton {install.version}; CLI backends {', '.join(backends) or 'unknown'}; "
-                   f"auto resolves to {auto}",
-            details={"python": install.python, "distribution": install.distribution,
-                     "package_dir": str(install.package_dir), "vendor": vendor,
-                     "cli_backends": list(backends), "backends_from": source, "auto": auto,
-                     "backends": backend_table(backends, vendor, install.version)})
+        from aorta.collectors.probes import proton
+
+        return Capability(self.name, **proton())
 
     def resolved(self, options: CollectorOptions, ctx: TrialContext) -> Metrics:
         opts = _typed(options)

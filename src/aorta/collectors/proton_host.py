@@ -15,11 +15,8 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
-import importlib.util
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -27,6 +24,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from aorta.collectors.probes import (TRITON_DISTRIBUTIONS, gpu_vendor, proton_python_override,
+                                     triton_here)
 from aorta.collectors.proton_options import QUEUE_INTERCEPTING
 
 __all__ = [
@@ -35,8 +34,6 @@ __all__ = [
     "version_tuple",
 ]
 
-#: Distributions that install the `triton` package: upstream, and PyTorch's own builds.
-TRITON_DISTRIBUTIONS = ("triton", "pytorch-triton-rocm", "pytorch-triton")
 CHILD_TIMEOUT_S = 60
 _VERSION = re.compile(r"^\s*(\d+)\.(\d+)")
 AUTO_UNRESOLVED_NO_GPU = "auto (unresolved: no GPU found)"
@@ -94,16 +91,9 @@ def find_triton(python: str | None = None, env: Mapping[str, str] | None = None)
 
 @cache
 def _find_here() -> TritonInstall:
-    spec = importlib.util.find_spec("triton")
-    package_dir = Path(list(spec.submodule_search_locations or [""])[0]) if spec else None
-    for dist in TRITON_DISTRIBUTIONS:
-        try:
-            return TritonInstall(sys.executable, importlib.metadata.version(dist), dist,
-                                 package_dir)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    why = "no triton package" if spec is None else "triton has no package metadata"
-    return TritonInstall(sys.executable, package_dir=package_dir, problem=why)
+    version, dist, package_dir, problem = triton_here()
+    return TritonInstall(sys.executable, version, dist,
+                         Path(package_dir) if package_dir is not None else None, problem)
 
 
 _child_cache: dict[tuple[str, str], TritonInstall] = {}
@@ -191,15 +181,6 @@ def available_profilers(python: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in lines[-1].split(",") if name.strip())
 
 
-def gpu_vendor(dev: Path = Path("/dev"), path: str | None = None) -> str | None:
-    """"amd", "nvidia", "both" or None, from device nodes and `nvidia-smi` on `path`."""
-    amd = (dev / "kfd").exists()
-    nvidia = (dev / "nvidiactl").exists() or shutil.which("nvidia-smi", path=path) is not None
-    if amd and nvidia:
-        return "both"
-    return "amd" if amd else "nvidia" if nvidia else None
-
-
 def torch_build_vendor() -> str | None:
     """"amd" or "nvidia" from the installed torch's local version tag (`+rocm6.2`, `+cu130`)."""
     try:
@@ -271,9 +252,3 @@ def translate_devices(backend: str, env: Mapping[str, str]) -> DeviceVars:
 def _note(backend: str, moved: str, done: str) -> str:
     return (f"aorta: Proton's {backend} backend refuses HIP_/CUDA_VISIBLE_DEVICES on AMD GPUs; "
             f"unset {moved} and {done}")
-
-
-def proton_python_override(env: Mapping[str, str]) -> str | None:
-    """$AORTA_PROTON_PYTHON of the trial's environment, `~` expanded; None when unset or empty."""
-    value = env.get("AORTA_PROTON_PYTHON", "")
-    return os.path.expanduser(value) if value else None

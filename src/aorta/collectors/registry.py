@@ -11,20 +11,10 @@ import importlib.util
 from functools import cache
 
 from aorta.collectors.base import Collector
+from aorta.collectors.builtin import BUILTIN
 from aorta.errors import UserError
 
 __all__ = ["BUILTIN", "names", "get", "wrap_order"]
-
-# name -> "module:Class". Order here is only the listing order; wrap order is `wrap_rank`.
-BUILTIN: dict[str, str] = {
-    "rocprof": "aorta.collectors.rocprof:RocprofCollector",
-    "nsys": "aorta.collectors.nsys:NsysCollector",
-    "ncu": "aorta.collectors.ncu:NcuCollector",
-    "proton": "aorta.collectors.proton:ProtonCollector",
-    "torch": "aorta.collectors.torch:TorchCollector",
-    "cprofile": "aorta.collectors.cprofile:CProfileCollector",
-    "telemetry": "aorta.collectors.telemetry:TelemetryCollector",
-}
 
 
 @cache

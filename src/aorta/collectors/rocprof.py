@@ -40,7 +40,7 @@ from pydantic import Field, field_validator
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status)
 from aorta.collectors.options import split_words
-from aorta.collectors.tool_process import find_binary, read_tail, resolve_binary, run_tool
+from aorta.collectors.tool_process import read_tail, resolve_binary, run_tool
 from aorta.errors import SetupError
 
 if TYPE_CHECKING:  # readers load only when a capture is read: listing collectors stays quick
@@ -198,21 +198,9 @@ class RocprofCollector(Collector):
         return metrics | numbers | capture_status(self.name, state, reason, skipped)
 
     def probe(self) -> Capability:
-        binary = find_binary(ENV_BIN, "rocprofv3", os.environ)
-        details = {"binary": binary, "kfd": KFD.exists()}
-        if binary is None:
-            return Capability(self.name, False, reason="rocprofv3 not found ($ROCPROF_BIN unset "
-                              "or not executable, and no rocprofv3 on PATH)",
-                              fix="install ROCm's rocprofiler-sdk, or set ROCPROF_BIN to "
-                                  "rocprofv3", details=details)
-        version = rocprof_version(binary)
-        if not details["kfd"]:
-            return Capability(self.name, False, version, reason="no AMD GPU here (/dev/kfd is "
-                              "missing)", fix="run on a host with an AMD GPU and the amdgpu "
-                              "driver; in a container pass --device /dev/kfd --device /dev/dri",
-                              details=details)
-        return Capability(self.name, True, version, reason=f"{binary} and /dev/kfd present",
-                          details=details)
+        from aorta.collectors.probes import rocprof
+
+        return Capability(self.name, **rocprof())
 
 
 def rocprof_version(binary: str) -> str | None:

@@ -114,16 +114,9 @@ class TelemetryCollector(Collector):
             return capture_status(self.name, "unparsed", f"{SAMPLES}: {exc}")
 
     def probe(self) -> Capability:
-        try:
-            source = open_source(None)
-        except RuntimeError as exc:
-            return Capability(self.name, False, reason=f"no GPU telemetry here ({exc})",
-                              fix="pip install nvidia-ml-py (NVIDIA) or amdsmi (AMD), on a "
-                                  "machine with the GPU driver")
-        names = ", ".join(d.name for d in source.devices)
-        source.close()
-        return Capability(self.name, True, version=source.vendor,
-                          details={"devices": names})
+        from aorta.collectors.probes import telemetry
+
+        return Capability(self.name, **telemetry())
 
 
 def telemetry_metrics(doc: Any) -> Metrics:

@@ -13,9 +13,10 @@ run on AMD hardware here).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+TYPE_CHECKING = False
+if TYPE_CHECKING:      # typing and dataclasses cost more than `aorta collectors` may spend
+    from collections.abc import Sequence
+    from typing import Any, Protocol
 
 __all__ = ["Source", "DeviceInfo", "open_source", "SLOWDOWN_BITS", "reasons_of"]
 
@@ -28,22 +29,29 @@ def reasons_of(mask: int) -> list[str]:
     return [name for bit, name in SLOWDOWN_BITS.items() if mask & bit]
 
 
-@dataclass(frozen=True)
 class DeviceInfo:
-    index: str
-    name: str
-    uuid: str | None
+    """One GPU: its index among the driver's devices, name and UUID (None: not reported)."""
+
+    __slots__ = ("index", "name", "uuid")
+
+    def __init__(self, index: str, name: str, uuid: str | None) -> None:
+        self.index, self.name, self.uuid = index, name, uuid
 
 
-class Source(Protocol):
-    vendor: str
-    devices: list[DeviceInfo]
+if TYPE_CHECKING:
+    class Source(Protocol):
+        vendor: str
+        devices: list[DeviceInfo]
 
-    def read(self, position: int) -> dict[str, float]:
-        """One sample of device `position` in `devices`: sm_clock_mhz, mem_clock_mhz,
-        power_w, temp_c, gpu_util_pct, mem_util_pct, throttle (a bit mask of SLOWDOWN_BITS)."""
+        def read(self, position: int) -> dict[str, float]:
+            """One sample of device `position` in `devices`: sm_clock_mhz, mem_clock_mhz,
+            power_w, temp_c, gpu_util_pct, mem_util_pct, throttle (a bit mask of
+            SLOWDOWN_BITS)."""
 
-    def close(self) -> None: ...
+        def close(self) -> None: ...
+else:
+    class Source:
+        """What `open_source` returns (a typing Protocol to the type checker)."""
 
 
 def _try(fn: Any, *args: Any) -> Any:

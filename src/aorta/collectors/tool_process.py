@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from aorta.collectors.probes import find_binary, gpu_present
 from aorta.errors import SetupError
 
 __all__ = [
@@ -38,15 +38,6 @@ class ToolRun:
     @property
     def ok(self) -> bool:
         return self.returncode == 0
-
-
-def find_binary(env_var: str, default: str, env: Mapping[str, str]) -> str | None:
-    """`$env_var` (a path, or a name looked up on `env`'s PATH) else `default` on PATH."""
-    wanted = env.get(env_var, "").strip() or default
-    wanted = os.path.expanduser(wanted)
-    if os.sep in wanted:
-        return wanted if os.path.isfile(wanted) and os.access(wanted, os.X_OK) else None
-    return shutil.which(wanted, path=env.get("PATH"))
 
 
 def resolve_binary(env_var: str, default: str, env: Mapping[str, str], collector: str,
@@ -106,19 +97,6 @@ def read_tail(path: Path | None, limit: int = 65536) -> str:
     from aorta.store.files import read_tail as tail
 
     return tail(path, limit) or ""
-
-
-def gpu_present(timeout_s: float = 20.0) -> tuple[bool, str]:
-    """Whether this machine has an NVIDIA GPU, and how we know."""
-    if os.path.exists("/dev/nvidiactl"):
-        return True, "/dev/nvidiactl exists"
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        return False, "no /dev/nvidiactl and no nvidia-smi"
-    result = run_tool([smi, "-L"], timeout_s)
-    if result.ok and re.search(r"^GPU \d+:", result.output, re.MULTILINE):
-        return True, "nvidia-smi -L lists a GPU"
-    return False, "nvidia-smi -L lists no GPU"
 
 
 def counter_access(params_text: str | None, cap_eff_hex: str | None) -> tuple[bool | None, str]:

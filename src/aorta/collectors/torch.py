@@ -22,10 +22,7 @@ Options, states and reasons: docs/collectors/torch.md. torch is never imported h
 
 from __future__ import annotations
 
-import ast
 import importlib.metadata
-import re
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -266,53 +263,17 @@ class TorchCollector(Collector):
             "payload ran no torch operation while the profiler recorded")
 
     def probe(self) -> Capability:
-        try:
-            dist = importlib.metadata.distribution("torch")
-        except importlib.metadata.PackageNotFoundError:
-            return Capability(self.name, False, reason=f"PyTorch is not installed for aorta's "
-                                                       f"Python ({sys.executable})",
-                              fix="pip install torch (a CUDA or ROCm build to see GPU kernels)")
-        from aorta.collectors.proton_host import gpu_vendor
+        from aorta.collectors.probes import torch
 
-        build, vendor = torch_build(dist), gpu_vendor()
-        kernels = (build.startswith("cuda") and vendor in ("nvidia", "both")) or \
-            (build.startswith("rocm") and vendor in ("amd", "both"))
-        details = {"build": build, "gpu": vendor, "gpu_kernels": kernels}
-        if kernels:
-            return Capability(self.name, True, dist.version, details=details,
-                              reason=f"{build} build with a GPU: kernels and CPU operators")
-        why = (f"{build} build of torch" if vendor else "no GPU on this machine") + \
-            ": only CPU operators are measured (torch_cpu_time_ms)"
-        fix = "" if not vendor else ("install a CUDA build of torch" if vendor == "nvidia"
-                                     else "install a ROCm build of torch") + \
-            " (https://pytorch.org/get-started/locally/) to see GPU kernels"
-        return Capability(self.name, True, dist.version, reason=why, fix=fix, details=details)
+        return Capability(self.name, **torch())
 
 
 def torch_build(dist: importlib.metadata.Distribution) -> str:
-    """`cuda 13.0`, `rocm 6.2.41133`, `xpu ...`, `cpu` or `unknown`, read from the installed
-    `torch/version.py` (`cuda: Optional[str] = '13.0'`) without importing torch; the
-    version's local tag (`+cu130`, `+rocm6.2`, `+cpu`) when that file cannot be read."""
-    values: dict[str, Any] = {}
-    try:
-        text = Path(str(dist.locate_file("torch/version.py"))).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        text = ""
-    for match in re.finditer(r"^(cuda|hip|xpu)\s*(?::[^=\n]*)?=\s*(.+)$", text, re.MULTILINE):
-        try:
-            values[match.group(1)] = ast.literal_eval(match.group(2).strip())
-        except (ValueError, SyntaxError):
-            continue
-    for key, label in (("hip", "rocm"), ("cuda", "cuda"), ("xpu", "xpu")):
-        if values.get(key):
-            return f"{label} {values[key]}"
-    if values:
-        return "cpu"
-    tag = (dist.version or "").partition("+")[2]
-    for prefix, label in (("rocm", "rocm"), ("cu", "cuda"), ("xpu", "xpu"), ("cpu", "cpu")):
-        if tag.startswith(prefix):
-            return label
-    return "unknown"
+    """`cuda 13.0`, `rocm 6.2.41133`, `xpu ...`, `cpu` or `unknown` for an installed torch
+    distribution (`aorta.collectors.probes.torch_build_at`)."""
+    from aorta.collectors.probes import torch_build_at
+
+    return torch_build_at(str(dist.locate_file("torch/version.py")), dist.version)
 
 
 def _read_summary(path: Path) -> dict[str, Any]:

@@ -1,0 +1,63 @@
+"""What `aorta collectors` prints: shared by the click command and the fast path
+(`aorta.cli.light`), so both print the same bytes. Imports no click and no pydantic.
+
+The fast path builds the rows from the built-in collectors' probes (`aorta.collectors.probes`)
+and the snapshot of their option tables (`option_tables`, generated from the options models and
+checked against them by tests/cli/test_light_path.py); the click command builds them from the
+collector classes themselves, plug-ins included.
+"""
+
+from __future__ import annotations
+
+import json
+
+__all__ = ["collectors_text", "light_rows"]
+
+Row = dict[str, object]
+
+
+def collectors_text(rows: list[Row], as_json: bool) -> str:
+    """The whole output, newline-terminated."""
+    if as_json:
+        return json.dumps(rows, indent=2) + "\n"
+    lines = []
+    for row in rows:
+        state = "usable" if row["usable"] else "not usable"
+        version = f" {row['version']}" if row["version"] else ""
+        lines.append(f"{row['name']}{version}: {state}"
+                     + (f" ({row['reason']})" if row["reason"] else ""))
+        if row["summary"]:
+            lines.append(f"  {row['summary']}")
+        if not row["usable"] and row["fix"]:
+            lines.append(f"  fix: {row['fix']}")
+        for opt in row["options"]:  # type: ignore[attr-defined]
+            desc = f"  {opt['description']}" if opt["description"] else ""
+            lines.append(f"    {opt['key']} = {opt['default']}{desc}")
+    return "".join(line + "\n" for line in lines)
+
+
+def light_rows() -> list[Row] | None:
+    """The rows of the built-in collectors, or None where they may not be the whole list: a
+    plug-in collector is installed, or a built-in's module is missing."""
+    import os
+
+    from aorta.collectors.builtin import BUILTIN
+    from aorta.collectors.option_tables import OPTIONS, SUMMARIES
+    from aorta.collectors.probes import PROBES
+    from aorta.dist_versions import declares_entry_points
+
+    here = os.path.join(os.path.dirname(os.path.dirname(__file__)), "collectors")
+    modules = {path.partition(":")[0].rpartition(".")[2] for path in BUILTIN.values()}
+    if not all(os.path.isfile(os.path.join(here, f"{m}.py")) for m in modules) or \
+            set(BUILTIN) != set(PROBES) or set(BUILTIN) != set(OPTIONS) or \
+            declares_entry_points("aorta.collectors"):
+        return None
+    rows: list[Row] = []
+    for name in sorted(BUILTIN):
+        cap = PROBES[name]()
+        rows.append({
+            "name": name, "summary": SUMMARIES[name], "usable": cap["usable"],
+            "version": cap["version"], "reason": cap["reason"], "fix": cap["fix"],
+            "options": [{"key": k, "default": d, "description": t} for k, d, t in OPTIONS[name]],
+        })
+    return rows
