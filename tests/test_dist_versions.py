@@ -40,3 +40,30 @@ def test_folded_headers_egg_info_files_and_empty_metadata(tmp_path: Path,
     for name in ("folded-pkg", "Folded_Pkg", "eggy", "hollow", "bare"):
         assert installed_version(name) == _importlib(name), name
     assert installed_version("eggy") == "2.0" and installed_version("bare") is None
+
+
+def test_installed_root_is_where_importlib_locates_files() -> None:
+    from aorta.dist_versions import installed_root
+
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata["Name"]
+        expected = importlib.metadata.distribution(name)
+        assert installed_root(name) == (expected.version, str(expected.locate_file(""))), name
+    assert installed_root("no-such-dist-x") is None
+
+
+def test_entry_point_groups_are_found_in_entry_points_txt(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from aorta.dist_versions import declares_entry_points
+
+    groups = {ep.group for d in importlib.metadata.distributions() for ep in d.entry_points}
+    assert "console_scripts" in groups
+    assert all(declares_entry_points(g) for g in groups)
+    assert not declares_entry_points("aorta.no_such_group")
+    info = tmp_path / "plug-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Name: plug\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[aorta.no_such_group]\nx = plug:X\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    assert declares_entry_points("aorta.no_such_group")
+    assert [ep.name for ep in importlib.metadata.entry_points(group="aorta.no_such_group")] == ["x"]

@@ -13,17 +13,19 @@ from __future__ import annotations
 import os
 import platform
 import re
-import socket
 import sys
-from collections.abc import Callable, Mapping
-from datetime import datetime, timezone
-from typing import Any
+import time
 
 from aorta import __version__
 from aorta.envsnap_health import system_health
 from aorta.envsnap_stack import (container_info, hip_info, hipblaslt_info, python_env_info,
                                  run_tool)
 from aorta.redaction import looks_secret, redact_env
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:        # `aorta env` answers without loading typing
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 __all__ = ["ENV_SCHEMA", "snapshot", "steering_env", "redact", "looks_secret"]
 
@@ -62,7 +64,7 @@ def snapshot(env: Mapping[str, str] | None = None) -> dict[str, Any]:
 
     snap: dict[str, Any] = {
         "schema_version": ENV_SCHEMA,
-        "captured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "captured_at": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),
         "aorta_version": __version__,
         "host": attempt("host", _host),
         "python": {"version": platform.python_version(), "executable": sys.executable,
@@ -98,7 +100,7 @@ def _host() -> dict[str, Any]:
     except OSError:
         pass
     return {
-        "hostname": socket.gethostname(), "os": uname.system, "kernel": uname.release,
+        "hostname": uname.node, "os": uname.system, "kernel": uname.release,
         "machine": uname.machine, "distro": _distro(), "cpu": _cpu_model(),
         "cpu_count": os.cpu_count(),
         "memory_gib": round(mem_kib / 1024 / 1024, 2) if mem_kib else None,

@@ -13,11 +13,13 @@ needs privileges to read, so they are listed as unavailable rather than guessed.
 from __future__ import annotations
 
 import json
-import subprocess
-from collections.abc import Callable
-from typing import Any
 
-from aorta.envsnap_stack import run_tool
+from aorta.envsnap_stack import run_tool, timeout_expired
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:        # `aorta env` answers without loading typing
+    from collections.abc import Callable
+    from typing import Any
 
 __all__ = ["system_health", "NV_HEALTH_FIELDS"]
 
@@ -42,7 +44,7 @@ def system_health() -> dict[str, Any]:
 def _guarded(reader: Callable[[], Any], tools: str) -> Any:
     try:
         found = reader()
-    except subprocess.TimeoutExpired as exc:
+    except timeout_expired() as exc:
         return {"unavailable": f"{exc.cmd[0]} did not answer within {exc.timeout:g} s"}
     except Exception as exc:  # a snapshot must never stop a run
         return {"unavailable": f"{type(exc).__name__}: {str(exc)[:300]}"}
@@ -89,7 +91,7 @@ def _amd_health() -> dict[str, Any] | None:
             if out is None:
                 continue
             return {"tool": argv[0], "data": json.loads(out)}
-        except subprocess.TimeoutExpired as exc:
+        except timeout_expired() as exc:
             failures.append(f"{argv[0]} did not answer within {exc.timeout:g} s")
         except (RuntimeError, OSError, ValueError) as exc:
             failures.append(f"{argv[0]}: {str(exc)[:200]}")

@@ -9,19 +9,21 @@ container credential is read (only the image name and id fields of the runtime's
 
 from __future__ import annotations
 
-import glob
 import os
 import re
-import shutil
-import signal
-import subprocess
 import sys
-from collections.abc import Mapping
-from typing import Any
 
+from aorta.pathsearch import which
 from aorta.redaction import redact_text
 
-__all__ = ["hip_info", "hipblaslt_info", "container_info", "python_env_info", "run_tool"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:        # `aorta env` answers without loading typing
+    import subprocess
+    from collections.abc import Mapping
+    from typing import Any
+
+__all__ = ["hip_info", "hipblaslt_info", "container_info", "python_env_info", "run_tool",
+           "timeout_expired"]
 
 TOOL_TIMEOUT_S = 10.0
 _ROCM_DIRS = ("/opt/rocm",)
@@ -31,8 +33,11 @@ def run_tool(argv: list[str], timeout: float = TOOL_TIMEOUT_S) -> str | None:
     """The tool's stdout, or None when it is not on PATH. Raises on a non-zero exit or a
     timeout (the caller records why); a timed-out tool is killed with every process it
     started (hipcc, rocm-smi and amd-smi are scripts with children of their own)."""
-    if shutil.which(argv[0]) is None:
+    if which(argv[0]) is None:
         return None
+    import signal
+    import subprocess
+
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
@@ -45,6 +50,14 @@ def run_tool(argv: list[str], timeout: float = TOOL_TIMEOUT_S) -> str | None:
         raise RuntimeError(f"{' '.join(argv[:2])} exited {proc.returncode}: "
                            f"{(err or out).strip()[:200]}")
     return out
+
+
+def timeout_expired() -> type[subprocess.TimeoutExpired]:
+    """`subprocess.TimeoutExpired`, for except clauses: subprocess is imported only once a
+    tool is found, and only a tool that ran can time out."""
+    import subprocess
+
+    return subprocess.TimeoutExpired
 
 
 def _rocm_roots(env: Mapping[str, str]) -> list[str]:
@@ -60,7 +73,7 @@ def hip_info(env: Mapping[str, str]) -> dict[str, Any]:
                              (["hipcc", "--version"], _hipcc_version)):
         try:
             out = run_tool(argv)
-        except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+        except (RuntimeError, OSError, timeout_expired()) as exc:
             failures.append(str(exc)[:200])
             continue
         version = version_in(out) if out is not None else None
@@ -97,12 +110,21 @@ def hipblaslt_info(env: Mapping[str, str]) -> dict[str, Any]:
             if all(parts):
                 return {"version": ".".join(m.group(1) for m in parts if m),
                         "source": header}
-        libs = glob.glob(os.path.join(root, "lib", "libhipblaslt.so.*.*"))
+        libs = _glob(os.path.join(root, "lib"), "libhipblaslt.so.*.*")
         if libs:
             newest = max(libs, key=_library_version_key)
             return {"version": os.path.basename(newest).split(".so.", 1)[1], "source": newest}
     return {"version": None, "unavailable": "no hipBLASLt header or library under "
                                             + ", ".join(_rocm_roots(env))}
+
+
+def _glob(folder: str, pattern: str) -> list[str]:
+    """`glob.glob(folder/pattern)`; glob is imported only when `folder` exists."""
+    if not os.path.isdir(folder):
+        return []
+    import glob
+
+    return glob.glob(os.path.join(folder, pattern))
 
 
 def _library_version_key(path: str) -> tuple[tuple[int, int | str], ...]:

@@ -18,8 +18,10 @@ recorded but not searched for in free text: scrubbing every "abc" would destroy 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:        # `aorta env` answers without loading typing
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any
 
 __all__ = ["REDACTED", "MIN_SCRUB_CHARS", "Redactor", "CREDENTIALS_IN_BYTES", "looks_secret", "redact_env",
            "redact_argv", "redact_text", "PATTERN_ONLY"]

@@ -139,3 +139,43 @@ def test_the_fast_path_answers_what_it_handles(capsys: pytest.CaptureFixture[str
     assert light_main(["env", "--json"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("aorta, version 0.1.0\n{")
+
+
+def test_the_option_tables_snapshot_is_what_the_models_give() -> None:
+    # On failure: python -m aorta.cli.help_render (rewrites aorta/collectors/option_tables.py)
+    from aorta.cli.help_render import option_tables
+    from aorta.collectors.option_tables import OPTIONS, SUMMARIES
+
+    summaries, tables = option_tables()
+    assert (SUMMARIES, OPTIONS) == (summaries, tables)
+    assert all(tables.values()) and all(summaries.values())
+
+
+@pytest.mark.parametrize("flags", [[], ["--json"]], ids=["text", "json"])
+def test_collectors_is_clicks(flags: list[str]) -> None:
+    done = _assert_same(["collectors", *flags])
+    assert done.returncode == 0
+    assert b"cprofile" in done.stdout and b"interval_ms" in done.stdout
+
+
+@pytest.mark.parametrize("argv", [["collectors", "--json", "--json"], ["collectors", "--bogus"],
+                                  ["collectors", "x"]], ids=lambda a: " ".join(a))
+def test_irregular_collectors_invocations_are_left_to_click(argv: list[str]) -> None:
+    assert light_main(argv) is None
+    _assert_same(argv)
+
+
+def test_a_plugin_collector_sends_collectors_to_click(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # A distribution declaring the entry point group: only the registry loads plug-ins. This
+    # one re-registers a built-in's name, which the registry ignores, so click can answer.
+    info = tmp_path / "plug-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Name: plug\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[aorta.collectors]\ncprofile = aorta.collectors.cprofile:CProfileCollector\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    assert light_main(["collectors"]) is None
+    done = _assert_same(["collectors", "--json"],
+                        PYTHONPATH=os.pathsep.join([str(REPO / "src"), str(tmp_path)]))
+    assert [row["name"] for row in json.loads(done.stdout)][0] == "cprofile"

@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import sys
 
+from aorta.pathsearch import which
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -24,37 +26,6 @@ Probe = dict[str, "Any"]
 
 #: Distributions that install the `triton` package: upstream, and PyTorch's own builds.
 TRITON_DISTRIBUTIONS = ("triton", "pytorch-triton-rocm", "pytorch-triton")
-
-
-def which(cmd: str, path: str | None = None) -> str | None:
-    """`shutil.which(cmd, path=path)` on POSIX, without importing shutil (and its archivers)."""
-    if os.name != "posix":
-        import shutil
-
-        return shutil.which(cmd, path=path)
-    if os.path.dirname(cmd):
-        return cmd if _executable(cmd) else None
-    if path is None:
-        path = os.environ.get("PATH", None)
-        if path is None:
-            try:
-                path = os.confstr("CS_PATH")
-            except (AttributeError, ValueError):
-                path = os.defpath
-    if not path:
-        return None
-    seen: set[str] = set()
-    for folder in os.fsdecode(path).split(os.pathsep):
-        if folder not in seen:
-            seen.add(folder)
-            name = os.path.join(folder, cmd)
-            if _executable(name):
-                return name
-    return None
-
-
-def _executable(name: str) -> bool:
-    return os.path.exists(name) and os.access(name, os.F_OK | os.X_OK) and not os.path.isdir(name)
 
 
 def find_binary(env_var: str, default: str, env: Mapping[str, str]) -> str | None:

@@ -9,14 +9,17 @@ See https://slurm.schedmd.com/squeue.html and https://slurm.schedmd.com/sacct.ht
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from aorta.errors import UserError
+from aorta.pathsearch import which
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import subprocess
 
 __all__ = ["JobState", "SlurmError", "QUEUED", "ENDED", "sbatch", "query_jobs", "cancel_jobs",
            "parse_squeue", "parse_sacct", "missing_command", "wait_gone"]
@@ -55,13 +58,15 @@ class JobState:
 
 def missing_command(name: str = "sbatch") -> str | None:
     """Why Slurm cannot be used from here, or None when `name` is on PATH."""
-    if shutil.which(name) is None:
+    if which(name) is None:
         return f"{name} is not on PATH (run aorta where Slurm's commands are, a login node)"
     return None
 
 
 def _run(argv: Sequence[str], env: Mapping[str, str] | None = None,
          cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    import subprocess     # here, not at the top: `sweep status` of a local run runs nothing
+
     try:
         return subprocess.run(list(argv), env=None if env is None else dict(env), cwd=cwd,
                               capture_output=True, text=True, timeout=_TIMEOUT_S, check=False,

@@ -18,7 +18,6 @@ import errno
 import json
 import math
 import os
-import secrets
 import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -88,6 +87,8 @@ def _refuse(path: Path, exc: OSError) -> None:
 def write_bytes(root: Path, parts: Sequence[str], name: str, data: bytes,
                 executable: bool = False, private: bool = False) -> Path:
     """Write `data` to `root/parts.../name` atomically; directories are made as needed."""
+    import secrets        # here, not at the top: reading a run (sweep status) writes nothing
+
     with open_dir(root, parts, create=True) as dfd:
         tmp = f".{name[:40]}.{secrets.token_hex(6)}.tmp"
         mode = 0o600 if private else 0o777 if executable else 0o666   # private: owner only

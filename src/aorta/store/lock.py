@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import socket
-from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
 
@@ -32,6 +29,10 @@ class RunLock:
         self.held = False
 
     def acquire(self) -> None:
+        import secrets    # here, not at the top: reading a run (sweep status) takes no lock
+        import socket
+        from datetime import datetime, timezone
+
         me = json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
                          "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
         with open_dir(self.run_dir, ()) as dfd:
@@ -72,6 +73,8 @@ class RunLock:
 
     @staticmethod
     def _alive(holder: dict[str, object]) -> bool:
+        import socket
+
         if holder.get("host") != socket.gethostname():
             return True
         pid = holder.get("pid")

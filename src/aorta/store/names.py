@@ -10,7 +10,6 @@ A name is checked once, where it is made, so no later write can leave the run di
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 
@@ -61,6 +60,8 @@ def shorten(name: str) -> str:
     raw = name.encode()
     if len(raw) <= MAX_NAME_BYTES:
         return name
+    import hashlib        # only a long name needs it; reading a run (sweep status) does not
+
     digest = hashlib.sha256(raw).hexdigest()[:_HASH_CHARS]
     head = raw[:MAX_NAME_BYTES - _HASH_CHARS - 1].decode("utf-8", "ignore").rstrip("-.")
     return f"{head}-{digest}"

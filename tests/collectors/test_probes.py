@@ -1,0 +1,40 @@
+"""`aorta.collectors.probes`: the light probes answer what the tools they stand in for answer."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from aorta.collectors.probes import PROBES, which
+from aorta.collectors.registry import get, names
+
+
+def test_which_is_shutils(tmp_path: Path) -> None:
+    run = tmp_path / "bin" / "tool"
+    run.parent.mkdir()
+    run.write_text("#!/bin/sh\n")
+    run.chmod(run.stat().st_mode | stat.S_IXUSR)
+    (tmp_path / "bin" / "plain").write_text("")
+    (tmp_path / "bin" / "adir").mkdir()
+    paths = [str(tmp_path / "bin"), f"/nonexistent{os.pathsep}{tmp_path / 'bin'}", "", None,
+             os.pathsep, f"{tmp_path / 'bin'}{os.pathsep}{tmp_path / 'bin'}"]
+    for cmd in ("tool", "plain", "adir", "missing", str(run), "sh", "python3"):
+        for path in paths:
+            assert which(cmd, path=path) == shutil.which(cmd, path=path), (cmd, path)
+
+
+@pytest.mark.parametrize("name", sorted(PROBES))
+def test_each_collector_probes_with_its_light_probe(name: str) -> None:
+    cap = get(name).probe()
+    light = PROBES[name]()
+    assert (cap.name, cap.usable, cap.version, cap.reason, cap.fix, dict(cap.details)) == \
+        (name, light["usable"], light["version"], light["reason"], light["fix"], light["details"])
+    assert cap.reason or cap.usable
+
+
+def test_every_built_in_has_a_probe() -> None:
+    assert set(PROBES) <= set(names())
