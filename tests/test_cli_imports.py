@@ -1,7 +1,6 @@
 """The `aorta` command starts light: each command imports only what it uses (issue 13), and
 the ones the fast path answers (`aorta.cli.light`: help, --version, env, sweep status,
-collectors) import
-no click, no schema library and no importlib.metadata.
+collectors) import no click, no schema library and no importlib.metadata.
 
 Each case runs the real command in a fresh interpreter and lists which heavy modules it left
 in `sys.modules`. A module-level import added in the wrong place shows up here, long before
