@@ -106,7 +106,8 @@ def scan_trace(fh: BinaryIO, columns: TraceColumns) -> TraceScan:
     for chunk in _line_blocks(fh, scan):
         if shape is None:                 # learnt from the first row that fits, block by block
             shape = row_shape(chunk[:chunk.find(b"\n")].rstrip(b"\r"), columns)
-        if shape is None or not _fast_block(chunk, shape, scan):
+        if (shape is None or not _lines_within(chunk, csv.field_size_limit())
+                or not _fast_block(chunk, shape, scan)):
             _csv_block(chunk, columns, scan)
     return scan
 
@@ -158,6 +159,14 @@ def row_shape(line: bytes, columns: TraceColumns) -> RowShape | None:
         return None
     return RowShape(quotes, kind_piece, columns.start - columns.name, columns.end - columns.name,
                     pieces[quotes].count(b","), columns.width)
+
+
+def _lines_within(chunk: bytes, limit: int) -> bool:
+    """Whether every line of `chunk` is shorter than `limit`, so that no field can pass the csv
+    module's field limit (a row with one it refuses, and so must the fast path): true when
+    every stretch of limit // 2 bytes holds a newline. A few `find` calls a block."""
+    step = max(limit // 2, 1)
+    return all(chunk.find(b"\n", at, at + step) >= 0 for at in range(0, len(chunk), step))
 
 
 def _fast_block(chunk: bytes, shape: RowShape, scan: TraceScan) -> bool:
