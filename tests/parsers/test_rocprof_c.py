@@ -277,3 +277,23 @@ def test_without_the_extension_auto_reads_and_c_says_why() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, env={"PYTHONPATH": str(SRC)}, check=True)
     assert done.stdout.split("\n")[:2] == ["False 7 575000.0", "ImportError True"]
+
+
+def test_halves_parsed_at_once_add_up_in_file_order(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch is parsed in two halves on two threads: kernels first met in the second half,
+    a number past int64 there (that half is parsed again with Python ints), reasons from both
+    halves and dropped long lines keep the file's order."""
+    monkeypatch.setattr(scanner, "MAX_LINE_BYTES", 20000)
+    rows = [f'"KERNEL_DISPATCH","k{i % 5}",{i},{i + 7}' for i in range(120000)]
+    rows[3] = '"KERNEL_DISPATCH","k1",9,8'                      # first half: end < start
+    rows[100000] = f'"KERNEL_DISPATCH","late",1,{"9" * 30}'    # second half: past int64
+    rows[100001] = '"KERNEL_DISPATCH","k2",x,8'
+    rows[60000] = '"KERNEL_DISPATCH","' + "y" * 300000 + '",1,2'   # dropped: too long
+    got = agree(write(tmp_path, ",".join(map(quoted, SHORT)) + "\n" + "\n".join(rows) + "\n"),
+                monkeypatch)
+    assert [k[0] for k in got[1]] == ["k0", "k1", "k2", "k4", "k3", "late"]
+    assert got[0]["skips"]["examples"] == [
+        "row 4: End_Timestamp before Start_Timestamp", "a line longer than 20000 bytes",
+        "row 60001: 3 fields, the header has 4"]       # the end of the line dropped
+    assert got[0]["skips"]["count"] == 5       # the long line dropped twice, a block each

@@ -9,18 +9,28 @@
  * strict, a field limit), then the same checks per row. Bytes are latin-1 text to the Python
  * scanner, so one byte is one character here.
  *
- * Memory: one block, the line carried over (at most `max_line` bytes), four field buffers and
- * one entry per distinct kernel name. Every length is checked before it is used; hostile
- * input gives skipped rows, never a read out of bounds.
+ * Since every block is parsed afresh, blocks are independent: a batch of them is read, split
+ * in two halves parsed at once (one on a thread of its own, both without the GIL), and each
+ * half's totals and first reasons are then added in file order. A half that meets a number
+ * beyond int64 is parsed again with the GIL, in Python ints.
+ *
+ * Memory: a batch of blocks, the line carried over (at most `max_line` bytes), a few field
+ * buffers and one entry per distinct kernel name. Every length is checked before it is used;
+ * hostile input gives skipped rows, never a read out of bounds.
  */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#ifndef _WIN32
+#include <pthread.h>
+#define USE_THREADS 1
+#endif
 
 /* ---------------------------------------------------------------------------------------- */
-/* Growing byte buffers                                                                      */
+/* Growing byte buffers. Memory comes from PyMem_Raw*, which needs no GIL; a failure returns -1
+ * and leaves raising MemoryError to the caller that holds the GIL.                          */
 
 typedef struct {
     char *data;
@@ -40,17 +50,13 @@ buf_reserve(Buf *b, Py_ssize_t need)
         return 0;
     Py_ssize_t cap = b->cap ? b->cap : 256;
     while (cap < need) {
-        if (cap > PY_SSIZE_T_MAX / 2) {
-            PyErr_NoMemory();
+        if (cap > PY_SSIZE_T_MAX / 2)
             return -1;
-        }
         cap *= 2;
     }
-    char *data = PyMem_Realloc(b->data, (size_t)cap);
-    if (data == NULL) {
-        PyErr_NoMemory();
+    char *data = PyMem_RawRealloc(b->data, (size_t)cap);
+    if (data == NULL)
         return -1;
-    }
     b->data = data;
     b->cap = cap;
     return 0;
@@ -59,11 +65,8 @@ buf_reserve(Buf *b, Py_ssize_t need)
 static int
 buf_append(Buf *b, const char *from, Py_ssize_t n)
 {
-    if (n > PY_SSIZE_T_MAX - b->len || buf_reserve(b, b->len + n) < 0) {
-        if (!PyErr_Occurred())
-            PyErr_NoMemory();
+    if (n > PY_SSIZE_T_MAX - b->len || buf_reserve(b, b->len + n) < 0)
         return -1;
-    }
     memcpy(b->data + b->len, from, (size_t)n);
     b->len += n;
     return 0;
@@ -114,18 +117,16 @@ static int
 kernels_grow(Kernels *k)
 {
     Py_ssize_t nslots = k->nslots ? k->nslots * 2 : 64;
-    Py_ssize_t *slots = PyMem_Calloc((size_t)nslots, sizeof(Py_ssize_t));
-    if (slots == NULL) {
-        PyErr_NoMemory();
+    Py_ssize_t *slots = PyMem_RawCalloc((size_t)nslots, sizeof(Py_ssize_t));
+    if (slots == NULL)
         return -1;
-    }
     for (Py_ssize_t i = 0; i < k->count; i++) {
         size_t at = (size_t)k->entries[i].hash & (size_t)(nslots - 1);
         while (slots[at])
             at = (at + 1) & (size_t)(nslots - 1);
         slots[at] = i + 1;
     }
-    PyMem_Free(k->slots);
+    PyMem_RawFree(k->slots);
     k->slots = slots;
     k->nslots = nslots;
     return 0;
@@ -146,21 +147,17 @@ kernels_get(Kernels *k, const char *name, Py_ssize_t len)
     }
     if (k->count == k->cap) {
         Py_ssize_t cap = k->cap ? k->cap * 2 : 32;
-        Kernel *entries = PyMem_Realloc(k->entries, (size_t)cap * sizeof(Kernel));
-        if (entries == NULL) {
-            PyErr_NoMemory();
+        Kernel *entries = PyMem_RawRealloc(k->entries, (size_t)cap * sizeof(Kernel));
+        if (entries == NULL)
             return NULL;
-        }
         k->entries = entries;
         k->cap = cap;
     }
     Kernel *e = &k->entries[k->count];
     memset(e, 0, sizeof(*e));
-    e->name = PyMem_Malloc(len ? (size_t)len : 1);
-    if (e->name == NULL) {
-        PyErr_NoMemory();
+    e->name = PyMem_RawMalloc(len ? (size_t)len : 1);
+    if (e->name == NULL)
         return NULL;
-    }
     memcpy(e->name, name, (size_t)len);
     e->len = len;
     e->hash = h;
@@ -169,16 +166,23 @@ kernels_get(Kernels *k, const char *name, Py_ssize_t len)
     return e;
 }
 
+/* Empty the table (the GIL held: entries may hold Python ints); `keep` keeps its memory. */
 static void
-kernels_free(Kernels *k)
+kernels_clear(Kernels *k, int keep)
 {
     for (Py_ssize_t i = 0; i < k->count; i++) {
-        PyMem_Free(k->entries[i].name);
+        PyMem_RawFree(k->entries[i].name);
         Py_XDECREF(k->entries[i].big_total);
         Py_XDECREF(k->entries[i].big_longest);
     }
-    PyMem_Free(k->entries);
-    PyMem_Free(k->slots);
+    k->count = 0;
+    if (keep && k->slots != NULL) {
+        memset(k->slots, 0, (size_t)k->nslots * sizeof(Py_ssize_t));
+        return;
+    }
+    PyMem_RawFree(k->entries);
+    PyMem_RawFree(k->slots);
+    memset(k, 0, sizeof(*k));
 }
 
 /* big += value (a new reference is kept in *big) */
@@ -208,31 +212,37 @@ big_add_int64(PyObject **big, int64_t value)
     return rc;
 }
 
+/* Add `calls` launches summing to `ns`, the longest `longest` (all int64). Without the GIL a
+ * sum past int64 cannot be kept: 1, and nothing added. With it, what was summed so far moves
+ * into Python ints. */
 static int
-kernel_add(Kernel *e, int64_t ns)
+kernel_add(Kernel *e, int64_t ns, int64_t calls, int64_t longest, int gil)
 {
     int64_t sum;
     if (__builtin_add_overflow(e->total, ns, &sum)) {
-        /* move what was summed so far out of int64, then start again from this row */
+        if (!gil)
+            return 1;
         if (big_add_int64(&e->big_total, e->total) < 0)
             return -1;
-        e->total = ns;
+        sum = ns;
     }
-    else {
-        e->total = sum;
-    }
-    e->calls++;
-    if (ns > e->longest)
-        e->longest = ns;
+    e->total = sum;
+    e->calls += calls;
+    if (longest > e->longest)
+        e->longest = longest;
     return 0;
 }
 
+/* Add launches summing to the Python int `ns`, the longest `longest` (NULL: none past int64). */
 static int
-kernel_add_big(Kernel *e, PyObject *ns)
+kernel_add_big(Kernel *e, PyObject *ns, int64_t calls, PyObject *longest)
 {
     if (big_add(&e->big_total, ns) < 0)
         return -1;
-    e->calls++;
+    e->calls += calls;
+    if (longest == NULL)
+        return 0;
+    ns = longest;
     if (e->big_longest == NULL) {
         Py_INCREF(ns);
         e->big_longest = ns;
@@ -247,73 +257,104 @@ kernel_add_big(Kernel *e, PyObject *ns)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* The scan's state                                                                          */
+/* Reasons. A half records the first few of its rows left out, numbered from its own start;
+ * they are worded (as Skips.skip keeps them) when the half is added, in file order.        */
+
+enum { WHY_FIELDS, WHY_START, WHY_END, WHY_BEFORE, WHY_EMPTY, WHY_TOO_LARGE, WHY_NUL,
+       WHY_LONG_LINE };
+
+#define KEPT_REASONS 3        /* Skips keeps 3 reasons; one "line longer" may come before */
+
+typedef struct {
+    int why;
+    Py_ssize_t row;           /* within the half, from 1; 0 for WHY_LONG_LINE */
+    Py_ssize_t fields;        /* WHY_FIELDS */
+    char text[40];            /* WHY_START, WHY_END: the field's first 40 characters */
+    int text_len;
+} Reason;
+
+/* ---------------------------------------------------------------------------------------- */
+/* One half of a batch: the csv reader's state and what the rows gave                       */
 
 enum { KIND, NAME, START, END, WANTED };
 
+/* The csv module's reader states that the default dialect reaches. */
+enum { START_RECORD, START_FIELD, IN_FIELD, IN_QUOTED_FIELD, QUOTE_IN_QUOTED_FIELD };
+
 typedef struct {
-    /* the header */
     Py_ssize_t column[WANTED];       /* column index of each wanted field; -1: no Kind */
     Py_ssize_t width;
     Py_ssize_t field_limit;          /* csv.field_size_limit() */
-    PyObject *nul_error;             /* the csv module's message for a NUL, or NULL: allowed */
+    int nul_refused;                 /* this Python's csv refuses a line holding NUL */
+    signed char *wanted_at;          /* per column: which of column[] it is, or -1 */
+    unsigned char ends_plain[256];   /* characters that end a run of unquoted text */
+} Layout;
+
+typedef struct {
+    Py_ssize_t start, end;           /* a block of whole lines: bytes [start, end) of the batch */
+    int long_line;                   /* or: a line too long, dropped here */
+} Item;
+
+typedef struct {
+    const Layout *layout;
+    int gil;                         /* Python ints allowed (numbers past int64) */
+    int again;                       /* met a number past int64 without the GIL */
+    int nomem;
+    /* the work: items of the batch */
+    const char *data;
+    const Item *items;
+    Py_ssize_t nitems;
     /* the csv reader's state within a row */
     int state;
     Py_ssize_t fields;               /* fields saved in this row */
     Py_ssize_t field_len;            /* characters in the field being read */
     int wanted;                      /* which of column[] the current field is, or -1 */
-    signed char *wanted_at;          /* per column: which of column[] it is, or -1 */
     Text value[WANTED];              /* the wanted fields' text: in the block, or in copy[] */
     Buf copy[WANTED];                /* a field in pieces ("" inside quotes) joined */
-    unsigned char ends_plain[256];   /* characters that end a run of unquoted text */
-    Py_ssize_t cache[64];            /* recent kernels by a cheap key: index + 1, 0 = none */
     /* results */
     Kernels kernels;
+    Py_ssize_t cache[64];            /* recent kernels by a cheap key: index + 1, 0 = none */
     Py_ssize_t rows, used, filtered, skipped;
-    PyObject *examples;              /* list of str, as Skips.examples */
-    Py_ssize_t max_examples;
-} Scan;
+    Reason reasons[KEPT_REASONS + 1];
+    int nreasons, row_reasons, long_line_kept;
+} Half;
 
-/* The csv module's reader states that the default dialect reaches. */
-enum { START_RECORD, START_FIELD, IN_FIELD, IN_QUOTED_FIELD, QUOTE_IN_QUOTED_FIELD };
-
-/* Skips.skip(why, records): count, and keep the reason while fewer than max_examples are kept.
- * `why` is built only while it can still be kept (a format and its arguments). */
-static int
-skip_n(Scan *s, Py_ssize_t records, const char *format, ...)
+/* A row (or a long line) left out. Returns a Reason to fill when it may be needed later. */
+static Reason *
+skip(Half *h, int why)
 {
-    s->skipped += records;
-    if (PyList_GET_SIZE(s->examples) >= s->max_examples)
-        return 0;
-    va_list args;
-    va_start(args, format);
-    PyObject *why = PyUnicode_FromFormatV(format, args);
-    va_end(args);
-    if (why == NULL)
-        return -1;
-    int known = PySequence_Contains(s->examples, why);
-    int rc = known < 0 ? -1 : known ? 0 : PyList_Append(s->examples, why);
-    Py_DECREF(why);
-    return rc;
+    h->skipped++;
+    if (h->row_reasons >= KEPT_REASONS || (why == WHY_LONG_LINE && h->long_line_kept))
+        return NULL;
+    Reason *r = &h->reasons[h->nreasons++];
+    memset(r, 0, sizeof(*r));
+    r->why = why;
+    if (why == WHY_LONG_LINE)
+        h->long_line_kept = 1;
+    else {
+        h->row_reasons++;
+        r->row = h->rows;
+    }
+    return r;
 }
 
 static void
-start_field(Scan *s)
+start_field(Half *h)
 {
-    s->field_len = 0;
-    s->wanted = s->fields < s->width ? s->wanted_at[s->fields] : -1;
-    if (s->wanted >= 0) {
-        s->value[s->wanted].len = 0;
-        s->value[s->wanted].joined = 0;
+    h->field_len = 0;
+    h->wanted = h->fields < h->layout->width ? h->layout->wanted_at[h->fields] : -1;
+    if (h->wanted >= 0) {
+        h->value[h->wanted].len = 0;
+        h->value[h->wanted].joined = 0;
     }
 }
 
 static void
-start_record(Scan *s)
+start_record(Half *h)
 {
-    s->state = START_RECORD;
-    s->fields = 0;
-    start_field(s);
+    h->state = START_RECORD;
+    h->fields = 0;
+    start_field(h);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -328,10 +369,11 @@ is_space(unsigned char c)
 }
 
 /* A timestamp as `_timestamp` reads it: stripped, ASCII digits only, then int(). 1 with
- * *small set when it fits int64 (at most 18 digits), 1 with *big set (a new reference) for
- * more, 0 when it is no whole number (int() refusing too many digits included), -1 on error. */
+ * *small set when it has at most 18 digits; 2 when it has more, with *big set (a new
+ * reference) when the GIL is held; 0 when it is no whole number (int() refusing too many
+ * digits included); -1 on a Python error. */
 static int
-timestamp(const Text *b, int64_t *small, PyObject **big)
+timestamp(const Half *h, const Text *b, int64_t *small, PyObject **big)
 {
     const unsigned char *p = (const unsigned char *)b->data, *e = p + b->len;
     *big = NULL;
@@ -361,6 +403,8 @@ timestamp(const Text *b, int64_t *small, PyObject **big)
         *small = v;
         return 1;
     }
+    if (!h->gil)
+        return 2;
     PyObject *text = PyBytes_FromStringAndSize((const char *)p, e - p);  /* NUL-terminated */
     if (text == NULL)
         return -1;
@@ -372,14 +416,14 @@ timestamp(const Text *b, int64_t *small, PyObject **big)
         PyErr_Clear();
         return 0;
     }
-    return 1;
+    return 2;
 }
 
 /* The entry of a kernel name. Traces repeat a few names over and over, so a small cache keyed
  * by the length and the first and last bytes saves hashing the whole name (often hundreds of
  * bytes) on most rows; the name is still compared whole. */
 static Kernel *
-kernel_of(Scan *s, const Text *name)
+kernel_of(Half *h, const Text *name)
 {
     uint64_t head = 0, tail = 0;
     Py_ssize_t n = name->len < 8 ? name->len : 8;
@@ -387,109 +431,117 @@ kernel_of(Scan *s, const Text *name)
     memcpy(&tail, name->data + name->len - n, (size_t)n);
     uint64_t key = ((head * 0x9E3779B97F4A7C15ull) ^ tail ^ (uint64_t)name->len)
                    * 0xFF51AFD7ED558CCDull;
-    Py_ssize_t *hit = &s->cache[key >> 58];
+    Py_ssize_t *hit = &h->cache[key >> 58];
     if (*hit) {
-        Kernel *e = &s->kernels.entries[*hit - 1];
+        Kernel *e = &h->kernels.entries[*hit - 1];
         if (e->len == name->len && memcmp(e->name, name->data, (size_t)name->len) == 0)
             return e;
     }
-    Kernel *e = kernels_get(&s->kernels, name->data, name->len);
-    if (e != NULL)
-        *hit = e - s->kernels.entries + 1;
+    Kernel *e = kernels_get(&h->kernels, name->data, name->len);
+    if (e == NULL)
+        h->nomem = 1;
+    else
+        *hit = e - h->kernels.entries + 1;
     return e;
 }
 
-/* bad[:40]!r where bad is the field's text */
-static PyObject *
-field_repr(const Text *b)
+/* A row whose timestamps are past int64, in Python ints (the GIL held). */
+static int
+add_big_row(Half *h, int64_t start, int64_t end, PyObject *big_start, PyObject *big_end)
 {
-    PyObject *text = PyUnicode_DecodeLatin1(b->data, b->len < 40 ? b->len : 40, NULL);
-    if (text == NULL)
-        return NULL;
-    PyObject *repr = PyObject_Repr(text);
-    Py_DECREF(text);
-    return repr;
+    PyObject *from = big_start ? Py_NewRef(big_start) : PyLong_FromLongLong(start);
+    PyObject *to = big_end ? Py_NewRef(big_end) : PyLong_FromLongLong(end);
+    PyObject *ns = NULL;
+    int rc = -1;
+    if (from == NULL || to == NULL)
+        goto done;
+    int before = PyObject_RichCompareBool(to, from, Py_LT);
+    if (before < 0)
+        goto done;
+    if (before) {
+        skip(h, WHY_BEFORE);
+        rc = 0;
+        goto done;
+    }
+    if (h->value[NAME].len == 0) {
+        skip(h, WHY_EMPTY);
+        rc = 0;
+        goto done;
+    }
+    if ((ns = PyNumber_Subtract(to, from)) == NULL)
+        goto done;
+    Kernel *e = kernel_of(h, &h->value[NAME]);
+    if (e == NULL)
+        goto done;
+    int overflow = 0;
+    long long small = PyLong_AsLongLongAndOverflow(ns, &overflow);
+    rc = overflow ? kernel_add_big(e, ns, 1, ns) : kernel_add(e, small, 1, small, 1);
+    h->used += rc == 0;
+done:
+    Py_XDECREF(from);
+    Py_XDECREF(to);
+    Py_XDECREF(ns);
+    return rc;
 }
 
+/* Check and add the row just read. -1: stop (a Python error, no memory, or `again` set). */
 static int
-add_row(Scan *s)
+add_row(Half *h)
 {
-    Py_ssize_t row = ++s->rows;
-    if (s->fields != s->width)
-        return skip_n(s, 1, "row %zd: %zd fields, the header has %zd", row, s->fields,
-                      s->width);
-    if (s->column[KIND] >= 0) {
-        const Text *kind = &s->value[KIND];
+    const Layout *l = h->layout;
+    h->rows++;
+    if (h->fields != l->width) {
+        Reason *r = skip(h, WHY_FIELDS);
+        if (r != NULL)
+            r->fields = h->fields;
+        return 0;
+    }
+    if (l->column[KIND] >= 0) {
+        const Text *kind = &h->value[KIND];
         if (kind->len != 15 || memcmp(kind->data, "KERNEL_DISPATCH", 15) != 0) {
-            s->filtered++;
+            h->filtered++;
             return 0;
         }
     }
     int64_t start = 0, end = 0;
     PyObject *big_start = NULL, *big_end = NULL;
-    int ok_start = timestamp(&s->value[START], &start, &big_start);
-    if (ok_start < 0)
-        return -1;
-    int ok_end = ok_start ? timestamp(&s->value[END], &end, &big_end) : 0;
+    int ok_start = timestamp(h, &h->value[START], &start, &big_start);
+    int ok_end = ok_start > 0 ? timestamp(h, &h->value[END], &end, &big_end) : 0;
     int rc = 0;
-    if (ok_end < 0) {
+    if (ok_start < 0 || ok_end < 0) {
         rc = -1;
     }
-    else if (!ok_start || !ok_end) {
-        if (PyList_GET_SIZE(s->examples) < s->max_examples) {   /* the reason may be kept */
-            const Text *bad = ok_start ? &s->value[END] : &s->value[START];
-            PyObject *repr = field_repr(bad);
-            if (repr == NULL) {
-                rc = -1;
-            }
-            else {
-                rc = skip_n(s, 1, "row %zd: %s is %U, not a whole number of ns", row,
-                            ok_start ? "End_Timestamp" : "Start_Timestamp", repr);
-                Py_DECREF(repr);
-            }
-        }
-        else {
-            s->skipped++;
+    else if (ok_start == 0 || ok_end == 0) {
+        const Text *bad = ok_start ? &h->value[END] : &h->value[START];
+        Reason *r = skip(h, ok_start ? WHY_END : WHY_START);
+        if (r != NULL) {
+            r->text_len = bad->len < 40 ? (int)bad->len : 40;
+            memcpy(r->text, bad->data, (size_t)r->text_len);
         }
     }
-    else if (big_start == NULL && big_end == NULL) {
-        if (end < start)
-            rc = skip_n(s, 1, "row %zd: End_Timestamp before Start_Timestamp", row);
-        else if (s->value[NAME].len == 0)
-            rc = skip_n(s, 1, "row %zd: empty Kernel_Name", row);
+    else if (ok_start == 2 || ok_end == 2) {
+        if (!h->gil) {
+            h->again = 1;
+            rc = -1;
+        }
         else {
-            Kernel *e = kernel_of(s, &s->value[NAME]);
-            rc = e == NULL ? -1 : kernel_add(e, end - start);
-            s->used += rc == 0;
+            rc = add_big_row(h, start, end, big_start, big_end);
         }
     }
-    else {                                   /* more than 18 digits: Python's ints */
-        if (big_start == NULL && (big_start = PyLong_FromLongLong(start)) == NULL)
+    else if (end < start) {
+        skip(h, WHY_BEFORE);
+    }
+    else if (h->value[NAME].len == 0) {
+        skip(h, WHY_EMPTY);
+    }
+    else {
+        Kernel *e = kernel_of(h, &h->value[NAME]);
+        rc = e == NULL ? -1 : kernel_add(e, end - start, 1, end - start, h->gil);
+        if (rc > 0) {                        /* a sum past int64 without the GIL */
+            h->again = 1;
             rc = -1;
-        if (rc == 0 && big_end == NULL && (big_end = PyLong_FromLongLong(end)) == NULL)
-            rc = -1;
-        int before = rc < 0 ? -1 : PyObject_RichCompareBool(big_end, big_start, Py_LT);
-        if (before < 0)
-            rc = -1;
-        else if (before)
-            rc = skip_n(s, 1, "row %zd: End_Timestamp before Start_Timestamp", row);
-        else if (s->value[NAME].len == 0)
-            rc = skip_n(s, 1, "row %zd: empty Kernel_Name", row);
-        else {
-            PyObject *ns = PyNumber_Subtract(big_end, big_start);
-            Kernel *e = ns == NULL ? NULL
-                        : kernel_of(s, &s->value[NAME]);
-            if (e == NULL) {
-                rc = -1;
-            }
-            else {
-                int overflow = 0;
-                long long small_ns = PyLong_AsLongLongAndOverflow(ns, &overflow);
-                rc = overflow ? kernel_add_big(e, ns) : kernel_add(e, small_ns);
-                s->used += rc == 0;
-            }
-            Py_XDECREF(ns);
         }
+        h->used += rc == 0;
     }
     Py_XDECREF(big_start);
     Py_XDECREF(big_end);
@@ -513,109 +565,111 @@ line_end(const char *data, Py_ssize_t len, Py_ssize_t at)
     return len;
 }
 
-/* A character of the current field; 1 when the field grows past the limit (csv.Error). */
+/* Characters of the current field: 0, or 1 when the field grows past the limit (the csv
+ * module raises; *accepted says how many fitted), or -1 without memory. */
 static inline int
-add_chars(Scan *s, const char *from, Py_ssize_t n, Py_ssize_t *accepted)
+add_chars(Half *h, const char *from, Py_ssize_t n, Py_ssize_t *accepted)
 {
-    Py_ssize_t room = s->field_limit - s->field_len;
+    Py_ssize_t room = h->layout->field_limit - h->field_len;
     *accepted = n <= room ? n : (room > 0 ? room : 0);
-    if (s->wanted >= 0 && *accepted > 0) {
+    if (h->wanted >= 0 && *accepted > 0) {
         /* a field read in one piece is used where it lies in the block; pieces are joined */
-        Text *v = &s->value[s->wanted];
-        Buf *copy = &s->copy[s->wanted];
+        Text *v = &h->value[h->wanted];
+        Buf *copy = &h->copy[h->wanted];
         if (v->len == 0 && !v->joined) {
             v->data = from;
+            v->len = *accepted;
         }
-        else if (v->joined || v->data + v->len != from) {
+        else if (!v->joined && v->data + v->len == from) {
+            v->len += *accepted;
+        }
+        else {
             if (!v->joined) {
                 copy->len = 0;
                 if (buf_append(copy, v->data, v->len) < 0)
-                    return -1;
+                    goto nomem;
                 v->joined = 1;
             }
             if (buf_append(copy, from, *accepted) < 0)
-                return -1;
+                goto nomem;
             v->data = copy->data;
             v->len = copy->len;
-            s->field_len += *accepted;
-            return *accepted < n;
         }
-        v->len += *accepted;
     }
-    s->field_len += *accepted;
+    h->field_len += *accepted;
     return *accepted < n;
+nomem:
+    h->nomem = 1;
+    return -1;
 }
 
 static void
-save_field(Scan *s)
+save_field(Half *h)
 {
-    s->fields++;
-    start_field(s);
+    h->fields++;
+    start_field(h);
 }
 
-/* A row the csv module refuses: counted, and the rest of its line dropped, as the reader
- * drops the line it was reading when it raises. */
-static int
-unreadable(Scan *s, PyObject *why)
+/* A row the csv module refuses (it raises csv.Error): counted; the caller drops the rest of
+ * its line, as the reader drops the line it was reading when it raises. */
+static void
+unreadable(Half *h, int why)
 {
-    Py_ssize_t row = ++s->rows;
-    int rc = skip_n(s, 1, "row %zd: unreadable CSV (%U)", row, why);
-    start_record(s);
-    return rc;
+    h->rows++;
+    skip(h, why);
+    start_record(h);
 }
 
 /* Parse one block of whole lines (or the last, unterminated part of one) and add its rows. */
 static int
-parse_block(Scan *s, const char *data, Py_ssize_t len)
+parse_block(Half *h, const char *data, Py_ssize_t len)
 {
+    const unsigned char *ends_plain = h->layout->ends_plain;
+    const int nul_refused = h->layout->nul_refused;
     Py_ssize_t i = 0, took;
-    start_record(s);
+    int over;
+    start_record(h);
     while (i < len) {
         char c = data[i];
-        if (c == '\0' && s->nul_error != NULL) {   /* Python 3.10's csv refuses the line */
-            if (unreadable(s, s->nul_error) < 0)
-                return -1;
+        if (c == '\0' && nul_refused) {        /* Python 3.10's csv refuses the line */
+            unreadable(h, WHY_NUL);
             i = line_end(data, len, i);
             continue;
         }
-        switch (s->state) {
+        switch (h->state) {
         case START_RECORD:
-            if (c == '\n' || c == '\r') {              /* a blank line: no row */
+            if (c == '\n' || c == '\r') {      /* a blank line: no row */
                 i = line_end(data, len, i);
                 continue;
             }
-            s->state = START_FIELD;
+            h->state = START_FIELD;
             /* fall through */
         case START_FIELD:
             if (c == '"') {
-                s->state = IN_QUOTED_FIELD;
+                h->state = IN_QUOTED_FIELD;
                 i++;
                 continue;
             }
             if (c == ',') {
-                save_field(s);
+                save_field(h);
                 i++;
                 continue;
             }
             if (c == '\n' || c == '\r')
                 goto end_of_line;
-            s->state = IN_FIELD;
+            h->state = IN_FIELD;
             /* fall through */
         case IN_FIELD: {
             /* a run of plain characters; a quote here is a plain character */
             Py_ssize_t j = i;
-            while (j < len && !s->ends_plain[(unsigned char)data[j]])
+            while (j < len && !ends_plain[(unsigned char)data[j]])
                 j++;
-            int over = add_chars(s, data + i, j - i, &took);
-            if (over < 0)
-                return -1;
-            if (over) {
-                goto too_large;
-            }
+            if ((over = add_chars(h, data + i, j - i, &took)) != 0)
+                goto refused;
             i = j;
             if (i < len && data[i] == ',') {
-                save_field(s);
-                s->state = START_FIELD;
+                save_field(h);
+                h->state = START_FIELD;
                 i++;
             }
             else if (i < len && (data[i] == '\n' || data[i] == '\r')) {
@@ -627,43 +681,37 @@ parse_block(Scan *s, const char *data, Py_ssize_t len)
             /* everything up to the next quote is text, line breaks included */
             const char *q = memchr(data + i, '"', (size_t)(len - i));
             Py_ssize_t j = q ? q - data : len;
-            if (s->nul_error != NULL) {
+            if (nul_refused) {
                 const char *nul = memchr(data + i, '\0', (size_t)(j - i));
                 if (nul != NULL)
                     j = nul - data;
             }
-            int over = add_chars(s, data + i, j - i, &took);
-            if (over < 0)
-                return -1;
-            if (over)
-                goto too_large;
+            if ((over = add_chars(h, data + i, j - i, &took)) != 0)
+                goto refused;
             i = j;
             if (i < len && data[i] == '"') {
-                s->state = QUOTE_IN_QUOTED_FIELD;
+                h->state = QUOTE_IN_QUOTED_FIELD;
                 i++;
             }
             continue;
         }
         case QUOTE_IN_QUOTED_FIELD:
-            if (c == '"') {                            /* "" is one quote */
-                int over = add_chars(s, data + i, 1, &took);
-                if (over < 0)
-                    return -1;
-                if (over)
-                    goto too_large;
-                s->state = IN_QUOTED_FIELD;
+            if (c == '"') {                    /* "" is one quote */
+                if ((over = add_chars(h, data + i, 1, &took)) != 0)
+                    goto refused;
+                h->state = IN_QUOTED_FIELD;
                 i++;
             }
             else if (c == ',') {
-                save_field(s);
-                s->state = START_FIELD;
+                save_field(h);
+                h->state = START_FIELD;
                 i++;
             }
             else if (c == '\n' || c == '\r') {
                 goto end_of_line;
             }
-            else {                                     /* not strict: text after the quote */
-                s->state = IN_FIELD;
+            else {                             /* not strict: text after the quote */
+                h->state = IN_FIELD;
             }
             continue;
         }
@@ -671,40 +719,209 @@ parse_block(Scan *s, const char *data, Py_ssize_t len)
 
     end_of_line:
         /* "\r" or "\n" ends the field and the row; the line ends after "\r\n" */
-        save_field(s);
-        if (add_row(s) < 0)
+        save_field(h);
+        if (add_row(h) < 0)
             return -1;
-        start_record(s);
+        start_record(h);
         i = line_end(data, len, i);
         continue;
 
-    too_large: {
-        PyObject *why = PyUnicode_FromFormat("field larger than field limit (%zd)",
-                                             s->field_limit);
-        if (why == NULL || unreadable(s, why) < 0) {
-            Py_XDECREF(why);
+    refused:
+        if (over < 0)
             return -1;
-        }
-        Py_DECREF(why);
-        /* the character refused is at i + took; its line is dropped */
+        /* past the field limit: the character refused is at i + took; its line is dropped */
+        unreadable(h, WHY_TOO_LARGE);
         i = line_end(data, len, i + took);
-        continue;
-    }
     }
     /* The block's end. Blocks end with a newline, so only a quote left open gets here: the
      * csv module then ends the field and the row at the end of its input (not strict). The
      * other states are for a block without final newline, which the reader ends as a line. */
-    if (s->state != START_RECORD) {
-        save_field(s);
-        if (add_row(s) < 0)
+    if (h->state != START_RECORD) {
+        save_field(h);
+        if (add_row(h) < 0)
             return -1;
     }
-    start_record(s);
+    start_record(h);
+    return 0;
+}
+
+/* Parse the half's items; -1 when stopped (see add_row). Needs the GIL only with h->gil. */
+static int
+parse_items(Half *h)
+{
+    for (Py_ssize_t k = 0; k < h->nitems; k++) {
+        const Item *item = &h->items[k];
+        if (item->long_line)
+            skip(h, WHY_LONG_LINE);
+        else if (parse_block(h, h->data + item->start, item->end - item->start) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+#ifdef USE_THREADS
+static void *
+parse_items_thread(void *half)
+{
+    parse_items((Half *)half);
+    return NULL;
+}
+#endif
+
+/* Forget what the half gave (the GIL held), keeping its memory. */
+static void
+half_reset(Half *h, int gil)
+{
+    kernels_clear(&h->kernels, 1);
+    memset(h->cache, 0, sizeof(h->cache));
+    h->rows = h->used = h->filtered = h->skipped = 0;
+    h->nreasons = h->row_reasons = h->long_line_kept = 0;
+    h->gil = gil;
+    h->again = h->nomem = 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The whole trace: halves added in file order                                               */
+
+typedef struct {
+    Kernels kernels;
+    Py_ssize_t rows, used, filtered, skipped;
+    PyObject *examples;              /* list of str, as Skips.examples */
+    Py_ssize_t max_examples;
+    PyObject *nul_error;             /* the csv module's message for a NUL */
+} Totals;
+
+static PyObject *
+reason_text(const Totals *t, const Half *h, const Reason *r)
+{
+    Py_ssize_t row = t->rows + r->row;
+    switch (r->why) {
+    case WHY_FIELDS:
+        return PyUnicode_FromFormat("row %zd: %zd fields, the header has %zd", row, r->fields,
+                                    h->layout->width);
+    case WHY_START:
+    case WHY_END: {
+        PyObject *text = PyUnicode_DecodeLatin1(r->text, r->text_len, NULL);
+        PyObject *why = text == NULL ? NULL : PyUnicode_FromFormat(
+            "row %zd: %s is %R, not a whole number of ns", row,
+            r->why == WHY_START ? "Start_Timestamp" : "End_Timestamp", text);
+        Py_XDECREF(text);
+        return why;
+    }
+    case WHY_BEFORE:
+        return PyUnicode_FromFormat("row %zd: End_Timestamp before Start_Timestamp", row);
+    case WHY_EMPTY:
+        return PyUnicode_FromFormat("row %zd: empty Kernel_Name", row);
+    case WHY_TOO_LARGE:
+        return PyUnicode_FromFormat("row %zd: unreadable CSV (field larger than field limit "
+                                    "(%zd))", row, h->layout->field_limit);
+    case WHY_NUL:
+        return PyUnicode_FromFormat("row %zd: unreadable CSV (%S)", row, t->nul_error);
+    default:
+        return PyUnicode_FromString("");   /* WHY_LONG_LINE: worded by the caller */
+    }
+}
+
+/* Add a half's kernels, counts and reasons to the totals (the GIL held). */
+static int
+add_half(Totals *t, const Half *h, Py_ssize_t max_line)
+{
+    for (Py_ssize_t i = 0; i < h->kernels.count; i++) {
+        const Kernel *e = &h->kernels.entries[i];
+        Kernel *g = kernels_get(&t->kernels, e->name, e->len);
+        if (g == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        if (kernel_add(g, e->total, e->calls, e->longest, 1) < 0)
+            return -1;
+        if (e->big_total != NULL && kernel_add_big(g, e->big_total, 0, e->big_longest) < 0)
+            return -1;
+    }
+    for (int k = 0; k < h->nreasons; k++) {
+        if (PyList_GET_SIZE(t->examples) >= t->max_examples)
+            break;
+        const Reason *r = &h->reasons[k];
+        PyObject *why = r->why == WHY_LONG_LINE
+            ? PyUnicode_FromFormat("a line longer than %zd bytes", max_line)
+            : reason_text(t, h, r);
+        if (why == NULL)
+            return -1;
+        int known = PySequence_Contains(t->examples, why);
+        int rc = known < 0 ? -1 : known ? 0 : PyList_Append(t->examples, why);
+        Py_DECREF(why);
+        if (rc < 0)
+            return -1;
+    }
+    t->rows += h->rows;
+    t->used += h->used;
+    t->filtered += h->filtered;
+    t->skipped += h->skipped;
+    return 0;
+}
+
+/* Parse a batch's items in two halves at once, then add them in order (called with the GIL,
+ * released while parsing). */
+static int
+parse_batch(Totals *t, Half halves[2], const char *data, const Item *items, Py_ssize_t n,
+            Py_ssize_t max_line)
+{
+    /* split where half the bytes are parsed */
+    Py_ssize_t bytes = 0, half = 0, split = n;
+    for (Py_ssize_t k = 0; k < n; k++)
+        bytes += items[k].end - items[k].start;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (half * 2 >= bytes) {
+            split = k;
+            break;
+        }
+        half += items[k].end - items[k].start;
+    }
+    halves[0].data = halves[1].data = data;
+    halves[0].items = items;
+    halves[0].nitems = split;
+    halves[1].items = items + split;
+    halves[1].nitems = n - split;
+    Py_BEGIN_ALLOW_THREADS
+#ifdef USE_THREADS
+    pthread_t helper;
+    int threaded = split > 0 && split < n && bytes >= 4096
+                   && pthread_create(&helper, NULL, parse_items_thread, &halves[1]) == 0;
+#else
+    int threaded = 0;
+#endif
+    parse_items(&halves[0]);
+#ifdef USE_THREADS
+    if (threaded)
+        pthread_join(helper, NULL);
+#endif
+    if (!threaded)
+        parse_items(&halves[1]);
+    Py_END_ALLOW_THREADS
+    for (int k = 0; k < 2; k++) {
+        Half *h = &halves[k];
+        if (h->again && !h->nomem) {         /* numbers past int64: again, with the GIL */
+            half_reset(h, 1);
+            if (parse_items(h) < 0 && !PyErr_Occurred())
+                h->nomem = 1;
+        }
+        if (PyErr_Occurred())
+            return -1;
+        if (h->nomem) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        if (add_half(t, h, max_line) < 0)
+            return -1;
+        half_reset(h, 0);
+    }
     return 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Reading the file in the Python scanner's blocks                                           */
+
+#define BATCH_BLOCKS 64       /* blocks read per batch (8 MiB at the scanner's 128 KiB) */
 
 /* fh.read(n)'s length into `into`: readinto until n bytes or the end of the file. */
 static Py_ssize_t
@@ -752,7 +969,7 @@ kernel_entry(const Kernel *e)
         Py_SETREF(total, PyNumber_Add(total, e->big_total));
     if (total == NULL)
         return NULL;
-    /* big_longest is only ever set beyond int64, so it is the longest when set */
+    /* big_longest is only ever set past int64, so it is the longest when set */
     PyObject *longest = e->big_longest != NULL ? Py_NewRef(e->big_longest)
                         : PyLong_FromLongLong(e->longest);
     if (longest == NULL) {
@@ -763,13 +980,13 @@ kernel_entry(const Kernel *e)
 }
 
 static PyObject *
-results(Scan *s, int cut)
+results(Totals *t, int cut)
 {
     PyObject *kernels = PyDict_New();
     if (kernels == NULL)
         return NULL;
-    for (Py_ssize_t i = 0; i < s->kernels.count; i++) {
-        Kernel *e = &s->kernels.entries[i];
+    for (Py_ssize_t i = 0; i < t->kernels.count; i++) {
+        Kernel *e = &t->kernels.entries[i];
         PyObject *entry = kernel_entry(e);
         PyObject *name = entry ? PyBytes_FromStringAndSize(e->name, e->len) : NULL;
         int rc = name ? PyDict_SetItem(kernels, name, entry) : -1;
@@ -780,8 +997,57 @@ results(Scan *s, int cut)
             return NULL;
         }
     }
-    return Py_BuildValue("NnnnnOO", kernels, s->rows, s->used, s->filtered, s->skipped,
-                         s->examples, cut ? Py_True : Py_False);
+    return Py_BuildValue("NnnnnOO", kernels, t->rows, t->used, t->filtered, t->skipped,
+                         t->examples, cut ? Py_True : Py_False);
+}
+
+/* Read the file in blocks as `_line_blocks` does, a batch at a time, and parse each batch.
+ * Returns whether the file ends inside a row (1), 0, or -1 on error. */
+static int
+read_trace(PyObject *readinto, Totals *t, Half halves[2], Py_ssize_t block,
+           Py_ssize_t max_line, Buf *data)
+{
+    Item items[BATCH_BLOCKS];
+    Py_ssize_t carried = 0;   /* bytes of a line started in an earlier block, at data's start */
+    for (int end_of_file = 0; !end_of_file;) {
+        Py_ssize_t n = 0, size = carried, pending = 0;   /* the carried line: [pending, size) */
+        for (int b = 0; b < BATCH_BLOCKS; b++) {
+            if (size > PY_SSIZE_T_MAX - block || buf_reserve(data, size + block) < 0) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            Py_ssize_t got = read_full(readinto, data->data + size, block);
+            if (got < 0)
+                return -1;
+            if (got == 0) {
+                end_of_file = 1;
+                break;
+            }
+            /* the carried part holds no newline, so the last one is in what was just read */
+            const char *nl = last_newline(data->data + size, got);
+            size += got;
+            if (nl == NULL) {
+                if (size - pending > max_line) {          /* dropped, as the scanner does */
+                    items[n++] = (Item){size, size, 1};
+                    pending = size;
+                }
+                continue;
+            }
+            Py_ssize_t whole = nl - data->data + 1;
+            items[n++] = (Item){pending, whole, 0};
+            pending = whole;
+        }
+        if (parse_batch(t, halves, data->data, items, n, max_line) < 0)
+            return -1;
+        carried = size - pending;
+        memmove(data->data, data->data + pending, (size_t)carried);
+    }
+    for (Py_ssize_t i = 0; i < carried; i++) {       /* bytes.strip()'s whitespace */
+        char c = data->data[i];
+        if (!(c == ' ' || (c >= '\t' && c <= '\r')))
+            return 1;
+    }
+    return 0;
 }
 
 PyDoc_STRVAR(scan_doc,
@@ -789,104 +1055,84 @@ PyDoc_STRVAR(scan_doc,
 "     max_examples)\n"
 "--\n\n"
 "Read the data rows of an open binary trace file (just after its header) as\n"
-"rocprof_trace_scan.scan_trace reads them. `kind` is -1 when there is no Kind column.\n"
+"rocprof_trace_scan.scan_trace reads them: blocks of `block` bytes, lines longer than\n"
+"`max_line` dropped, fields past `field_limit` refused, `nul_error` the csv module's\n"
+"message for a NUL (None when it reads one as text). `kind` is -1 without a Kind column.\n"
 "Returns (kernels, rows, used, filtered, skipped, examples, cut): kernels maps each raw\n"
-"name to [total ns, launches, longest ns] in the order of its first counted row; cut is\n"
-"True when the file ends inside a row (that row is not counted in rows).");
+"name to [total ns, launches, longest ns] in the order of its first counted row; examples\n"
+"are the first `max_examples` distinct reasons; cut is True when the file ends inside a\n"
+"row (that row is not counted in rows).");
 
 static PyObject *
 scan(PyObject *module, PyObject *args)
 {
     PyObject *fh, *nul_error;
     Py_ssize_t block, max_line;
-    Scan s;
+    Layout layout;
+    Totals totals;
+    Half halves[2];
     (void)module;
-    memset(&s, 0, sizeof(s));
-    if (!PyArg_ParseTuple(args, "OnnnnnnnnOn:scan", &fh, &s.column[KIND], &s.column[NAME],
-                          &s.column[START], &s.column[END], &s.width, &block, &max_line,
-                          &s.field_limit, &nul_error, &s.max_examples))
+    memset(&layout, 0, sizeof(layout));
+    memset(&totals, 0, sizeof(totals));
+    memset(halves, 0, sizeof(halves));
+    if (!PyArg_ParseTuple(args, "OnnnnnnnnOn:scan", &fh, &layout.column[KIND],
+                          &layout.column[NAME], &layout.column[START], &layout.column[END],
+                          &layout.width, &block, &max_line, &layout.field_limit, &nul_error,
+                          &totals.max_examples))
         return NULL;
     for (int w = 0; w < WANTED; w++) {
         int twice = 0;
         for (int v = 0; v < w; v++)
-            twice |= s.column[v] == s.column[w];
-        if (s.column[w] >= s.width || s.column[w] < (w == KIND ? -1 : 0) || twice) {
+            twice |= layout.column[v] == layout.column[w];
+        if (layout.column[w] >= layout.width || layout.column[w] < (w == KIND ? -1 : 0)
+            || twice) {
             PyErr_SetString(PyExc_ValueError, "column indices must be distinct, in the header");
             return NULL;
         }
     }
-    if (block <= 0 || max_line < 0 || s.field_limit < 0) {
-        PyErr_SetString(PyExc_ValueError, "block must be positive, limits not negative");
+    if (block <= 0 || block > (1 << 30) || max_line < 0 || layout.field_limit < 0) {
+        PyErr_SetString(PyExc_ValueError, "block must be 1 byte to 1 GiB, limits not negative");
         return NULL;
     }
     if (nul_error != Py_None && !PyUnicode_Check(nul_error)) {
         PyErr_SetString(PyExc_TypeError, "nul_error must be str or None");
         return NULL;
     }
-    s.nul_error = nul_error == Py_None ? NULL : nul_error;
-    s.ends_plain[','] = s.ends_plain['\n'] = s.ends_plain['\r'] = 1;
-    s.ends_plain[0] = s.nul_error != NULL;
-    s.wanted_at = PyMem_Malloc((size_t)s.width + 1);
-    if (s.wanted_at == NULL)
-        return PyErr_NoMemory();
-    memset(s.wanted_at, -1, (size_t)s.width + 1);
-    for (int w = 0; w < WANTED; w++)
-        if (s.column[w] >= 0)
-            s.wanted_at[s.column[w]] = (signed char)w;
+    layout.nul_refused = nul_error != Py_None;
+    totals.nul_error = nul_error;
+    layout.ends_plain[','] = layout.ends_plain['\n'] = layout.ends_plain['\r'] = 1;
+    layout.ends_plain[0] = (unsigned char)layout.nul_refused;
     PyObject *readinto = PyObject_GetAttrString(fh, "readinto");
-    if (readinto == NULL) {
-        PyMem_Free(s.wanted_at);
+    if (readinto == NULL)
         return NULL;
-    }
-    s.examples = PyList_New(0);
-    Buf data = {0};
     PyObject *result = NULL;
-    int cut = 0;
-    if (s.examples == NULL)
+    Buf data = {0};
+    totals.examples = PyList_New(0);
+    layout.wanted_at = PyMem_RawMalloc((size_t)layout.width + 1);
+    if (totals.examples == NULL || layout.wanted_at == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
         goto done;
-    Py_ssize_t pending = 0;       /* bytes of data.data carried from the last block */
-    for (;;) {
-        if (pending > PY_SSIZE_T_MAX - block || buf_reserve(&data, pending + block) < 0)
-            goto done;
-        Py_ssize_t got = read_full(readinto, data.data + pending, block);
-        if (got < 0)
-            goto done;
-        if (got == 0)
-            break;
-        Py_ssize_t size = pending + got;
-        /* the carried part holds no newline, so the last one is in what was just read */
-        const char *nl = last_newline(data.data + pending, got);
-        if (nl == NULL) {
-            pending = size;
-            if (pending > max_line) {
-                if (skip_n(&s, 1, "a line longer than %zd bytes", max_line) < 0)
-                    goto done;
-                pending = 0;
-            }
-            continue;
-        }
-        Py_ssize_t whole = nl - data.data + 1;
-        if (parse_block(&s, data.data, whole) < 0)
-            goto done;
-        pending = size - whole;
-        memmove(data.data, data.data + whole, (size_t)pending);
     }
-    for (Py_ssize_t i = 0; i < pending; i++) {     /* bytes.strip()'s whitespace */
-        char c = data.data[i];
-        if (!(c == ' ' || (c >= '\t' && c <= '\r'))) {
-            cut = 1;
-            break;
-        }
-    }
-    result = results(&s, cut);
+    memset(layout.wanted_at, -1, (size_t)layout.width + 1);
+    for (int w = 0; w < WANTED; w++)
+        if (layout.column[w] >= 0)
+            layout.wanted_at[layout.column[w]] = (signed char)w;
+    halves[0].layout = halves[1].layout = &layout;
+    int cut = read_trace(readinto, &totals, halves, block, max_line, &data);
+    if (cut >= 0)
+        result = results(&totals, cut);
 done:
     Py_DECREF(readinto);
-    PyMem_Free(data.data);
-    for (int w = 0; w < WANTED; w++)
-        PyMem_Free(s.copy[w].data);
-    PyMem_Free(s.wanted_at);
-    kernels_free(&s.kernels);
-    Py_XDECREF(s.examples);
+    PyMem_RawFree(data.data);
+    for (int k = 0; k < 2; k++) {
+        for (int w = 0; w < WANTED; w++)
+            PyMem_RawFree(halves[k].copy[w].data);
+        kernels_clear(&halves[k].kernels, 0);
+    }
+    kernels_clear(&totals.kernels, 0);
+    PyMem_RawFree(layout.wanted_at);
+    Py_XDECREF(totals.examples);
     return result;
 }
 
