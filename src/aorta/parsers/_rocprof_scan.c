@@ -9,12 +9,12 @@
  * strict, a field limit), then the same checks per row. Bytes are latin-1 text to the Python
  * scanner, so one byte is one character here.
  *
- * Since every block is parsed afresh, blocks are independent: a batch of them is read, split
- * in two halves parsed at once (one on a thread of its own, both without the GIL), and each
- * half's totals and first reasons are then added in file order. A half that meets a number
- * beyond int64 is parsed again with the GIL, in Python ints.
+ * Since every block is parsed afresh, blocks are independent: a batch of them is split in two
+ * halves, each parsed on a thread of its own without the GIL while the next batch is read,
+ * and each half's totals and first reasons are then added in file order. A half that meets a
+ * number beyond int64 is parsed again with the GIL, in Python ints.
  *
- * Memory: a batch of blocks, the line carried over (at most `max_line` bytes), a few field
+ * Memory: two batches of blocks, the line carried over (at most `max_line` bytes), a few field
  * buffers and one entry per distinct kernel name. Every length is checked before it is used;
  * hostile input gives skipped rows, never a read out of bounds.
  */
@@ -26,6 +26,8 @@
 #ifndef _WIN32
 #include <pthread.h>
 #define USE_THREADS 1
+#else
+typedef int pthread_t;        /* no threads: the halves are parsed one after the other */
 #endif
 
 /* ---------------------------------------------------------------------------------------- */
@@ -289,6 +291,9 @@ typedef struct {
     signed char *wanted_at;          /* per column: which of column[] it is, or -1 */
     unsigned char ends_plain[256];   /* characters that end a run of unquoted text */
 } Layout;
+
+#define BATCH_BLOCKS 32       /* blocks read per batch: 4 MiB at the scanner's 128 KiB (8 MiB
+                                 * measured no faster, 1 MiB slower) */
 
 typedef struct {
     Py_ssize_t start, end;           /* a block of whole lines: bytes [start, end) of the batch */
@@ -860,68 +865,90 @@ add_half(Totals *t, const Half *h, Py_ssize_t max_line)
     return 0;
 }
 
-/* Parse a batch's items in two halves at once, then add them in order (called with the GIL,
- * released while parsing). */
+/* A batch: blocks read together, as items of whole lines in `data`, and where the line
+ * still open at its end starts (`pending`; it runs to `size`). */
+typedef struct {
+    Buf data;
+    Item items[BATCH_BLOCKS];
+    Py_ssize_t n, size, pending;
+    int end_of_file;
+} Batch;
+
+/* Start parsing a batch in two halves, split where half its bytes are, each on a thread of
+ * its own (no GIL needed); the caller reads the next batch meanwhile. Returns the number of
+ * threads started; halves without a thread are parsed by finish_batch. */
 static int
-parse_batch(Totals *t, Half halves[2], const char *data, const Item *items, Py_ssize_t n,
-            Py_ssize_t max_line)
+start_batch(Half halves[2], const Batch *b, pthread_t threads[2])
 {
-    /* split where half the bytes are parsed */
-    Py_ssize_t bytes = 0, half = 0, split = n;
-    for (Py_ssize_t k = 0; k < n; k++)
-        bytes += items[k].end - items[k].start;
-    for (Py_ssize_t k = 0; k < n; k++) {
+    Py_ssize_t bytes = 0, half = 0, split = b->n;
+    for (Py_ssize_t k = 0; k < b->n; k++)
+        bytes += b->items[k].end - b->items[k].start;
+    for (Py_ssize_t k = 0; k < b->n; k++) {
         if (half * 2 >= bytes) {
             split = k;
             break;
         }
-        half += items[k].end - items[k].start;
+        half += b->items[k].end - b->items[k].start;
     }
-    halves[0].data = halves[1].data = data;
-    halves[0].items = items;
+    halves[0].data = halves[1].data = b->data.data;
+    halves[0].items = b->items;
     halves[0].nitems = split;
-    halves[1].items = items + split;
-    halves[1].nitems = n - split;
+    halves[1].items = b->items + split;
+    halves[1].nitems = b->n - split;
+    int started = 0;
+#ifdef USE_THREADS
+    for (int k = 0; k < 2; k++) {
+        if (halves[k].nitems == 0 || bytes < 4096)
+            break;
+        if (pthread_create(&threads[k], NULL, parse_items_thread, &halves[k]) != 0)
+            break;
+        started++;
+    }
+#else
+    (void)threads;
+#endif
+    return started;
+}
+
+/* Wait for the halves (parsing any that had no thread), then add them in file order (called
+ * with the GIL, released while waiting). */
+static int
+finish_batch(Totals *t, Half halves[2], pthread_t threads[2], int started, Py_ssize_t max_line)
+{
     Py_BEGIN_ALLOW_THREADS
 #ifdef USE_THREADS
-    pthread_t helper;
-    int threaded = split > 0 && split < n && bytes >= 4096
-                   && pthread_create(&helper, NULL, parse_items_thread, &halves[1]) == 0;
+    for (int k = 0; k < started; k++)
+        pthread_join(threads[k], NULL);
 #else
-    int threaded = 0;
+    (void)threads;
 #endif
-    parse_items(&halves[0]);
-#ifdef USE_THREADS
-    if (threaded)
-        pthread_join(helper, NULL);
-#endif
-    if (!threaded)
-        parse_items(&halves[1]);
+    for (int k = started; k < 2; k++)
+        parse_items(&halves[k]);
     Py_END_ALLOW_THREADS
+    int rc = 0;
     for (int k = 0; k < 2; k++) {
         Half *h = &halves[k];
-        if (h->again && !h->nomem) {         /* numbers past int64: again, with the GIL */
+        if (rc == 0 && PyErr_Occurred())          /* reading the next batch failed */
+            rc = -1;
+        if (rc == 0 && h->again && !h->nomem) {   /* numbers past int64: again, in Python */
             half_reset(h, 1);
             if (parse_items(h) < 0 && !PyErr_Occurred())
                 h->nomem = 1;
         }
-        if (PyErr_Occurred())
-            return -1;
-        if (h->nomem) {
-            PyErr_NoMemory();
-            return -1;
+        if (rc == 0 && h->nomem) {
+            if (!PyErr_Occurred())
+                PyErr_NoMemory();
+            rc = -1;
         }
-        if (add_half(t, h, max_line) < 0)
-            return -1;
+        if (rc == 0 && (PyErr_Occurred() || add_half(t, h, max_line) < 0))
+            rc = -1;
         half_reset(h, 0);
     }
-    return 0;
+    return rc;
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Reading the file in the Python scanner's blocks                                           */
-
-#define BATCH_BLOCKS 64       /* blocks read per batch (8 MiB at the scanner's 128 KiB) */
 
 /* fh.read(n)'s length into `into`: readinto until n bytes or the end of the file. */
 static Py_ssize_t
@@ -1001,49 +1028,76 @@ results(Totals *t, int cut)
                          t->examples, cut ? Py_True : Py_False);
 }
 
-/* Read the file in blocks as `_line_blocks` does, a batch at a time, and parse each batch.
- * Returns whether the file ends inside a row (1), 0, or -1 on error. */
+/* Read a batch of blocks as `_line_blocks` reads them, after the `carried` bytes of a line
+ * left open by the last batch. -1 on error. */
+static int
+read_batch(PyObject *readinto, Batch *b, const char *carry, Py_ssize_t carried,
+           Py_ssize_t block, Py_ssize_t max_line)
+{
+    b->n = 0;
+    b->pending = 0;
+    b->end_of_file = 0;
+    b->size = carried;
+    if (buf_reserve(&b->data, carried) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (carried)
+        memcpy(b->data.data, carry, (size_t)carried);
+    for (int k = 0; k < BATCH_BLOCKS; k++) {
+        if (b->size > PY_SSIZE_T_MAX - block || buf_reserve(&b->data, b->size + block) < 0) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        Py_ssize_t got = read_full(readinto, b->data.data + b->size, block);
+        if (got < 0)
+            return -1;
+        if (got == 0) {
+            b->end_of_file = 1;
+            return 0;
+        }
+        /* the open line holds no newline, so the last one is in what was just read */
+        const char *nl = last_newline(b->data.data + b->size, got);
+        b->size += got;
+        if (nl == NULL) {
+            if (b->size - b->pending > max_line) {      /* dropped, as the scanner does */
+                b->items[b->n++] = (Item){b->size, b->size, 1};
+                b->pending = b->size;
+            }
+            continue;
+        }
+        Py_ssize_t whole = nl - b->data.data + 1;
+        b->items[b->n++] = (Item){b->pending, whole, 0};
+        b->pending = whole;
+    }
+    return 0;
+}
+
+/* Read and parse the whole file, a batch parsed while the next is read. Returns whether the
+ * file ends inside a row (1), 0, or -1 on error. */
 static int
 read_trace(PyObject *readinto, Totals *t, Half halves[2], Py_ssize_t block,
-           Py_ssize_t max_line, Buf *data)
+           Py_ssize_t max_line, Batch batches[2])
 {
-    Item items[BATCH_BLOCKS];
-    Py_ssize_t carried = 0;   /* bytes of a line started in an earlier block, at data's start */
-    for (int end_of_file = 0; !end_of_file;) {
-        Py_ssize_t n = 0, size = carried, pending = 0;   /* the carried line: [pending, size) */
-        for (int b = 0; b < BATCH_BLOCKS; b++) {
-            if (size > PY_SSIZE_T_MAX - block || buf_reserve(data, size + block) < 0) {
-                PyErr_NoMemory();
-                return -1;
-            }
-            Py_ssize_t got = read_full(readinto, data->data + size, block);
-            if (got < 0)
-                return -1;
-            if (got == 0) {
-                end_of_file = 1;
-                break;
-            }
-            /* the carried part holds no newline, so the last one is in what was just read */
-            const char *nl = last_newline(data->data + size, got);
-            size += got;
-            if (nl == NULL) {
-                if (size - pending > max_line) {          /* dropped, as the scanner does */
-                    items[n++] = (Item){size, size, 1};
-                    pending = size;
-                }
-                continue;
-            }
-            Py_ssize_t whole = nl - data->data + 1;
-            items[n++] = (Item){pending, whole, 0};
-            pending = whole;
-        }
-        if (parse_batch(t, halves, data->data, items, n, max_line) < 0)
+    pthread_t threads[2];
+    Batch *now = &batches[0], *next = &batches[1];
+    if (read_batch(readinto, now, NULL, 0, block, max_line) < 0)
+        return -1;
+    for (;;) {
+        int started = start_batch(halves, now, threads);
+        int read = now->end_of_file ? 0 : read_batch(readinto, next, now->data.data + now->pending,
+                                                     now->size - now->pending, block, max_line);
+        /* the threads are waited for even when reading failed */
+        if (finish_batch(t, halves, threads, started, max_line) < 0 || read < 0)
             return -1;
-        carried = size - pending;
-        memmove(data->data, data->data + pending, (size_t)carried);
+        if (now->end_of_file)
+            break;
+        Batch *done = now;
+        now = next;
+        next = done;
     }
-    for (Py_ssize_t i = 0; i < carried; i++) {       /* bytes.strip()'s whitespace */
-        char c = data->data[i];
+    for (Py_ssize_t i = now->pending; i < now->size; i++) {     /* bytes.strip()'s spaces */
+        char c = now->data.data[i];
         if (!(c == ' ' || (c >= '\t' && c <= '\r')))
             return 1;
     }
@@ -1106,10 +1160,10 @@ scan(PyObject *module, PyObject *args)
     if (readinto == NULL)
         return NULL;
     PyObject *result = NULL;
-    Buf data = {0};
+    Batch *batches = PyMem_RawCalloc(2, sizeof(Batch));
     totals.examples = PyList_New(0);
     layout.wanted_at = PyMem_RawMalloc((size_t)layout.width + 1);
-    if (totals.examples == NULL || layout.wanted_at == NULL) {
+    if (totals.examples == NULL || layout.wanted_at == NULL || batches == NULL) {
         if (!PyErr_Occurred())
             PyErr_NoMemory();
         goto done;
@@ -1119,12 +1173,16 @@ scan(PyObject *module, PyObject *args)
         if (layout.column[w] >= 0)
             layout.wanted_at[layout.column[w]] = (signed char)w;
     halves[0].layout = halves[1].layout = &layout;
-    int cut = read_trace(readinto, &totals, halves, block, max_line, &data);
+    int cut = read_trace(readinto, &totals, halves, block, max_line, batches);
     if (cut >= 0)
         result = results(&totals, cut);
 done:
     Py_DECREF(readinto);
-    PyMem_RawFree(data.data);
+    if (batches != NULL) {
+        PyMem_RawFree(batches[0].data.data);
+        PyMem_RawFree(batches[1].data.data);
+        PyMem_RawFree(batches);
+    }
     for (int k = 0; k < 2; k++) {
         for (int w = 0; w < WANTED; w++)
             PyMem_RawFree(halves[k].copy[w].data);
