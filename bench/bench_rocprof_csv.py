@@ -5,6 +5,8 @@ a training-step-like cycle of dispatches over 20 kernel names taken from real RO
 (hipBLASLt/Tensile GEMMs, PyTorch templates whose quoted names hold commas, RCCL, Triton, rocclr
 helpers). Then, each in a fresh process so peak memory is that reader's alone, runs by turns:
 
+- `c`: `read_trace(..., reader="c")`, the compiled scanner (`aorta.parsers._rocprof_scan`,
+  built by `pip install -e .` with a C compiler; skipped when not built)
 - `arrow`: `aorta.parsers.rocprof_csv.read_trace(..., reader="arrow")`, pyarrow's CSV parser
   (the `fast` extra; skipped when pyarrow is not installed)
 - `python`: `read_trace(..., reader="python")`, the pure-Python scanner
@@ -13,6 +15,11 @@ helpers). Then, each in a fresh process so peak memory is that reader's alone, r
 - `polars`: the same aggregation as a polars query, `scan_csv(...).filter(...).group_by(...)`
   on the streaming engine: a candidate measured side by side, not a reader aorta uses
   (skipped when polars is not installed)
+- `polars_lean`: the same polars query told the whole schema (timestamps parsed as Int64),
+  low-memory parsing and small streaming chunks (`BENCH_POLARS_CHUNK`, default 4096)
+- `duckdb`: the same aggregation in SQL over DuckDB's `read_csv` with every column typed,
+  strict quoting, `threads` 2 and a `memory_limit` (`BENCH_DUCKDB_THREADS`,
+  `BENCH_DUCKDB_MEMORY`, default 128MB); skipped when duckdb is not installed
 
 and prints each reader's median wall time over the runs, rows per second, its speed against
 `dictreader`, and peak resident memory (`ru_maxrss` of the worker process, interpreter and
@@ -282,7 +289,12 @@ def measure(reader: str, path: Path, baseline: Path | None) -> Run:
 
 def readers() -> list[str]:
     """Not importing pyarrow here: this process's peak memory would pass to every worker."""
-    found = ["arrow", "python", "dictreader", "polars", "polars_lean", "duckdb"]
+    found = ["c", "arrow", "python", "dictreader", "polars", "polars_lean", "duckdb"]
+    built = (SRC / "aorta" / "parsers").glob("_rocprof_scan*")
+    if not any(p.suffix in (".so", ".pyd") for p in built):
+        print("aorta.parsers._rocprof_scan is not built (pip install -e .): the c reader is "
+              "skipped", file=sys.stderr)
+        found.remove("c")
     for reader, module in (("arrow", "pyarrow"), ("polars", "polars"),
                            ("polars_lean", "polars"), ("duckdb", "duckdb")):
         if importlib.util.find_spec(module) is None:

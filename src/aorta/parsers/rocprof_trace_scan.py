@@ -10,8 +10,9 @@ block of lines on `"` at once: every row then yields the same number of pieces, 
 last quoted piece and the timestamps sit at fixed offsets in the piece after it. Everything runs
 in C (bytes.split, map, int); no Python code runs per row. A block that breaks any assumption
 (an escaped quote, a changed column width, a short row, a stray newline, a quote inside an
-unquoted field, a bare carriage return) is re-read with the `csv` module, which is the
-reference: both paths give the same numbers and leave out the same rows.
+unquoted field, a bare carriage return, a line as long as the csv module's field limit) is
+re-read with the `csv` module, which is the reference: both paths give the same numbers and
+leave out the same rows. `rocprof_trace_c` does the same in C, where it is built.
 
 A last line without a newline is a row cut by the end of the file (rocprofv3 ends every row
 with one): it is left out and counted, never read, since "143" may be the start of 14376257.
