@@ -5,6 +5,8 @@ a training-step-like cycle of dispatches over 20 kernel names taken from real RO
 (hipBLASLt/Tensile GEMMs, PyTorch templates whose quoted names hold commas, RCCL, Triton, rocclr
 helpers). Then, each in a fresh process so peak memory is that reader's alone, runs by turns:
 
+- `c`: `read_trace(..., reader="c")`, the compiled scanner (`aorta.parsers._rocprof_scan`,
+  built by `pip install -e .` with a C compiler; skipped when not built)
 - `arrow`: `aorta.parsers.rocprof_csv.read_trace(..., reader="arrow")`, pyarrow's CSV parser
   (the `fast` extra; skipped when pyarrow is not installed)
 - `python`: `read_trace(..., reader="python")`, the pure-Python scanner
@@ -13,6 +15,11 @@ helpers). Then, each in a fresh process so peak memory is that reader's alone, r
 - `polars`: the same aggregation as a polars query, `scan_csv(...).filter(...).group_by(...)`
   on the streaming engine: a candidate measured side by side, not a reader aorta uses
   (skipped when polars is not installed)
+- `polars_lean`: the same polars query told the whole schema (timestamps parsed as Int64),
+  low-memory parsing and small streaming chunks (`BENCH_POLARS_CHUNK`, default 4096)
+- `duckdb`: the same aggregation in SQL over DuckDB's `read_csv` with every column typed,
+  strict quoting, `threads` 2 and a `memory_limit` (`BENCH_DUCKDB_THREADS`,
+  `BENCH_DUCKDB_MEMORY`, default 128MB); skipped when duckdb is not installed
 
 and prints each reader's median wall time over the runs, rows per second, its speed against
 `dictreader`, and peak resident memory (`ru_maxrss` of the worker process, interpreter and
@@ -27,6 +34,7 @@ import argparse
 import csv
 import importlib.util
 import json
+import math
 import os
 import platform
 import random
@@ -173,6 +181,48 @@ def polars_totals(path: Path) -> dict[str, list[int]]:
             for name, total, calls, longest in query.collect(engine="streaming").iter_rows()}
 
 
+def polars_lean_totals(path: Path) -> dict[str, list[int]]:
+    """polars' streaming engine told the whole schema (timestamps parsed as Int64, every
+    other column text, only four projected), low-memory parsing and small streaming chunks."""
+    import polars as pl
+
+    pl.Config.set_streaming_chunk_size(int(os.environ.get("BENCH_POLARS_CHUNK", "4096")))
+    schema = {c: pl.String for c in HEADER.split(",")}
+    schema.update(Start_Timestamp=pl.Int64, End_Timestamp=pl.Int64)
+    ns = pl.col("End_Timestamp") - pl.col("Start_Timestamp")
+    query = (pl.scan_csv(path, schema=schema, low_memory=True, infer_schema=False)
+             .select("Kind", "Kernel_Name", "Start_Timestamp", "End_Timestamp")
+             .filter(pl.col("Kind") == "KERNEL_DISPATCH")
+             .with_columns(ns=ns).filter(pl.col("ns") >= 0)
+             .group_by("Kernel_Name")
+             .agg(pl.col("ns").sum().alias("total"), pl.len().alias("calls"),
+                  pl.col("ns").max().alias("longest")))
+    return {name: [total, calls, longest]
+            for name, total, calls, longest in query.collect(engine="streaming").iter_rows()}
+
+
+def duckdb_totals(path: Path) -> dict[str, list[int]]:
+    """The candidate: DuckDB's CSV reader told every column (timestamps as BIGINT), strict
+    quoting, two threads and a memory limit, the aggregation in SQL."""
+    import duckdb
+
+    con = duckdb.connect(config={"threads": int(os.environ.get("BENCH_DUCKDB_THREADS", "2")),
+                                 "memory_limit": os.environ.get("BENCH_DUCKDB_MEMORY", "128MB"),
+                                 "preserve_insertion_order": False})
+    types = {c: "VARCHAR" for c in HEADER.split(",")}
+    types.update(Start_Timestamp="BIGINT", End_Timestamp="BIGINT")
+    spec = "{" + ", ".join(f"'{c}': '{t}'" for c, t in types.items()) + "}"
+    rows = con.execute(
+        f"SELECT Kernel_Name, sum(End_Timestamp - Start_Timestamp)::HUGEINT, count(*), "
+        f"max(End_Timestamp - Start_Timestamp) "
+        f"FROM read_csv(?, header=true, delim=',', quote='\"', escape='\"', "
+        f"columns={spec}, strict_mode=true, ignore_errors=false, auto_detect=false, "
+        f"parallel=true) "
+        f"WHERE Kind = 'KERNEL_DISPATCH' AND End_Timestamp >= Start_Timestamp "
+        f"GROUP BY Kernel_Name", [str(path)]).fetchall()
+    return {name: [int(total), calls, longest] for name, total, calls, longest in rows}
+
+
 def aorta_totals(path: Path, reader: str) -> dict[str, list[int]]:
     from aorta.parsers.kernel_table import KernelTable
     from aorta.parsers.rocprof_csv import read_trace
@@ -185,8 +235,9 @@ def aorta_totals(path: Path, reader: str) -> dict[str, list[int]]:
 def worker(reader: str, path: Path) -> None:
     """One measurement in this (fresh) process; prints JSON."""
     wall, cpu = time.perf_counter(), time.process_time()
-    totals = (dictreader_totals(path) if reader == "dictreader" else
-              polars_totals(path) if reader == "polars" else aorta_totals(path, reader))
+    candidates = {"dictreader": dictreader_totals, "polars": polars_totals,
+                  "polars_lean": polars_lean_totals, "duckdb": duckdb_totals}
+    totals = (candidates[reader](path) if reader in candidates else aorta_totals(path, reader))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     print(json.dumps({"wall_s": wall, "cpu_s": cpu, "peak_mib": peak_rss_mib(),
                       "hwm_mib": high_water_mib(),
@@ -238,8 +289,14 @@ def measure(reader: str, path: Path, baseline: Path | None) -> Run:
 
 def readers() -> list[str]:
     """Not importing pyarrow here: this process's peak memory would pass to every worker."""
-    found = ["arrow", "python", "dictreader", "polars"]
-    for reader, module in (("arrow", "pyarrow"), ("polars", "polars")):
+    found = ["c", "arrow", "python", "dictreader", "polars", "polars_lean", "duckdb"]
+    built = (SRC / "aorta" / "parsers").glob("_rocprof_scan*")
+    if not any(p.suffix in (".so", ".pyd") for p in built):
+        print("aorta.parsers._rocprof_scan is not built (pip install -e .): the c reader is "
+              "skipped", file=sys.stderr)
+        found.remove("c")
+    for reader, module in (("arrow", "pyarrow"), ("polars", "polars"),
+                           ("polars_lean", "polars"), ("duckdb", "duckdb")):
         if importlib.util.find_spec(module) is None:
             print(f"{module} is not installed: the {reader} reader is skipped", file=sys.stderr)
             found.remove(reader)
@@ -253,6 +310,8 @@ def main() -> int:
     parser.add_argument("--worker", nargs=2, metavar=("READER", "PATH"), help=argparse.SUPPRESS)
     parser.add_argument("--generate", metavar="PATH", help=argparse.SUPPRESS)
     parser.add_argument("--trace", metavar="PATH", help="use this trace instead of generating one")
+    parser.add_argument("--only", metavar="READERS",
+                        help="comma-separated readers to run (default: every one installed)")
     parser.add_argument("--baseline", metavar="SRC", type=Path,
                         help="also run the arrow and python readers of this source tree (e.g. an "
                              "unpacked `git archive main src`), by turns with the others")
@@ -272,6 +331,8 @@ def main() -> int:
         print(f"trace of {args.rows:,} rows, {size_mib:,.0f} MiB ready in "
               f"{time.perf_counter() - began:.0f} s")
         names = readers()
+        if args.only:
+            names = [n for n in args.only.split(",") if n in names]
         if args.baseline:
             names += [r + BASELINE for r in ("arrow", "python") if r in names]
         runs: dict[str, list[Run]] = {reader: [] for reader in names}
@@ -291,7 +352,7 @@ def report(runs: dict[str, list[Run]], rows: int) -> None:
         walls = ", ".join(f"{r.wall_s:.2f}" for r in results)
         cpus = ", ".join(f"{r.cpu_s:.2f}" for r in results)
         print(f"{reader:>16}: median {wall[reader]:6.2f} s wall, {rows / wall[reader]:>10,.0f} "
-              f"rows/s, {wall['dictreader'] / wall[reader]:5.1f}x DictReader "
+              f"rows/s, {wall.get('dictreader', math.nan) / wall[reader]:5.1f}x DictReader "
               f"(runs {walls}; cpu s {cpus}); "
               f"peak RSS {max(r.peak_mib for r in results):.0f} MiB "
               f"(VmHWM {max(r.hwm_mib for r in results):.0f})")

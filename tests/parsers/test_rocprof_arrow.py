@@ -275,7 +275,7 @@ def test_garbage_read_by_arrow_equals_the_csv_module(tmp_path: Path,
 # --- choosing the reader ------------------------------------------------------------------------
 
 def test_an_unknown_reader_is_refused() -> None:
-    with pytest.raises(ValueError, match="reader must be one of auto, arrow, python"):
+    with pytest.raises(ValueError, match="reader must be one of auto, c, arrow, python"):
         read_trace(TRACES[0], KernelTable(), reader="fast")
 
 

@@ -195,6 +195,17 @@ def test_renamed_trace_columns_give_nothing_and_say_why() -> None:
     assert not table.rows and "no column Kernel_Name, Start_Timestamp" in report.note
 
 
+@pytest.mark.parametrize("reader", ["auto", "python"])
+def test_a_header_the_csv_module_refuses_is_a_note(tmp_path: Path, reader: str) -> None:
+    """Rows ended by bare carriage returns: the first line read holds them all."""
+    path = tmp_path / "x_kernel_trace.csv"
+    path.write_bytes(b'"Kind","Kernel_Name","Start_Timestamp","End_Timestamp"\r'
+                     b'"KERNEL_DISPATCH","k",1,2\r')
+    table = KernelTable()
+    report = read_trace(path, table, reader=reader)
+    assert not table.rows and report.note.startswith("unreadable header (new-line character")
+
+
 def test_trace_overflow_is_flagged() -> None:
     _, report = trace(FIXTURES / "broken" / "trace_overflow.csv")
     assert report.overflow and "overflows" in report.note

@@ -23,8 +23,9 @@ non-negative total; a row cut by the end of the file (no final newline) is never
 a cut at a line break. What is left out is counted with its reason (`FileReport.skips`).
 
 A trace can be gigabytes, so it is streamed in blocks; memory grows with the number of distinct
-kernel names. The pure-Python scanner and its exact fallback are in `rocprof_trace_scan`; with
-pyarrow installed (the `fast` extra), `rocprof_trace_arrow` reads the same numbers faster.
+kernel names. The pure-Python scanner and its exact fallback are in `rocprof_trace_scan`; the
+compiled scanner (`rocprof_trace_c`, built when aorta is installed with a C compiler) and, with
+pyarrow installed (the `fast` extra), `rocprof_trace_arrow` read the same numbers faster.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from typing import BinaryIO
 from aorta.parsers.kernel_table import KernelTable
 from aorta.parsers.skips import Skips
 from aorta.parsers.rocprof_trace_arrow import arrow_available, scan_trace_arrow
+from aorta.parsers.rocprof_trace_c import c_available, scan_trace_c
 from aorta.parsers.rocprof_trace_scan import TraceColumns, TraceScan, scan_trace
 
 __all__ = ["FileReport", "TraceColumns", "read_stats", "read_trace", "trace_columns",
@@ -47,7 +49,7 @@ __all__ = ["FileReport", "TraceColumns", "read_stats", "read_trace", "trace_colu
 
 STATS_COLUMNS = ("Name", "Calls", "TotalDurationNs")
 TRACE_COLUMNS = ("Kernel_Name", "Start_Timestamp", "End_Timestamp")
-TRACE_READERS = ("auto", "arrow", "python")
+TRACE_READERS = ("auto", "c", "arrow", "python")
 _MAX_COUNT = 2**63 - 1
 _HEADER_LIMIT = 1 << 16                # a header longer than this is not a rocprofv3 header
 _ROCM7_ONLY = {"guid", "stream_id", "lds_block_size", "scratch_size", "vgpr_count",
@@ -240,7 +242,10 @@ def trace_columns(header: bytes | str) -> TraceColumns:
     Raises ValueError naming the missing columns."""
     if isinstance(header, bytes):
         header = header.decode("utf-8", errors="replace")
-    fields = next(csv.reader([header.lstrip("\ufeff").strip("\r\n")]), [])
+    try:
+        fields = next(csv.reader([header.lstrip("\ufeff").strip("\r\n")]), [])
+    except csv.Error as exc:          # e.g. a bare carriage return inside the line
+        raise ValueError(f"unreadable header ({exc})") from None
     names = [f.strip() for f in fields]
     index = {n.lower(): i for i, n in enumerate(names)}
     missing = [c for c in TRACE_COLUMNS if c.lower() not in index]
@@ -269,8 +274,9 @@ def read_trace(path: Path, table: KernelTable, *, reader: str = "auto") -> FileR
     are left out and counted with their reason (`report.skips`), and so is a last row without
     newline (cut by the end of the file); rows of another Kind are counted as filtered.
     Streams the file.
-    `reader` picks the scanner: "auto" (pyarrow's when it imports, else Python's), "arrow"
-    (ImportError without pyarrow) or "python"; they give the same numbers.
+    `reader` picks the scanner: "auto" (the compiled one when built, else pyarrow's when it
+    imports, else Python's), "c" (ImportError when not built), "arrow" (ImportError without
+    pyarrow) or "python"; they give the same numbers.
     Raises OSError when the file cannot be read."""
     report = FileReport(path.name)
     with open(path, "rb") as fh:
@@ -304,6 +310,8 @@ def read_trace(path: Path, table: KernelTable, *, reader: str = "auto") -> FileR
 def _scan(fh: BinaryIO, columns: TraceColumns, reader: str) -> TraceScan:
     if reader not in TRACE_READERS:
         raise ValueError(f"reader must be one of {', '.join(TRACE_READERS)}, got {reader!r}")
+    if reader == "c" or (reader == "auto" and c_available()):
+        return scan_trace_c(fh, columns)
     if reader == "python" or (reader == "auto" and not arrow_available()):
         return scan_trace(fh, columns)
     data_start = fh.tell()

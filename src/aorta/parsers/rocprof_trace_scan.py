@@ -10,8 +10,9 @@ block of lines on `"` at once: every row then yields the same number of pieces, 
 last quoted piece and the timestamps sit at fixed offsets in the piece after it. Everything runs
 in C (bytes.split, map, int); no Python code runs per row. A block that breaks any assumption
 (an escaped quote, a changed column width, a short row, a stray newline, a quote inside an
-unquoted field, a bare carriage return) is re-read with the `csv` module, which is the
-reference: both paths give the same numbers and leave out the same rows.
+unquoted field, a bare carriage return, a line as long as the csv module's field limit) is
+re-read with the `csv` module, which is the reference: both paths give the same numbers and
+leave out the same rows. `rocprof_trace_c` does the same in C, where it is built.
 
 A last line without a newline is a row cut by the end of the file (rocprofv3 ends every row
 with one): it is left out and counted, never read, since "143" may be the start of 14376257.
@@ -106,7 +107,8 @@ def scan_trace(fh: BinaryIO, columns: TraceColumns) -> TraceScan:
     for chunk in _line_blocks(fh, scan):
         if shape is None:                 # learnt from the first row that fits, block by block
             shape = row_shape(chunk[:chunk.find(b"\n")].rstrip(b"\r"), columns)
-        if shape is None or not _fast_block(chunk, shape, scan):
+        if (shape is None or not _lines_within(chunk, csv.field_size_limit())
+                or not _fast_block(chunk, shape, scan)):
             _csv_block(chunk, columns, scan)
     return scan
 
@@ -158,6 +160,14 @@ def row_shape(line: bytes, columns: TraceColumns) -> RowShape | None:
         return None
     return RowShape(quotes, kind_piece, columns.start - columns.name, columns.end - columns.name,
                     pieces[quotes].count(b","), columns.width)
+
+
+def _lines_within(chunk: bytes, limit: int) -> bool:
+    """Whether every line of `chunk` is shorter than `limit`, so that no field can pass the csv
+    module's field limit (a row with one it refuses, and so must the fast path): true when
+    every stretch of limit // 2 bytes holds a newline. A few `find` calls a block."""
+    step = max(limit // 2, 1)
+    return all(chunk.find(b"\n", at, at + step) >= 0 for at in range(0, len(chunk), step))
 
 
 def _fast_block(chunk: bytes, shape: RowShape, scan: TraceScan) -> bool:
