@@ -38,3 +38,26 @@ def test_each_collector_probes_with_its_light_probe(name: str) -> None:
 
 def test_every_built_in_has_a_probe() -> None:
     assert set(PROBES) <= set(names())
+
+
+def test_the_telemetry_probe_does_not_import_pynvml_without_the_nvidia_driver():
+    import ctypes
+    import subprocess
+    import sys
+
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+        pytest.skip("NVIDIA's driver is here: the probe imports pynvml and asks NVML")
+    except OSError:
+        pass
+    code = ("import sys; from aorta.collectors.probes import telemetry; p = telemetry(); "
+            "print(p['usable'], 'pynvml' in sys.modules); print(p['reason'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out[0] == "False False"
+    import importlib.util
+
+    if importlib.util.find_spec("pynvml") is not None:
+        assert "nvidia: LibraryNotFound: NVML (libnvidia-ml.so.1" in out[1]
+    else:
+        assert "nvidia: pynvml is not installed" in out[1]

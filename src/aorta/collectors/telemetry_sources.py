@@ -61,10 +61,35 @@ def _try(fn: Any, *args: Any) -> Any:
         return None
 
 
+class LibraryNotFound(RuntimeError):
+    """The vendor's driver library cannot be loaded on this machine."""
+
+
+def _require_nvml_library() -> None:
+    """Fail as importing and initialising pynvml would on a machine without NVIDIA's driver,
+    without importing it: pynvml pulls in ctypes.util, subprocess and tempfile, a third of
+    `aorta collectors`' start-up. pynvml loads `libnvidia-ml.so.1` by that name on Linux."""
+    import sys
+
+    if not sys.platform.startswith("linux") or "pynvml" in sys.modules:
+        return                # elsewhere pynvml searches more places; loaded, it costs nothing
+    import importlib.util
+
+    if importlib.util.find_spec("pynvml") is None:
+        raise ImportError("No module named 'pynvml'", name="pynvml")
+    import ctypes
+
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError as exc:
+        raise LibraryNotFound(f"NVML ({exc})") from None
+
+
 class NvmlSource:
     vendor = "nvidia"
 
     def __init__(self, wanted: Sequence[str] | None) -> None:
+        _require_nvml_library()
         import pynvml
 
         self.nv = pynvml
