@@ -89,3 +89,36 @@ def test_bad_arguments_raise_instead_of_crashing() -> None:
         compiled(("x",), (1.0,), (0.0, 1.0), (1.0,), (1.0,), ())
     with pytest.raises(ValueError):
         compiled((), (), (0.0,), (1.0,), (1.0,), ())
+
+
+def test_a_list_changed_by_float_conversion_is_read_safely() -> None:
+    """Regression: an item's __float__ emptying the list being read (values or wanted) made the
+    C read freed items and past the list's end."""
+    values: list[object] = [1.0, 2.0, 3.0]
+
+    class Shrinks:
+        def __float__(self) -> float:
+            values.clear()
+            return 1.5
+    values[1] = Shrinks()
+    assert compiled(values, (0.3, 0.3, 0.4), (0.0, 0.3, 0.6, 1.0), (1.0,), (1.0,),
+                    ((0.5, True),)) == [(1.5, 1.0)]
+    wanted: list[object] = [(0.5, True), (0.6, True), (0.7, True)]
+
+    class Empties:
+        def __float__(self) -> float:
+            wanted.clear()
+            return 0.5
+    wanted[0] = (Empties(), True)
+    assert compiled((1.0, 2.0), (0.5, 0.5), (0.0, 0.5, 1.0), (1.0,), (1.0,), wanted) == \
+        [(2.0, 1.0)] * 3
+
+
+def test_wanted_pairs_may_be_lists_as_in_the_python_search() -> None:
+    """Regression: a list pair raised SystemError ("new style getargs format")."""
+    law = law_of([1.0, 2.0, 3.0])
+    wanted = [[0.5, True], (0.9, 0)]
+    assert compiled(list(law.values), list(law.probs), list(law.cumulative), law.values,
+                    law.probs, wanted) == Grid.of(law, law).quantiles(*wanted)  # type: ignore
+    with pytest.raises(TypeError):
+        compiled(law.values, law.probs, law.cumulative, law.values, law.probs, (0.5,))

@@ -297,3 +297,107 @@ def test_halves_parsed_at_once_add_up_in_file_order(tmp_path: Path,
         "row 4: End_Timestamp before Start_Timestamp", "a line longer than 20000 bytes",
         "row 60001: 3 fields, the header has 4"]       # the end of the line dropped
     assert got[0]["skips"]["count"] == 5       # the long line dropped twice, a block each
+
+
+# --- a file object that misbehaves -------------------------------------------------------------
+
+COLUMNS_SHORT = trace_columns(",".join(map(quoted, SHORT)).encode() + b"\n")
+MANY_ROWS = "".join(f'"KERNEL_DISPATCH","k{i % 5}",{i},{i + 7}\n'
+                    for i in range(100000)).encode()      # 3.2 MB: 25 batches of 4 KiB blocks
+
+
+@pytest.fixture
+def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches of 32 blocks of 4 KiB: the halves of one are parsed on threads while the
+    reader is called for the next."""
+    monkeypatch.setattr(scanner, "BLOCK_BYTES", 4096)
+
+
+class Source:
+    """readinto over bytes, `hook(call, view)` first: it may keep the view or raise."""
+
+    def __init__(self, data: bytes, hook: Any = None) -> None:
+        self.data, self.at, self.calls, self.hook = data, 0, 0, hook
+
+    def readinto(self, view: memoryview) -> int:
+        self.calls += 1
+        if self.hook is not None:
+            self.hook(self.calls, view)
+        got = self.data[self.at:self.at + len(view)]
+        view[:len(got)] = got
+        self.at += len(got)
+        return len(got)
+
+
+@pytest.mark.usefixtures("small_blocks")
+def test_a_reader_that_keeps_a_view_of_the_buffer_is_refused() -> None:
+    """Regression: a readinto keeping a slice of its argument could write into a buffer the
+    parser threads were reading, or after it was reallocated or freed (a use after free)."""
+    kept: list[memoryview] = []
+    with pytest.raises(BufferError, match="readinto kept a view"):
+        scan_trace_c(Source(MANY_ROWS, lambda call, view: kept.append(view[:])),  # type: ignore
+                     COLUMNS_SHORT)
+    kept[0][:5] = b"later"             # the memory was never freed: still safe to write
+
+
+@pytest.mark.usefixtures("small_blocks")
+def test_a_reader_that_keeps_the_view_itself_finds_it_released() -> None:
+    kept: list[memoryview] = []
+    scan = scan_trace_c(Source(MANY_ROWS, lambda call, view: kept.append(view)),  # type: ignore
+                        COLUMNS_SHORT)
+    assert scan.used == 100000 and len(kept) > 64
+    with pytest.raises(ValueError, match="released"):
+        kept[0][:1] = b"x"             # before the fix: a write into freed memory
+
+
+@pytest.mark.usefixtures("small_blocks")
+@pytest.mark.parametrize("call", [1, 2, 33, 40, 500])
+@pytest.mark.parametrize("error", [KeyboardInterrupt, OSError])
+def test_an_error_from_the_reader_mid_file_stops_the_scan(call: int,
+                                                          error: type[BaseException]) -> None:
+    """Raised while the halves of the last batch are parsed on threads: they are waited for,
+    the error comes out, and the next scan works."""
+    def hook(at: int, view: memoryview) -> None:
+        if at == call:
+            raise error("stop")
+    source = Source(MANY_ROWS, hook)
+    with pytest.raises(error, match="stop"):
+        scan_trace_c(source, COLUMNS_SHORT)                       # type: ignore[arg-type]
+    assert source.calls == call
+    assert scan_trace_c(Source(MANY_ROWS), COLUMNS_SHORT).used == 100000   # type: ignore
+
+
+@pytest.mark.parametrize("returned, error", [(1 << 20, OSError), (-1, OSError), ("3", TypeError),
+                                             (2.0, TypeError), (1 << 70, OverflowError)])
+def test_a_reader_returning_a_bad_length(returned: Any, error: type[Exception]) -> None:
+    class Odd:
+        def readinto(self, view: memoryview) -> Any:
+            return returned
+    with pytest.raises(error):
+        scan_trace_c(Odd(), COLUMNS_SHORT)                       # type: ignore[arg-type]
+
+
+def test_a_reader_returning_none_ends_the_file() -> None:
+    class NoneYet:
+        def readinto(self, view: memoryview) -> None:
+            return None
+    assert scan_trace_c(NoneYet(), COLUMNS_SHORT).rows == 0       # type: ignore[arg-type]
+
+
+@pytest.mark.usefixtures("small_blocks")
+def test_short_reads_give_the_same_scan() -> None:
+    class Trickle(Source):
+        def readinto(self, view: memoryview) -> int:
+            return super().readinto(view[:1 + self.calls % 977])
+    assert scan_trace_c(Trickle(MANY_ROWS), COLUMNS_SHORT) == \
+        scan_trace_c(Source(MANY_ROWS), COLUMNS_SHORT)            # type: ignore[arg-type]
+
+
+def test_an_empty_timestamp_in_the_first_row(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression (seen with -fsanitize=undefined): the reason for an empty field copied from a
+    NULL pointer."""
+    got = agree(write(tmp_path, ",".join(map(quoted, SHORT)) + '\n"KERNEL_DISPATCH","k",,5\n'),
+                monkeypatch)
+    assert got[0]["skips"]["examples"] == ["row 1: Start_Timestamp is '', not a whole number "
+                                           "of ns"]

@@ -139,7 +139,7 @@ static int quantile(const Grid *g, double p, int strict, Cut *lo, Cut *hi, Cut *
         count = bracket_count(g, lo, hi);
     }
 
-    Outcome *items = PyMem_Malloc((size_t)(count > 0 ? count : 1) * sizeof(Outcome));
+    Outcome *items = PyMem_New(Outcome, count > 0 ? count : 1);   /* NULL on overflow too */
     if (items == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -175,23 +175,23 @@ static int quantile(const Grid *g, double p, int strict, Cut *lo, Cut *hi, Cut *
     return 0;
 }
 
-/* A sequence of finite floats as a new C array; NULL with an exception set on error, or NULL
- * with *finite = 0 (no exception) when a value is not finite. */
+/* A sequence of floats as a new C array, *finite cleared when a value is not finite; NULL
+ * with an exception set on error. A tuple, not PySequence_Fast's list: an item's __float__
+ * may change a list while it is read (and free the items). */
 static double *read_doubles(PyObject *seq, Py_ssize_t *len, int *finite)
 {
-    PyObject *fast = PySequence_Fast(seq, "expected a sequence of floats");
+    PyObject *fast = PySequence_Tuple(seq);
     if (fast == NULL)
         return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    Py_ssize_t n = PyTuple_GET_SIZE(fast);
     double *out = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
     if (out == NULL) {
         Py_DECREF(fast);
         PyErr_NoMemory();
         return NULL;
     }
-    PyObject **items = PySequence_Fast_ITEMS(fast);
     for (Py_ssize_t i = 0; i < n; i++) {
-        double x = PyFloat_AsDouble(items[i]);
+        double x = PyFloat_AsDouble(PyTuple_GET_ITEM(fast, i));
         if (x == -1.0 && PyErr_Occurred()) {
             PyMem_Free(out);
             Py_DECREF(fast);
@@ -204,6 +204,24 @@ static double *read_doubles(PyObject *seq, Py_ssize_t *len, int *finite)
     Py_DECREF(fast);
     *len = n;
     return out;
+}
+
+/* A (p, strict) pair, as `for p, strict in wanted` takes it: any sequence of two. */
+static int read_pair(PyObject *pair, double *p, int *strict)
+{
+    PyObject *two = PySequence_Tuple(pair);
+    if (two == NULL)
+        return -1;
+    int rc = -1;
+    if (PyTuple_GET_SIZE(two) != 2) {
+        PyErr_SetString(PyExc_TypeError, "expected (p, strict) pairs");
+    } else {
+        *p = PyFloat_AsDouble(PyTuple_GET_ITEM(two, 0));
+        if (!(*p == -1.0 && PyErr_Occurred()))
+            rc = (*strict = PyObject_IsTrue(PyTuple_GET_ITEM(two, 1))) < 0 ? -1 : 0;
+    }
+    Py_DECREF(two);
+    return rc;
 }
 
 static PyObject *quantiles(PyObject *self, PyObject *args)
@@ -238,11 +256,11 @@ static PyObject *quantiles(PyObject *self, PyObject *args)
         goto done;
     }
 
-    fast_wanted = PySequence_Fast(wanted, "expected a sequence of (p, strict) pairs");
+    fast_wanted = PySequence_Tuple(wanted);     /* a tuple: see read_doubles */
     if (fast_wanted == NULL)
         goto done;
-    Py_ssize_t n_wanted = PySequence_Fast_GET_SIZE(fast_wanted);
-    indices = PyMem_Malloc((size_t)(5 * g.nd) * sizeof(Py_ssize_t));
+    Py_ssize_t n_wanted = PyTuple_GET_SIZE(fast_wanted);
+    indices = PyMem_New(Py_ssize_t, 5 * g.nd);
     if (indices == NULL) {
         PyErr_NoMemory();
         goto done;
@@ -271,7 +289,7 @@ static PyObject *quantiles(PyObject *self, PyObject *args)
     for (Py_ssize_t q = 0; q < n_wanted; q++) {
         double p;
         int strict;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast_wanted, q), "dp", &p, &strict)) {
+        if (read_pair(PyTuple_GET_ITEM(fast_wanted, q), &p, &strict) < 0) {
             Py_CLEAR(result);
             goto done;
         }

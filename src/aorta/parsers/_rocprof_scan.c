@@ -519,7 +519,7 @@ add_row(Half *h)
     else if (ok_start == 0 || ok_end == 0) {
         const Text *bad = ok_start ? &h->value[END] : &h->value[START];
         Reason *r = skip(h, ok_start ? WHY_END : WHY_START);
-        if (r != NULL) {
+        if (r != NULL && bad->len > 0) {       /* an empty field's data may be NULL */
             r->text_len = bad->len < 40 ? (int)bad->len : 40;
             memcpy(r->text, bad->data, (size_t)r->text_len);
         }
@@ -950,7 +950,27 @@ finish_batch(Totals *t, Half halves[2], pthread_t threads[2], int started, Py_ss
 /* ---------------------------------------------------------------------------------------- */
 /* Reading the file in the Python scanner's blocks                                           */
 
-/* fh.read(n)'s length into `into`: readinto until n bytes or the end of the file. */
+/* Whether Python code can still reach the memory a view of ours was handed to readinto with:
+ * through the view itself, a buffer exported from it, or a view made from it (a slice, a
+ * cast). The view is released first, so holding the view object alone is harmless. A
+ * readinto that keeps its argument would otherwise write into a buffer later reused by the
+ * parser threads, reallocated or freed. Any exception pending is kept. */
+static int
+view_still_reachable(PyObject *view)
+{
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyObject *released = PyObject_CallMethod(view, "release", NULL);
+    int reachable = released == NULL || ((PyMemoryViewObject *)view)->mbuf->exports != 0;
+    Py_XDECREF(released);
+    PyErr_Clear();
+    PyErr_Restore(type, value, traceback);
+    return reachable;
+}
+
+/* fh.read(n)'s length into `into`: readinto until n bytes or the end of the file. -2 (an
+ * exception set) when readinto kept a way to the memory: the caller must never free or reuse
+ * it. */
 static Py_ssize_t
 read_full(PyObject *readinto, char *into, Py_ssize_t n)
 {
@@ -960,7 +980,14 @@ read_full(PyObject *readinto, char *into, Py_ssize_t n)
         if (view == NULL)
             return -1;
         PyObject *got = PyObject_CallOneArg(readinto, view);
+        int kept = view_still_reachable(view);
         Py_DECREF(view);
+        if (kept) {
+            Py_XDECREF(got);
+            PyErr_SetString(PyExc_BufferError,
+                            "readinto kept a view of the buffer it was given");
+            return -2;
+        }
         if (got == NULL)
             return -1;
         Py_ssize_t k = got == Py_None ? 0 : PyLong_AsSsize_t(got);
@@ -1050,6 +1077,8 @@ read_batch(PyObject *readinto, Batch *b, const char *carry, Py_ssize_t carried,
             return -1;
         }
         Py_ssize_t got = read_full(readinto, b->data.data + b->size, block);
+        if (got == -2)                  /* Python code may still write there: never freed */
+            b->data = (Buf){NULL, 0, 0};
         if (got < 0)
             return -1;
         if (got == 0) {
