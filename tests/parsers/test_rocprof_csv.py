@@ -384,3 +384,27 @@ def test_fast_path_refuses_what_the_csv_module_refuses(tmp_path: Path, bad: str,
     assert kernels(fast) == kernels(slow)
     assert (fast_report.rows, fast_report.used, fast_report.skipped) == \
         (slow_report.rows, slow_report.used, slow_report.skipped)
+
+
+def test_a_long_row_and_a_short_row_do_not_cancel_out(tmp_path, monkeypatch):
+    """The fast path counts commas per row: one field too many in one row and one too few in
+    the next are both left out, as the csv module leaves them out."""
+    import aorta.parsers.rocprof_trace_scan as scanner
+    from aorta.parsers.kernel_table import KernelTable
+    from aorta.parsers.rocprof_csv import read_trace
+
+    path = tmp_path / "x_kernel_trace.csv"
+    path.write_text('"Kind","Kernel_Name","Start_Timestamp","End_Timestamp","X","Y"\n'
+                    + '"KERNEL_DISPATCH","k",1,5,1,2\n' * 3
+                    + '"KERNEL_DISPATCH","k",1,5,1,2,3\n"KERNEL_DISPATCH","k",1,5,1\n'
+                    + '"KERNEL_DISPATCH","k",1,5,1,2\n')
+
+    def read(**patches):
+        table = KernelTable()
+        with monkeypatch.context() as patch:
+            for name, value in patches.items():
+                patch.setattr(scanner, name, value)
+            report = read_trace(path, table, reader="python")
+        return report.used, report.skips.count, table.rows["k"].calls
+
+    assert read() == read(row_shape=lambda *args: None) == (4, 2, 4)

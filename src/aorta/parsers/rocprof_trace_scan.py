@@ -26,7 +26,7 @@ from collections import defaultdict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import compress
-from operator import itemgetter, sub
+from operator import itemgetter, methodcaller, sub
 from typing import BinaryIO
 
 from aorta.parsers.skips import Skips
@@ -40,6 +40,7 @@ CUT_ROW = "the file ends inside a row (no final newline): cut short, that row is
 END_BEFORE_START = "End_Timestamp before Start_Timestamp"
 _LAST_BYTE = itemgetter(-1)
 _FIRST_BYTE = itemgetter(0)
+_COMMAS = methodcaller("count", b",")
 
 
 @dataclass(frozen=True)
@@ -179,7 +180,7 @@ def _fast_block(chunk: bytes, shape: RowShape, scan: TraceScan) -> bool:
     # Every line has exactly q quotes iff the n newlines all end the n tail pieces.
     if (n == 0 or len(pieces) - 1 != q * n or chunk.count(b"\n") != n
             or not all(tails) or bytes(map(_LAST_BYTE, tails)) != b"\n" * n
-            or b"".join(tails).count(b",") != n * shape.tail_commas
+            or list(map(_COMMAS, tails)) != [shape.tail_commas] * n
             or not _whole_fields(chunk, pieces, n, shape)):
         return False
     names = pieces[q - 1::q]
@@ -208,20 +209,27 @@ def _fast_block(chunk: bytes, shape: RowShape, scan: TraceScan) -> bool:
 def _whole_fields(chunk: bytes, pieces: list[bytes], n: int, shape: RowShape) -> bool:
     """Whether the csv module splits each of the n rows into the fields the fast path takes:
     every quote opens a field (at a row's start or after a comma) or closes one (before a
-    comma), unquoted text holds width - 1 commas per row, and no bare carriage return ends a
-    row early. Each unquoted piece's first and last byte are gathered with `map`, in C;
-    multi-byte `count` calls would cost more than the rest of the block."""
+    comma), the unquoted text between quoted fields holds the first row's commas in every
+    row (width - 1 in all, with the tail's), and no bare carriage return ends a row early.
+    Commas are counted per row, not per block, so a row one field long and another one
+    short do not cancel out. Each unquoted piece's first and last byte are gathered with
+    `map`, in C."""
     unquoted = pieces[2::2]
     half = shape.quotes // 2
     try:
         if not (chunk.startswith(b'"')
                 and bytes(map(_FIRST_BYTE, unquoted)) == b"," * len(unquoted)
-                and bytes(map(_LAST_BYTE, unquoted)) == (b"," * (half - 1) + b"\n") * n
-                and b"".join([b"".join(pieces[j::shape.quotes])     # before the name; the
-                              for j in range(2, shape.quotes, 2)]).count(b",")  # tails: checked
-                == n * (shape.width - 1 - shape.tail_commas)):
+                and bytes(map(_LAST_BYTE, unquoted)) == (b"," * (half - 1) + b"\n") * n):
             return False
     except IndexError:              # an empty piece: two quotes side by side
+        return False
+    inner = 0                       # commas between quoted fields; the tails are checked apart
+    for j in range(2, shape.quotes, 2):
+        column = list(map(_COMMAS, pieces[j::shape.quotes]))
+        if column != [column[0]] * n:
+            return False
+        inner += column[0]
+    if inner != shape.width - 1 - shape.tail_commas:
         return False
     return b"\r" not in chunk or chunk.count(b"\r") == chunk.count(b"\r\n")
 
