@@ -130,3 +130,19 @@ def test_bad_arguments():
         ratio_interval([], [1.0], 0.95)
     with pytest.raises(ValueError):
         ratio_interval([1.0], [1.0], 1.5)
+
+
+def test_laws_spanning_the_floats_do_not_overflow_the_search():
+    # A model step from 1e-300 toward 1e300 leaves the floats: the search cuts elsewhere.
+    base = [1e-300, 2e-300, 1e300, 3e-300, 2e300, 5e-301, 1e299, 4e-300, 7e299, 9e-301, 3e300]
+    new = [v * 1.5 for v in base[::-1]] + [1.0]
+    low, high = ratio_interval(base, new, 0.95)
+    assert 0 <= low <= high       # a ratio this small may underflow to 0
+    from aorta.comparison import interval
+
+    compiled = interval._compiled_quantiles
+    interval._compiled_quantiles = None          # the Python search on its own
+    try:
+        assert ratio_interval(base, new, 0.95) == (low, high)
+    finally:
+        interval._compiled_quantiles = compiled

@@ -262,7 +262,15 @@ def _walk(items: list[tuple[float, float, float, float]], running: float,
 def _model_step(lo: Cut, hi: Cut, search: _Search, aim: float, reach: float) -> float | None:
     """The model's guess while nothing is cut; a Newton step on the model's slope from the
     one positive, finite end (`reach` times long); regula falsi on the normal scale, aimed at
-    mass `aim`, between two."""
+    mass `aim`, between two. None where the step leaves the floats (laws spanning 1e-300 to
+    1e300): the caller then cuts at the rows' median."""
+    try:
+        return _model_guess(lo, hi, search, aim, reach)
+    except OverflowError:
+        return None
+
+
+def _model_guess(lo: Cut, hi: Cut, search: _Search, aim: float, reach: float) -> float | None:
     if search.guess is None:
         return None
     z, slope = _z(aim), search.slope
