@@ -32,7 +32,9 @@ _PROBE = textwrap.dedent("""
     import contextlib, io, json, sys
     from aorta.cli import main
     argv = json.loads(sys.argv[1])
-    with contextlib.redirect_stdout(io.StringIO()):
+    # A UTF-8 stream like a real pipe (a StringIO has no encoding, and the fast path leaves
+    # non-ASCII output on such a stream to click).
+    with contextlib.redirect_stdout(io.TextIOWrapper(io.BytesIO(), encoding="utf-8")):
         code = main(argv) if argv else 0
     loaded = [m for m in sys.modules
               if (m in HEAVY or m.startswith(tuple(h + "." for h in HEAVY))
@@ -89,6 +91,14 @@ def test_listing_collectors_loads_no_collector_class_or_schema(json_flag: list[s
     assert found["code"] == 0
     loaded = found["loaded"]
     assert isinstance(loaded, list)
+    assert "click" not in loaded                # answered by the fast path
+    import importlib.util
+    import shutil
+
+    # Probing a profiler that is there (ncu's counter permission, Proton's backends) loads its
+    # collector's modules; that time is the tool's answer, not start-up.
+    if shutil.which("ncu") or importlib.util.find_spec("triton") is not None:
+        return
     light = {"aorta.collectors.builtin", "aorta.collectors.option_tables",
              "aorta.collectors.probes", "aorta.collectors.telemetry_sources"}
     assert [m for m in loaded if m not in light and m != "pynvml"
