@@ -18,6 +18,7 @@ import aorta.parsers.rocprof_trace_arrow as arrow
 import aorta.parsers.rocprof_trace_scan as scanner
 from aorta.parsers.kernel_table import KernelTable
 from aorta.parsers.rocprof_csv import read_trace, trace_columns
+from rocprof_traces import H6, H7, generated_trace
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "rocprof"
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -27,15 +28,6 @@ READERS = ["python", pytest.param("arrow", marks=pytest.mark.skipif(
     not arrow.arrow_available(), reason="pyarrow is not installed (the `fast` extra)"))]
 needs_arrow = pytest.mark.skipif(not arrow.arrow_available(),
                                  reason="pyarrow is not installed (the `fast` extra)")
-H7 = ["Guid", "Kind", "Agent_Id", "Queue_Id", "Stream_Id", "Thread_Id", "Dispatch_Id",
-      "Kernel_Id", "Kernel_Name", "Correlation_Id", "Start_Timestamp", "End_Timestamp",
-      "LDS_Block_Size", "Scratch_Size", "VGPR_Count", "Accum_VGPR_Count", "SGPR_Count",
-      "Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z", "Grid_Size_X",
-      "Grid_Size_Y", "Grid_Size_Z"]
-H6 = ["Kind", "Agent_Id", "Queue_Id", "Thread_Id", "Dispatch_Id", "Kernel_Id", "Kernel_Name",
-      "Correlation_Id", "Start_Timestamp", "End_Timestamp", "Private_Segment_Size",
-      "Group_Segment_Size", "Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z",
-      "Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z"]
 
 
 def result(path: Path, reader: str) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
@@ -60,10 +52,6 @@ def csv_reference(path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     with monkeypatch.context() as patch:
         patch.setattr(scanner, "row_shape", lambda *args: None)
         return result(path, "python")
-
-
-def quoted(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"'
 
 
 # --- every fixture ---------------------------------------------------------------------------
@@ -100,38 +88,9 @@ ODD_TIMESTAMPS = ["", "nan", " 12 ", "-5", "-0", "0x10", "+5", "9" * 20, "9" * 4
 
 
 def messy_trace(rows: int, seed: int, header: list[str], eol: str = "\n") -> str:
-    """Rows as rocprofv3 writes them, a quarter with hazards mixed in: quotes and commas in
-    names, empty names, other Kinds, end < start, timestamps int() reads differently from a
-    C parser, rows short or long by a field, blank lines, correlation ids changing width."""
-    rnd = random.Random(seed)
-    lines = [",".join(quoted(c) for c in header)]
-    for i in range(rows):
-        hazard = rnd.random() < 0.25
-        start = 10**15 + 1000 * i + rnd.randrange(100)
-        fields = {c: str(rnd.randrange(300)) for c in header}
-        fields.update(Guid=quoted("0000-guid"), Kind=quoted("KERNEL_DISPATCH"),
-                      Kernel_Name=quoted(rnd.choice(NAMES[:4])), Correlation_Id=str(i * 13),
-                      Start_Timestamp=str(start), End_Timestamp=str(start + rnd.randrange(9**5)))
-        if "Guid" in header:
-            fields["Agent_Id"] = quoted("Agent 4")
-        if hazard:
-            pick = rnd.randrange(7)
-            if pick == 0:
-                fields["Kind"] = quoted(rnd.choice(["MEMORY_COPY", "", "kernel_dispatch"]))
-            elif pick == 1:
-                fields["Kernel_Name"] = quoted(rnd.choice(NAMES))
-            elif pick == 2:
-                fields["End_Timestamp"] = str(start - rnd.randrange(1, 9))
-            elif pick in (3, 4):
-                fields[rnd.choice(["Start_Timestamp", "End_Timestamp"])] = \
-                    rnd.choice(ODD_TIMESTAMPS)
-        row = [fields[c] for c in header]
-        if hazard and rnd.random() < 0.1:
-            row = row[:-1] if rnd.random() < 0.5 else row + ["7"]
-        lines.append(",".join(row))
-        if hazard and rnd.random() < 0.05:
-            lines.append("")
-    return eol.join(lines) + eol
+    """A quarter of the rows with hazards (the first five kinds), blank stray lines."""
+    return generated_trace(rows, seed, header, eol, names=NAMES, odd_timestamps=ODD_TIMESTAMPS,
+                           hazard_rate=0.25, picks=7, kinds=5, strays=[""])
 
 
 @needs_arrow

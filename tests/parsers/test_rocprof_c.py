@@ -18,6 +18,7 @@ import aorta.parsers.rocprof_trace_scan as scanner
 from aorta.parsers.kernel_table import KernelTable
 from aorta.parsers.rocprof_csv import read_trace, trace_columns
 from aorta.parsers.rocprof_trace_c import c_available, scan_trace_c
+from rocprof_traces import H6, H7, generated_trace, quoted
 
 pytestmark = pytest.mark.skipif(not c_available(), reason="aorta.parsers._rocprof_scan is not "
                                 "built (install aorta with a C compiler at hand)")
@@ -25,15 +26,6 @@ pytestmark = pytest.mark.skipif(not c_available(), reason="aorta.parsers._rocpro
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "rocprof"
 SRC = Path(__file__).resolve().parents[2] / "src"
 TRACES = sorted(p for p in FIXTURES.rglob("*.csv") if "trace" in p.name)
-H7 = ["Guid", "Kind", "Agent_Id", "Queue_Id", "Stream_Id", "Thread_Id", "Dispatch_Id",
-      "Kernel_Id", "Kernel_Name", "Correlation_Id", "Start_Timestamp", "End_Timestamp",
-      "LDS_Block_Size", "Scratch_Size", "VGPR_Count", "Accum_VGPR_Count", "SGPR_Count",
-      "Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z", "Grid_Size_X",
-      "Grid_Size_Y", "Grid_Size_Z"]
-H6 = ["Kind", "Agent_Id", "Queue_Id", "Thread_Id", "Dispatch_Id", "Kernel_Id", "Kernel_Name",
-      "Correlation_Id", "Start_Timestamp", "End_Timestamp", "Private_Segment_Size",
-      "Group_Segment_Size", "Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z",
-      "Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z"]
 SHORT = ["Kind", "Kernel_Name", "Start_Timestamp", "End_Timestamp"]
 
 
@@ -63,10 +55,6 @@ def agree(path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     assert got == csv_reference(path, monkeypatch)
     assert result(path, "c", reasons=False) == result(path, "python", reasons=False)
     return got
-
-
-def quoted(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"'
 
 
 def write(tmp_path: Path, data: bytes | str) -> Path:
@@ -104,45 +92,9 @@ ODD_TIMESTAMPS = ["", "nan", " 12 ", "-5", "-0", "0x10", "+5", "9" * 18, "9" * 1
 
 
 def hostile_trace(rows: int, seed: int, header: list[str], eol: str = "\n") -> str:
-    """Rows as rocprofv3 writes them, a third with hazards: names with commas, quotes and line
-    breaks, other Kinds, end < start, timestamps int() reads and C would not, rows short or
-    long by a field, blank lines, stray quotes and huge timestamps."""
-    rnd = random.Random(seed)
-    lines = [",".join(quoted(c) for c in header)]
-    for i in range(rows):
-        hazard = rnd.random() < 0.33
-        start = 10**15 + 1000 * i + rnd.randrange(100)
-        fields = {c: str(rnd.randrange(300)) for c in header}
-        fields.update(Guid=quoted("0000-guid"), Kind=quoted("KERNEL_DISPATCH"),
-                      Kernel_Name=quoted(rnd.choice(NAMES[:4])), Correlation_Id=str(i * 13),
-                      Start_Timestamp=str(start), End_Timestamp=str(start + rnd.randrange(9**5)))
-        if "Guid" in header:
-            fields["Agent_Id"] = quoted("Agent 4")
-        if hazard:
-            pick = rnd.randrange(9)
-            if pick == 0:
-                fields["Kind"] = quoted(rnd.choice(["MEMORY_COPY", "", "kernel_dispatch"]))
-            elif pick == 1:
-                fields["Kernel_Name"] = quoted(rnd.choice(NAMES))
-            elif pick == 2:
-                fields["End_Timestamp"] = str(start - rnd.randrange(1, 9))
-            elif pick in (3, 4):
-                fields[rnd.choice(["Start_Timestamp", "End_Timestamp"])] = \
-                    rnd.choice(ODD_TIMESTAMPS)
-            elif pick == 5:
-                fields["Kernel_Name"] = rnd.choice(['"open', 'x"y', '"a"b', '"a" ', '""""'])
-            elif pick == 6:
-                fields["End_Timestamp"] = str(10**30 + rnd.randrange(10))
-                fields["Start_Timestamp"] = rnd.choice([str(start), str(10**29)])
-        row = [fields[c] for c in header]
-        if hazard and rnd.random() < 0.1:
-            row = row[:-1] if rnd.random() < 0.5 else row + ["7"]
-        lines.append(",".join(row))
-        if hazard and rnd.random() < 0.05:
-            lines.append(rnd.choice(["", "\r", " ", '"']))
-    if eol == "\r":        # bare carriage returns end rows for the csv module, not for blocks
-        return "".join(line + ("\n" if i % 7 == 0 else "\r") for i, line in enumerate(lines))
-    return eol.join(lines) + eol
+    """A third of the rows with hazards of seven kinds, and stray lines of every sort."""
+    return generated_trace(rows, seed, header, eol, names=NAMES, odd_timestamps=ODD_TIMESTAMPS,
+                           hazard_rate=0.33, picks=9, kinds=7, strays=["", "\r", " ", '"'])
 
 
 @pytest.mark.parametrize("header", [H6, H7, SHORT], ids=["rocm6", "rocm7", "short"])
