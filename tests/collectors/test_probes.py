@@ -61,3 +61,19 @@ def test_the_telemetry_probe_does_not_import_pynvml_without_the_nvidia_driver():
         assert "nvidia: LibraryNotFound: NVML (libnvidia-ml.so.1" in out[1]
     else:
         assert "nvidia: pynvml is not installed" in out[1]
+
+
+@pytest.mark.parametrize("text, build", [
+    ("__version__ = '2.11.0+cu130'\ndebug = False\ncuda: Optional[str] = '13.0'\n"
+     "git_version = 'abc'\nhip: Optional[str] = None\nxpu: Optional[str] = None\n", "cuda 13.0"),
+    ("cuda = None\nhip = '6.2.41133-dd7f95766'\n", "rocm 6.2.41133-dd7f95766"),
+    ("cuda_version = '12'\ncuda: str = None\nhip: str = None\n", "cpu"),
+    ("cuda =\n  cuda = '1'\nxpu:str='20250101'\r\n", "xpu 20250101"),
+    ("", "cuda"),                                  # unreadable: the version's local tag
+])
+def test_torch_build_read_from_version_py(tmp_path: Path, text: str, build: str) -> None:
+    from aorta.collectors.probes import torch_build_at
+
+    version_py = tmp_path / "version.py"
+    version_py.write_text(text, newline="")
+    assert torch_build_at(version_py if text else tmp_path / "none.py", "2.11.0+cu130") == build

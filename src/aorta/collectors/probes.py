@@ -107,17 +107,18 @@ def torch_build_at(version_py: str | os.PathLike[str], version: str | None) -> s
     `torch/version.py` (`cuda: Optional[str] = '13.0'`) without importing torch; the
     version's local tag (`+cu130`, `+rocm6.2`, `+cpu`) of distribution version `version` when
     that file cannot be read."""
-    import re
-
     values: dict[str, Any] = {}
     try:
         with open(version_py, encoding="utf-8") as fh:
             text = fh.read()
     except (OSError, UnicodeDecodeError):
         text = ""
-    for match in re.finditer(r"^(cuda|hip|xpu)\s*(?::[^=\n]*)?=\s*(.+)$", text, re.MULTILINE):
+    for line in text.splitlines():
+        key, value = _assignment(line)
+        if key is None:
+            continue
         try:
-            values[match.group(1)] = _literal(match.group(2).strip())
+            values[key] = _literal(value)
         except (ValueError, SyntaxError):
             continue
     for key, label in (("hip", "rocm"), ("cuda", "cuda"), ("xpu", "xpu")):
@@ -130,6 +131,21 @@ def torch_build_at(version_py: str | os.PathLike[str], version: str | None) -> s
         if tag.startswith(prefix):
             return label
     return "unknown"
+
+
+def _assignment(line: str) -> tuple[str | None, str]:
+    """`cuda: Optional[str] = '13.0'` -> ("cuda", "'13.0'"), for cuda, hip and xpu at the
+    start of a line, annotated or not; (None, "") for any other line. String methods, not `re`:
+    `aorta collectors` starts without it."""
+    for key in ("cuda", "hip", "xpu"):
+        if line.startswith(key):
+            rest = line[len(key):].lstrip()
+            if rest.startswith(":"):                    # an annotation, up to the "="
+                _, equals, value = rest.partition("=")
+                rest = equals + value
+            if rest.startswith("=") and rest[1:].strip():
+                return key, rest[1:].strip()
+    return None, ""
 
 
 def _literal(text: str) -> object:
