@@ -85,18 +85,14 @@ def triton_here() -> tuple[str | None, str | None, str | None, str]:
 
 
 def _package_dir(name: str) -> str | None:
-    """The first search location of top-level package `name`, as `importlib.util.find_spec`
-    finds it (None: not importable; "" for a package without one)."""
-    if name in sys.modules:
-        spec = getattr(sys.modules[name], "__spec__", None)
-    else:
-        spec = None
-        for finder in sys.meta_path:
-            find = getattr(finder, "find_spec", None)
-            if find is not None:
-                spec = find(name, None)
-                if spec is not None:
-                    break
+    """The first search location of top-level package `name` (None: not importable; "" for a
+    package without one)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except ValueError:              # loaded with no spec (a stand-in module)
+        return None
     if spec is None:
         return None
     return list(spec.submodule_search_locations or [""])[0] or "."   # as Path("") reads
