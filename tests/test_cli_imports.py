@@ -103,3 +103,29 @@ def test_listing_collectors_loads_no_collector_class_or_schema(json_flag: list[s
              "aorta.collectors.probes", "aorta.collectors.telemetry_sources"}
     assert [m for m in loaded if m not in light and m != "pynvml"
             and not m.startswith("pynvml.")] == []
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]], ids=["text", "json"])
+def test_sweep_status_loads_no_heavy_standard_module(tmp_path: Path,
+                                                     json_flag: list[str]) -> None:
+    # json and re (json imports re) cost half a bare interpreter's start, dataclasses more than
+    # a whole one: reading a finished run needs none of them (aorta.strict_json, the plain
+    # record fields of aorta.record_checks). -X importtime lists every module a start loads.
+    recipe = write_recipe(tmp_path, "schema_version: 1\nticket: light\ntrials: 2\n")
+    done = run_aorta("sweep", "run", "--recipe", str(recipe), "--output", str(tmp_path / "out"),
+                     "--", sys.executable, "-c", "pass")
+    assert done.returncode == 0, done.stderr
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "src"), env.get("PYTHONPATH")]))
+    status = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c",
+         "import sys; from aorta.cli import main; sys.exit(main(sys.argv[1:]))",
+         "sweep", "status", str(tmp_path / "out" / "light"), *json_flag],
+        env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert status.returncode == 0, status.stderr
+    assert ('"counts"' if json_flag else "2 trial(s): 2 complete") in status.stdout
+    loaded = {line.split("|")[-1].strip() for line in status.stderr.splitlines()
+              if line.startswith("import time:")}
+    heavy = {"json", "re", "dataclasses", "pathlib", "typing", "inspect", "subprocess", "click"}
+    assert "aorta.run.status" in loaded
+    assert sorted(loaded & heavy) == []

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from aorta.errors import UserError
 from aorta.recipe import ENV_MODES, Recipe, StopAfter
 from aorta.schema_errors import format_validation_error
-from aorta.store.names import MAX_NAME_BYTES, PLAIN_NAME, printable
+from aorta.store.names import MAX_NAME_BYTES, is_plain_name, printable
 
 if TYPE_CHECKING:
     from aorta.plan import Overrides
@@ -44,7 +44,7 @@ def apply_run_overrides(recipe: Recipe, overrides: Overrides) -> Recipe:
 
 
 def _ticket(value: str) -> str:
-    if not PLAIN_NAME.fullmatch(value) or len(value.encode()) > MAX_NAME_BYTES:
+    if not is_plain_name(value) or len(value.encode()) > MAX_NAME_BYTES:
         raise UserError(f"--ticket: {printable(value)} is not a directory-safe name (letters, "
                         f"digits, _ . -, not starting with . or -, at most {MAX_NAME_BYTES} "
                         f"characters)")

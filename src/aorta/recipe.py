@@ -35,7 +35,7 @@ from aorta.env_modes import ENV_MODES
 from aorta.errors import RecipeError
 from aorta.results import MAX_TRIALS_PER_CELL
 from aorta.schema_errors import format_validation_error
-from aorta.store.names import MAX_NAME_BYTES, PLAIN_NAME
+from aorta.store.names import MAX_NAME_BYTES, is_plain_name
 
 __all__ = ["Recipe", "Variant", "ExecutorConfig", "RetainPolicy", "StopAfter", "RETAIN_LEVELS",
            "ENV_MODES", "BUNDLES", "SCHEMA_VERSION", "load_recipe",
@@ -280,7 +280,7 @@ class Recipe(_Strict):
     @field_validator("ticket")
     @classmethod
     def _ticket(cls, value: str | None) -> str | None:
-        if value is not None and not PLAIN_NAME.fullmatch(value):
+        if value is not None and not is_plain_name(value):
             raise ValueError("must be a directory-safe name (letters, digits, _ . -, not "
                              "starting with . or -)")
         if value is not None and len(value.encode()) > MAX_NAME_BYTES:

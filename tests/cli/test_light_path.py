@@ -87,6 +87,18 @@ def test_sweep_status_is_clicks(finished_run: Path, flags: list[str]) -> None:
     assert (b'"counts"' if "--json" in flags else b"2 trial(s)") in done.stdout
 
 
+@pytest.mark.parametrize("spelling", ["{run}/", "{run}//", "{parent}/./light", "{parent}//light",
+                                      "{parent}/../{grand}/light"])
+def test_sweep_status_prints_the_run_dir_as_click_does(finished_run: Path, spelling: str) -> None:
+    # The fast path prints RUN_DIR as pathlib spells it (trailing slashes dropped) or leaves
+    # the spelling to click and pathlib (`.` parts, doubled slashes).
+    run_dir = spelling.format(run=finished_run, parent=finished_run.parent,
+                              grand=finished_run.parent.name)
+    for flags in ([], ["--json"]):
+        done = _assert_same(["sweep", "status", run_dir, *flags])
+        assert done.returncode == 0, done.stderr
+
+
 def _without_live_readings(stdout: bytes) -> str:
     """`aorta env`'s JSON with what two runs may read differently masked, in its own key
     order: the capture time, and each GPU's live health readings (clocks, temperatures,

@@ -121,14 +121,25 @@ def _sweep_status(rest: list[str]) -> Callable[[], Answer | None] | None:
     words = [w for w in rest if w != "--json"]
     if len(words) != 1 or len(rest) - len(words) > 1:
         return None
-    run_dir = words[0]
-    if not run_dir or run_dir.startswith("-") or os.path.isfile(run_dir):
+    run_dir = _as_pathlib_prints(words[0])
+    if run_dir is None or run_dir.startswith("-") or os.path.isfile(run_dir):
         return None                       # click parses or refuses these
-    from pathlib import Path
-
     from aorta.cli.sweep_status_text import status_text
 
-    return lambda: (status_text(Path(run_dir), as_json), EXIT_OK)
+    return lambda: (status_text(run_dir, as_json), EXIT_OK)
+
+
+def _as_pathlib_prints(path: str) -> str | None:
+    """`path` as click's `Path(path)` prints it, for the plain POSIX paths whose spelling
+    pathlib changes at most by dropping trailing slashes; None for any other (`a//b`, `./a`,
+    `a/./b`, `/`, ``), which the fast path leaves to click and pathlib."""
+    if os.sep != "/" or os.altsep:
+        return None
+    trimmed = path.rstrip("/")
+    parts = trimmed.split("/")
+    if not trimmed or "" in parts[1:] or "." in parts:
+        return None
+    return trimmed
 
 
 def _prints_as_click(text: str) -> bool:

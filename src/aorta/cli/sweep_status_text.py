@@ -3,28 +3,25 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict
-from pathlib import Path
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import os
+
     from aorta.run.status import RunStatus
 
 __all__ = ["status_text", "status_lines"]
 
 
-def status_text(run_dir: Path, as_json: bool) -> str:
+def status_text(run_dir: str | os.PathLike[str], as_json: bool) -> str:
     """The whole output for RUN_DIR, newline-terminated: JSON, or `status_lines`. Raises
     `UserError` when RUN_DIR is not a run."""
     from aorta.run.status import run_status
 
     status = run_status(run_dir)
     if as_json:
-        doc = asdict(status)
-        doc["run_dir"] = str(status.run_dir)
-        doc["counts"] = status.counts()
-        return json.dumps(doc, indent=2) + "\n"
+        from aorta.strict_json import dumps_indented
+
+        return dumps_indented(status.to_json()) + "\n"
     return "".join(line + "\n" for line in status_lines(status))
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from aorta.collectors.base import Metrics, TrialOutcome
 from aorta.launchers.attach import attach_line
-from aorta.store.files import read_tail
+from aorta.store.reading import read_tail
 
 __all__ = ["attach_failure", "with_attach_failure", "ATTACH_ERROR_SUFFIX"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from aorta.collectors.base import TrialOutcome
 from aorta.collectors.proton_options import ProtonOptions
 from aorta.parsers.hatchet import HatchetSummary
-from aorta.store.files import read_tail
+from aorta.store.reading import read_tail
 
 __all__ = ["missing_reason", "empty_reason"]
 

@@ -27,7 +27,8 @@ from pydantic import Field
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    Sampler, TrialContext, TrialOutcome, capture_status)
 from aorta.collectors.telemetry_sources import Source, open_source, reasons_of
-from aorta.store.files import RecordError, read_json_file, write_json_file
+from aorta.store.files import write_json_file
+from aorta.store.reading import RecordError, read_json_file
 
 __all__ = ["TelemetryCollector", "TelemetryOptions", "QUANTITIES", "telemetry_metrics"]
 

@@ -94,7 +94,7 @@ def tool_version(binary: str, pattern: str, timeout_s: float = 30.0) -> str | No
 
 def read_tail(path: Path | None, limit: int = 65536) -> str:
     """The last `limit` bytes of a text file, decoded; '' when it cannot be read."""
-    from aorta.store.files import read_tail as tail
+    from aorta.store.reading import read_tail as tail
 
     return tail(path, limit) or ""
 

@@ -38,7 +38,7 @@ from aorta.collectors.child_import import importable_by_child
 from aorta.collectors.python_launch import split_python_launch
 from aorta.errors import SetupError
 from aorta.parsers.skips import Skips
-from aorta.store.files import read_tail
+from aorta.store.reading import read_tail
 
 __all__ = ["TorchCollector", "TorchOptions", "TorchSchedule", "TorchLaunchError", "cli_argv",
            "env_overlay", "torch_build"]

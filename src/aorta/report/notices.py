@@ -12,7 +12,7 @@ from pathlib import Path
 
 from aorta.report.model import CellReport, Failure, Notice
 from aorta.results import TrialResult
-from aorta.store.files import read_tail
+from aorta.store.reading import read_tail
 from aorta.store.run_dir import RunStore, Slot
 
 __all__ = ["failures", "cell_notices", "run_notices", "clean_text", "STDERR_TAIL_BYTES"]

@@ -40,7 +40,7 @@ from aorta.run.slurm_probe import ANSWER_SCHEMA
 from aorta.run.slurm_script import job_script, resource_options
 from aorta.run.slurm_worker import write_manifest
 from aorta.run.trial import TrialSpec, child_environment, spec_launch
-from aorta.store.files import read_tail
+from aorta.store.reading import read_tail
 from aorta.store.run_dir import RunStore
 
 __all__ = ["ProbeJob", "ProbeOutcome", "check_on_node", "judge_answer", "executor_config",

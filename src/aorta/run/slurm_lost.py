@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from aorta.redaction import Redactor
 from aorta.results import TrialResult
 from aorta.run.slurm_commands import JobState
-from aorta.store.files import read_tail
+from aorta.store.reading import read_tail
 from aorta.store.run_dir import RunStore
 
 if TYPE_CHECKING:  # the trial runner pulls in every collector: `sweep status` needs none

@@ -26,7 +26,7 @@ from aorta.errors import UserError
 from aorta.redaction import Redactor, looks_secret
 from aorta.run.process import Cancelled
 from aorta.run.trial import TrialSpec, run_trial, trial_redactor
-from aorta.store.files import read_json_file
+from aorta.store.reading import read_json_file
 from aorta.store.run_dir import RunStore
 
 __all__ = ["MANIFEST_SCHEMA", "spec_to_json", "spec_from_json", "write_manifest",

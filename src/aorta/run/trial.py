@@ -29,7 +29,7 @@ from aorta.run.retain import prune_trial
 from aorta.run.samplers import Samplers
 from aorta.run.stderr_line import last_meaningful_line
 from aorta.run.warden import Handle, Warden
-from aorta.store.files import read_tail
+from aorta.store.reading import read_tail
 from aorta.store.run_dir import RunStore, trial_name
 
 __all__ = ["TrialSpec", "run_trial", "child_environment", "spec_launch", "trial_redactor"]

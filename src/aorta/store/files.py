@@ -8,8 +8,7 @@
   so a reader sees the old file or the new one, never half of one.
 - Files are created with mode 0666 (0777 for scripts) and the process umask applies, so a
   shared results directory stays readable by the group when the umask says so.
-- JSON is read strictly: no NaN or Infinity and a size limit; nesting too deep for the parser
-  fails as a value error too. (Record validation bounds the depth of what it accepts.)
+- Reading is `aorta.store.reading`'s.
 """
 
 from __future__ import annotations
@@ -19,23 +18,20 @@ import json
 import math
 import os
 import stat
-from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Any
 
 from aorta.errors import RunDirError
 
-__all__ = ["open_dir", "write_bytes", "write_text", "write_anywhere", "write_json", "write_json_file", "json_text",
-           "read_json_file", "read_text_file", "finite_json", "is_disk_full", "RecordError",
-           "MAX_RECORD_BYTES", "remove_tree", "read_tail"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:     # reading a run (sweep status) should not load pathlib or typing
+    from collections.abc import Iterator, Sequence
+    from pathlib import Path
+    from typing import Any
 
-MAX_RECORD_BYTES = 256 << 20
+__all__ = ["open_dir", "write_bytes", "write_text", "write_anywhere", "write_json",
+           "write_json_file", "json_text", "finite_json", "is_disk_full", "remove_tree"]
+
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
-class RecordError(ValueError):
-    """A file exists but is not a valid record (unreadable, not strict JSON, too deep)."""
 
 
 def is_disk_full(exc: BaseException) -> bool:
@@ -48,7 +44,7 @@ def open_dir(root: Path, parts: Sequence[str], create: bool = False) -> Iterator
 
     `root` itself must not be a link either. Raises `RunDirError` for a link or a non-directory
     on the way, `FileNotFoundError` when a part is missing and `create` is false."""
-    path = root
+    path: str | Path = root
     try:
         fd = os.open(root, _DIR_FLAGS)
     except OSError as exc:
@@ -56,7 +52,7 @@ def open_dir(root: Path, parts: Sequence[str], create: bool = False) -> Iterator
         raise
     try:
         for part in parts:
-            path = path / part
+            path = os.path.join(path, part)
             try:
                 child = os.open(part, _DIR_FLAGS, dir_fd=fd)
             except FileNotFoundError:
@@ -77,7 +73,7 @@ def open_dir(root: Path, parts: Sequence[str], create: bool = False) -> Iterator
         os.close(fd)
 
 
-def _refuse(path: Path, exc: OSError) -> None:
+def _refuse(path: str | Path, exc: OSError) -> None:
     if exc.errno in (errno.ELOOP, errno.ENOTDIR):
         raise RunDirError(f"{path}: is a symbolic link or not a directory; aorta writes only "
                           f"inside the run directory and never follows links there: remove "
@@ -110,6 +106,8 @@ def write_bytes(root: Path, parts: Sequence[str], name: str, data: bytes,
 def write_anywhere(path: Path, data: str | bytes) -> Path:
     """Write `path` atomically where the user asked (a report outside any run directory):
     its folder may be reached through links; the file itself is replaced, never followed."""
+    from pathlib import Path
+
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
     write_bytes(Path(os.path.realpath(path.parent)), (), path.name, raw)
@@ -146,49 +144,6 @@ def finite_json(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [finite_json(v) for v in value]
     return value
-
-
-def read_text_file(path: Path, limit: int = MAX_RECORD_BYTES) -> str:
-    """A file's text; `RecordError` when it is larger than `limit` or not a regular file."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError:
-        raise
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise RecordError("not a regular file")
-        data = fh.read(limit + 1)
-    if len(data) > limit:
-        raise RecordError(f"larger than {limit >> 20} MiB")
-    return data.decode("utf-8", "replace")
-
-
-def read_tail(path: Path | None, limit: int = 4096) -> str | None:
-    """The last `limit` bytes of a file, decoded (bad bytes replaced); None when it cannot be
-    read (a log that was never written, a trial that never started)."""
-    if path is None:
-        return None
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - limit))
-            return fh.read().decode("utf-8", "replace")
-    except OSError:
-        return None
-
-
-def read_json_file(path: Path, limit: int = MAX_RECORD_BYTES) -> Any:
-    """Strict JSON from `path`. `OSError` when it cannot be read, `RecordError` when it is
-    not strict JSON (NaN/Infinity, nested past the parser's limit, too large)."""
-    text = read_text_file(path, limit)
-    try:
-        return json.loads(text, parse_constant=_no_constant)
-    except (ValueError, RecursionError) as exc:
-        raise RecordError(f"not valid JSON ({exc})") from None
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not strict JSON")
 
 
 def remove_tree(root: Path, parts: Sequence[str]) -> None:

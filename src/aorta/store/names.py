@@ -10,19 +10,24 @@ A name is checked once, where it is made, so no later write can leave the run di
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 from aorta.errors import UserError
 
-__all__ = ["MAX_NAME_BYTES", "PLAIN_NAME", "name_problem", "check_name", "shorten",
+__all__ = ["MAX_NAME_BYTES", "is_plain_name", "name_problem", "check_name", "shorten",
            "printable"]
 
 MAX_NAME_BYTES = 100
 _HASH_CHARS = 12
-#: Tickets, axis and variant names: letters, digits, `_`, `.` and `-`, not starting with `.`/`-`.
-PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+_PLAIN_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_PLAIN = _PLAIN_START | {".", "-"}
 _BAD_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
+
+
+def is_plain_name(name: str) -> bool:
+    """Tickets, axis and variant names: ASCII letters, digits, `_`, `.` and `-`, not empty and
+    not starting with `.` or `-`. (No `re`: reading a run checks names and should start fast.)"""
+    return bool(name) and name[0] in _PLAIN_START and _PLAIN.issuperset(name)
 
 
 def name_problem(name: str) -> str | None:

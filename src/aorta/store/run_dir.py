@@ -1,26 +1,16 @@
-"""A run directory, and the only code that knows its layout:
+"""A run directory: reading its records as record types, and every write to it.
 
-    <output>/<run>/
-      run.json  recipe.resolved.yaml  env.json  matrix.json  perf.md  report.html
-      .aorta.lock                     held while a sweep runs (store/lock.py)
-      .aorta.reserve                  a little space kept back to record a full disk
-      cells/<cell>/trial_<i>/         result.json stdout.log stderr.log rerun.sh <collector>/
-                                      (.running.json while the payload runs)
-      cells/<cell>/baseline_<i>/      the same trial with no collector (`baseline: true`)
-      quarantine/<cell>/<trial>.<n>/  a trial whose record was corrupt, kept aside, never deleted
-      slurm/                          batch scripts, manifests and Slurm's own logs
-
-Every write goes through `store.files` (atomic, confined: no symbolic link under the run
-directory is ever followed) and through the run's `Redactor`, so no credential reaches disk.
-Every read validates: a trial's record is `complete`, `missing`, `corrupt` (with why) or
-`newer` (written by a newer aorta), never an exception.
+The layout and the reads that need no record type are `aorta.store.layout`'s (the one place
+that knows where files live). Every write goes through `store.files` (atomic, confined: no
+symbolic link under the run directory is ever followed) and through the run's `Redactor`, so
+no credential reaches disk. Every read validates: a trial's record is `complete`, `missing`,
+`corrupt` (with why) or `newer` (written by a newer aorta), never an exception.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,39 +18,23 @@ from typing import Any, Literal
 
 from aorta.errors import RunDirError
 from aorta.redaction import PATTERN_ONLY, Redactor
-from aorta.results import (NewerRecord, RecordError, RunRecord, TrialResult, run_from_json,
-                           trial_from_json)
-from aorta.store.files import (is_disk_full, json_text, open_dir, read_json_file,
-                               read_text_file, remove_tree, write_bytes, write_text)
+from aorta.results import RecordError, RunRecord, TrialResult, run_record, trial_result
+from aorta.store.files import is_disk_full, json_text, open_dir, remove_tree, write_bytes, write_text
+from aorta.store.layout import (CELLS, ENV, MATRIX, PERF, QUARANTINE, RECIPE, RERUN, RESERVE,
+                                RESULT, RUN_JSON, RUNNING, TRIAL_FILES, cells_on_disk,
+                                parse_trial_name, read_run_fields, read_trial, slot_names,
+                                trial_dirs_on_disk, trial_log, trial_name)
 from aorta.store.lock import RunLock
 from aorta.store.names import MAX_NAME_BYTES, name_problem
+from aorta.store.reading import read_json_file, read_text_file
 
-__all__ = ["RunStore", "Slot", "SlotState", "TRIAL_FILES", "trial_name", "parse_trial_name"]
+__all__ = ["RunStore", "Slot", "SlotState", "TRIAL_FILES", "trial_name", "trial_log",
+           "parse_trial_name", "CELLS", "ENV", "MATRIX", "PERF", "QUARANTINE", "RECIPE", "RERUN",
+           "RESERVE", "RESULT", "RUN_JSON", "RUNNING"]
 
-RUN_JSON, RECIPE, ENV, MATRIX, PERF = ("run.json", "recipe.resolved.yaml", "env.json",
-                                       "matrix.json", "perf.md")
-RESULT, RUNNING, RERUN = "result.json", ".running.json", "rerun.sh"
-CELLS, QUARANTINE, RESERVE = "cells", "quarantine", ".aorta.reserve"
-TRIAL_FILES = (RESULT, "stdout.log", "stderr.log", RERUN)
 RESERVE_BYTES = 1 << 20
-_TRIAL_DIR = re.compile(r"(trial|baseline)_(\d{1,5})")
 
 SlotState = Literal["complete", "missing", "corrupt", "newer"]
-
-
-def trial_name(index: int, baseline: bool = False) -> str:
-    return f"{'baseline' if baseline else 'trial'}_{index}"
-
-
-def trial_log(cell: str, name: str, stream: str = "stderr") -> str:
-    """`cells/<cell>/<name>/<stream>.log`: a trial's log, relative to the run directory."""
-    return f"{CELLS}/{cell}/{name}/{stream}.log"
-
-
-def parse_trial_name(name: str) -> tuple[int, bool] | None:
-    """`trial_3` -> (3, False); `baseline_3` -> (3, True); anything else -> None."""
-    match = _TRIAL_DIR.fullmatch(name)
-    return (int(match.group(2)), match.group(1) == "baseline") if match else None
 
 
 @dataclass(frozen=True)
@@ -124,30 +98,11 @@ class RunStore:
 
     def read_run(self, action: str = "read") -> RunRecord:
         """The run's record; `RunDirError` saying why it cannot be used to `action` the run."""
-        if not self.root.is_dir():
-            what = "not a directory" if self.root.exists() else "no such directory"
-            raise RunDirError(f"{self.root}: {what}; give a run directory (<output>/<run>, "
-                              f"printed by the sweep as 'results:')")
-        path = self.path(RUN_JSON)
-        if not path.is_file():
-            inside = sorted(p.parent.name for p in self.root.glob(f"*/{RUN_JSON}"))[:5]
-            hint = f"; runs inside it: {', '.join(inside)}" if inside else ""
-            raise RunDirError(f"{self.root}: not an aorta run directory (no {RUN_JSON}){hint}")
+        fields = read_run_fields(self.root, action)
         try:
-            return run_from_json(read_json_file(path), self._baseline_of_v1)
-        except NewerRecord as exc:
-            raise RunDirError(f"{path}: {exc}; to {action} it") from None
-        except (OSError, RecordError) as exc:
-            raise RunDirError(f"{path}: not an aorta run record, or unreadable ({exc})") from None
-
-    def _baseline_of_v1(self) -> bool:
-        import yaml
-
-        try:
-            recipe = yaml.safe_load(read_text_file(self.path(RECIPE), 1 << 20))
-        except (OSError, RecordError, yaml.YAMLError):
-            return False
-        return isinstance(recipe, dict) and recipe.get("baseline") is True
+            return run_record(fields)
+        except RecordError as exc:
+            raise RunDirError(f"{self.path(RUN_JSON)}: not an aorta run record ({exc})") from None
 
     def write_run(self, record: RunRecord) -> None:
         self.write_json(RUN_JSON, record.to_json())
@@ -158,41 +113,15 @@ class RunStore:
         parsed = parse_trial_name(name)
         if parsed is None:
             raise ValueError(f"{name!r} is not a trial directory name")
-        index, baseline = parsed
-        path = self.trial_dir(cell, name) / RESULT
-        try:
-            result = trial_from_json(read_json_file(path))
-        except (FileNotFoundError, NotADirectoryError):
-            return Slot(cell, name, index, baseline, "missing")
-        except NewerRecord as exc:
-            return Slot(cell, name, index, baseline, "newer", problem=str(exc))
-        except (OSError, RecordError) as exc:
-            return Slot(cell, name, index, baseline, "corrupt", problem=str(exc))
-        if (result.cell, result.index, result.baseline) != (cell, index, baseline):
-            return Slot(cell, name, index, baseline, "corrupt",
-                        problem=f"it records {result.cell}/{result.name} but lies in "
-                                f"{CELLS}/{cell}/{name}")
-        return Slot(cell, name, index, baseline, "complete", result)
+        state, fields, problem = read_trial(self.root, cell, name)
+        result = None if fields is None else trial_result(fields)
+        return Slot(cell, name, *parsed, state, result, problem)  # type: ignore[arg-type]
 
     def slots(self, run: RunRecord, cells: Iterable[str] | None = None) -> list[Slot]:
         """Every trial of the run: the planned ones, then any other trial directory found on
         disk, in cell order, profiled trials before baseline ones."""
-        out = []
-        for cell in (run.cells if cells is None else cells):
-            names = {trial_name(i, b) for i in range(run.trials_per_cell)
-                     for b in ((False, True) if run.baseline else (False,))}
-            names |= set(self._trial_dirs_on_disk(cell))
-            ordered = sorted(names, key=lambda n: (parse_trial_name(n) or (0, False))[::-1])
-            out += [self.read_slot(cell, n) for n in ordered]
-        return out
-
-    def _trial_dirs_on_disk(self, cell: str) -> list[str]:
-        try:
-            entries = list(os.scandir(self.path(CELLS, cell)))
-        except OSError:
-            return []
-        return [e.name for e in entries
-                if parse_trial_name(e.name) is not None and e.is_dir(follow_symlinks=False)]
+        return [self.read_slot(cell, name) for cell in (run.cells if cells is None else cells)
+                for name in slot_names(self.root, cell, run.trials_per_cell, run.baseline)]
 
     def trial_files(self, slot: Slot, collectors: Iterable[str]) -> dict[str, str]:
         """Label -> path (relative to the run directory) of the trial's files that exist."""
@@ -202,12 +131,7 @@ class RunStore:
         return files
 
     def cells_on_disk(self) -> list[str]:
-        try:
-            entries = list(os.scandir(self.path(CELLS)))
-        except OSError:
-            return []
-        return sorted(e.name for e in entries if e.is_dir(follow_symlinks=False)
-                      and name_problem(e.name) is None)
+        return cells_on_disk(self.root)
 
     def write_trial(self, result: TrialResult) -> None:
         """`result.json`, written last: its presence marks the trial complete."""
@@ -274,7 +198,7 @@ class RunStore:
         """(cell, trial, mark) for every trial that a driver left marked as running."""
         out = []
         for cell in cells:
-            for name in self._trial_dirs_on_disk(cell):
+            for name in trial_dirs_on_disk(self.root, cell):
                 try:
                     mark = read_json_file(self.trial_dir(cell, name) / RUNNING, 1 << 16)
                 except (OSError, RecordError):

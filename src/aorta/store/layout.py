@@ -1,0 +1,156 @@
+"""Where a run directory keeps its files, and the reads that need no record type:
+
+    <output>/<run>/
+      run.json  recipe.resolved.yaml  env.json  matrix.json  perf.md  report.html
+      .aorta.lock                     held while a sweep runs (store/lock.py)
+      .aorta.reserve                  a little space kept back to record a full disk
+      cells/<cell>/trial_<i>/         result.json stdout.log stderr.log rerun.sh <collector>/
+                                      (.running.json while the payload runs)
+      cells/<cell>/baseline_<i>/      the same trial with no collector (`baseline: true`)
+      quarantine/<cell>/<trial>.<n>/  a trial whose record was corrupt, kept aside, never deleted
+      slurm/                          batch scripts, manifests and Slurm's own logs
+
+Every read validates: a run's record is its checked fields or a `RunDirError` saying why not;
+a trial's is `complete`, `missing`, `corrupt` (with why) or `newer` (written by a newer
+aorta), never an exception. Records come back as the plain fields of `aorta.record_checks`;
+`aorta.store.run_dir.RunStore` (which also writes) builds the record types from them, and
+`aorta sweep status` reads through here directly, so that it starts light.
+"""
+
+from __future__ import annotations
+
+import os
+
+from aorta.errors import RunDirError
+from aorta.record_checks import NewerRecord, RecordError, checked_run, checked_trial
+from aorta.store.reading import read_json_file, read_text_file
+from aorta.store.names import name_problem
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    PathLike = str | os.PathLike[str]
+
+__all__ = ["RUN_JSON", "RECIPE", "ENV", "MATRIX", "PERF", "RESULT", "RUNNING", "RERUN",
+           "CELLS", "QUARANTINE", "RESERVE", "TRIAL_FILES", "trial_name", "trial_log",
+           "parse_trial_name", "read_run_fields", "read_trial", "slot_names",
+           "trial_dirs_on_disk", "cells_on_disk"]
+
+RUN_JSON, RECIPE, ENV, MATRIX, PERF = ("run.json", "recipe.resolved.yaml", "env.json",
+                                       "matrix.json", "perf.md")
+RESULT, RUNNING, RERUN = "result.json", ".running.json", "rerun.sh"
+CELLS, QUARANTINE, RESERVE = "cells", "quarantine", ".aorta.reserve"
+TRIAL_FILES = (RESULT, "stdout.log", "stderr.log", RERUN)
+
+
+def trial_name(index: int, baseline: bool = False) -> str:
+    return f"{'baseline' if baseline else 'trial'}_{index}"
+
+
+def trial_log(cell: str, name: str, stream: str = "stderr") -> str:
+    """`cells/<cell>/<name>/<stream>.log`: a trial's log, relative to the run directory."""
+    return f"{CELLS}/{cell}/{name}/{stream}.log"
+
+
+def parse_trial_name(name: str) -> tuple[int, bool] | None:
+    """`trial_3` -> (3, False); `baseline_3` -> (3, True); anything else -> None. The index
+    is one to five decimal digits (Unicode's, as `int` reads them)."""
+    kind, _, digits = name.partition("_")
+    if kind not in ("trial", "baseline") or not 1 <= len(digits) <= 5 or not digits.isdecimal():
+        return None
+    return int(digits), kind == "baseline"
+
+
+# --- run.json --------------------------------------------------------------------------------
+
+def read_run_fields(root: PathLike, action: str = "read") -> dict[str, Any]:
+    """The checked fields of the run's record; `RunDirError` saying why it cannot be used to
+    `action` the run."""
+    if not os.path.isdir(root):
+        what = "not a directory" if os.path.exists(root) else "no such directory"
+        raise RunDirError(f"{root}: {what}; give a run directory (<output>/<run>, "
+                          f"printed by the sweep as 'results:')")
+    path = os.path.join(root, RUN_JSON)
+    if not os.path.isfile(path):
+        inside = sorted(_runs_inside(root))[:5]
+        hint = f"; runs inside it: {', '.join(inside)}" if inside else ""
+        raise RunDirError(f"{root}: not an aorta run directory (no {RUN_JSON}){hint}")
+    try:
+        return checked_run(read_json_file(path), lambda: _baseline_of_v1(root))
+    except NewerRecord as exc:
+        raise RunDirError(f"{path}: {exc}; to {action} it") from None
+    except (OSError, RecordError) as exc:
+        raise RunDirError(f"{path}: not an aorta run record, or unreadable ({exc})") from None
+
+
+def _runs_inside(root: PathLike) -> list[str]:
+    """The directories right under `root` that hold a run.json: the runs of an --output."""
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return []
+    return [e.name for e in entries
+            if e.is_dir() and os.path.exists(os.path.join(e.path, RUN_JSON))]
+
+
+def _baseline_of_v1(root: PathLike) -> bool:
+    """Whether a v1 run (whose record did not say) had baseline trials: its resolved recipe."""
+    import yaml
+
+    try:
+        recipe = yaml.safe_load(read_text_file(os.path.join(root, RECIPE), 1 << 20))
+    except (OSError, RecordError, yaml.YAMLError):
+        return False
+    return isinstance(recipe, dict) and recipe.get("baseline") is True
+
+
+# --- trials ----------------------------------------------------------------------------------
+
+def read_trial(root: PathLike, cell: str, name: str
+               ) -> tuple[str, dict[str, Any] | None, str | None]:
+    """(state, the record's checked fields when complete, why when corrupt or newer) of the
+    trial directory `cells/<cell>/<name>`."""
+    parsed = parse_trial_name(name)
+    if parsed is None:
+        raise ValueError(f"{name!r} is not a trial directory name")
+    try:
+        fields = checked_trial(read_json_file(os.path.join(root, CELLS, cell, name, RESULT)))
+    except (FileNotFoundError, NotADirectoryError):
+        return "missing", None, None
+    except NewerRecord as exc:
+        return "newer", None, str(exc)
+    except (OSError, RecordError) as exc:
+        return "corrupt", None, str(exc)
+    if (fields["cell"], fields["index"], fields["baseline"]) != (cell, *parsed):
+        recorded = trial_name(fields["index"], fields["baseline"])
+        return "corrupt", None, (f"it records {fields['cell']}/{recorded} but lies in "
+                                 f"{CELLS}/{cell}/{name}")
+    return "complete", fields, None
+
+
+def slot_names(root: PathLike, cell: str, trials_per_cell: int, baseline: bool) -> list[str]:
+    """A cell's trials: the planned ones and any other trial directory found on disk, the
+    profiled trials before the baseline ones, each in index order."""
+    names = {trial_name(i, b) for i in range(trials_per_cell)
+             for b in ((False, True) if baseline else (False,))}
+    names |= set(trial_dirs_on_disk(root, cell))
+    return sorted(names, key=lambda n: (parse_trial_name(n) or (0, False))[::-1])
+
+
+def trial_dirs_on_disk(root: PathLike, cell: str) -> list[str]:
+    try:
+        entries = list(os.scandir(os.path.join(root, CELLS, cell)))
+    except OSError:
+        return []
+    return [e.name for e in entries
+            if parse_trial_name(e.name) is not None and e.is_dir(follow_symlinks=False)]
+
+
+def cells_on_disk(root: PathLike) -> list[str]:
+    try:
+        entries = list(os.scandir(os.path.join(root, CELLS)))
+    except OSError:
+        return []
+    return sorted(e.name for e in entries if e.is_dir(follow_symlinks=False)
+                  and name_problem(e.name) is None)

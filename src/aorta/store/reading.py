@@ -1,0 +1,67 @@
+"""Reading records and logs: the read side of `aorta.store.files`, light enough for the
+commands that only read (no `json`, `pathlib` or `typing` at import).
+
+- JSON is read strictly: no NaN or Infinity and a size limit; nesting too deep for the parser
+  fails as a value error too. (Record validation bounds the depth of what it accepts.)
+- Only regular files are read, opened non-blocking, so a FIFO planted where a record should
+  be cannot hang a reader.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from aorta.strict_json import loads
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["RecordError", "MAX_RECORD_BYTES", "read_text_file", "read_json_file", "read_tail"]
+
+MAX_RECORD_BYTES = 256 << 20
+
+
+class RecordError(ValueError):
+    """A file exists but is not a valid record (unreadable, not strict JSON, too deep)."""
+
+
+def read_text_file(path: str | os.PathLike[str], limit: int = MAX_RECORD_BYTES) -> str:
+    """A file's text; `RecordError` when it is larger than `limit` or not a regular file."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise RecordError("not a regular file")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise RecordError(f"larger than {limit >> 20} MiB")
+    return data.decode("utf-8", "replace")
+
+
+def read_json_file(path: str | os.PathLike[str], limit: int = MAX_RECORD_BYTES) -> Any:
+    """Strict JSON from `path`. `OSError` when it cannot be read, `RecordError` when it is
+    not strict JSON (NaN/Infinity, nested past the parser's limit, too large)."""
+    text = read_text_file(path, limit)
+    try:
+        return loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:
+        raise RecordError(f"not valid JSON ({exc})") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not strict JSON")
+
+
+def read_tail(path: str | os.PathLike[str] | None, limit: int = 4096) -> str | None:
+    """The last `limit` bytes of a file, decoded (bad bytes replaced); None when it cannot be
+    read (a log that was never written, a trial that never started)."""
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - limit))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return None
