@@ -1,11 +1,37 @@
-"""`which`: `shutil.which` without importing shutil (and the archive modules it loads), for
-the commands that must start quickly (`aorta env`, `aorta collectors`)."""
+"""Finding programs and modules for the commands that must start quickly (`aorta env`,
+`aorta collectors`): `which` is `shutil.which` without importing shutil (and the archive
+modules it loads); `module_spec` is `importlib.util.find_spec` for a top-level module without
+importing importlib.util (and contextlib, collections and functools with it)."""
 
 from __future__ import annotations
 
 import os
+import sys
 
-__all__ = ["which"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from importlib.machinery import ModuleSpec
+
+__all__ = ["which", "module_spec"]
+
+
+def module_spec(name: str) -> ModuleSpec | None:
+    """`importlib.util.find_spec(name)` for a top-level `name`: the loaded module's spec
+    (ValueError when it has none), else the first finder on `sys.meta_path` that knows it
+    (editable installs' finders included), else None. Nothing is imported."""
+    if "." in name:
+        raise ValueError(f"{name!r} is not a top-level module name")
+    if name in sys.modules:
+        spec = getattr(sys.modules[name], "__spec__", None)
+        if spec is None:
+            raise ValueError(f"{name}.__spec__ is None")
+        return spec  # type: ignore[no-any-return]
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        spec = find(name, None) if find is not None else None
+        if spec is not None:
+            return spec  # type: ignore[no-any-return]
+    return None
 
 
 def which(cmd: str, path: str | None = None) -> str | None:

@@ -5,8 +5,8 @@ of a bare interpreter's start; reading a run's records needs none of it. `loads`
 the same C scanner `json.loads` uses and gives exactly its result; on any input it does not
 accept as a whole (an error, a byte-order mark) it hands the text to `json.loads`, so every
 error is json's own, word for word. `dumps_indented` writes what `json.dumps(doc, indent=2)`
-writes for documents of strings, integers, booleans, nulls, lists and string-keyed objects,
-and hands anything else to `json.dumps`. Where the C accelerator is absent, both are json's.
+writes for documents of strings, numbers, booleans, nulls, lists and string-keyed objects,
+and hands anything else (subclasses, tuples, other keys) to `json.dumps`. Where the C accelerator is absent, both are json's.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ __all__ = ["loads", "dumps_indented"]
 _WHITESPACE = " \t\n\r"          # json's own: [ \t\n\r]
 _MAX_DEPTH = 64                  # deeper (or circular): json.dumps writes it, or says why not
 _LITERALS = {None: "null", True: "true", False: "false"}
+_INF = float("inf")
 
 
 class _Context:
@@ -82,6 +83,9 @@ def _write(value: Any, parts: list[str], newline: str, quote: Callable[[str], st
         return False
     elif type(value) is int:
         parts.append(int.__repr__(value))
+    elif type(value) is float:
+        parts.append(float.__repr__(value) if value == value and abs(value) != _INF
+                     else "NaN" if value != value else "Infinity" if value > 0 else "-Infinity")
     elif type(value) in (list, dict) and not value:
         parts.append("[]" if type(value) is list else "{}")
     elif type(value) is list:

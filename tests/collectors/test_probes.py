@@ -27,6 +27,42 @@ def test_which_is_shutils(tmp_path: Path) -> None:
             assert which(cmd, path=path) == shutil.which(cmd, path=path), (cmd, path)
 
 
+def test_module_spec_is_find_specs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+    import sys
+    import types
+
+    from aorta.pathsearch import module_spec
+
+    (tmp_path / "apkg").mkdir()
+    (tmp_path / "apkg" / "__init__.py").write_text("")
+    (tmp_path / "amod.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(sys.modules, "stand_in", types.ModuleType("stand_in"))
+    monkeypatch.setattr(sys.modules["stand_in"], "__spec__", None)
+
+    class Finder:          # as an editable install's finder: known to no sys.path entry
+        @staticmethod
+        def find_spec(name: str, path: object, target: object = None) -> object:
+            return importlib.util.spec_from_loader(name, None) if name == "by_finder" else None
+
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder()])
+    for name in ("json", "sys", "aorta", "pytest", "apkg", "amod", "no_such_module_x",
+                 "stand_in", "by_finder"):
+        try:
+            expected = importlib.util.find_spec(name)
+        except ValueError as exc:
+            with pytest.raises(ValueError, match="__spec__ is None"):
+                module_spec(name)
+            assert "__spec__ is None" in str(exc)
+            continue
+        found = module_spec(name)
+        assert (found is None) == (expected is None), name
+        if expected is not None and found is not None:
+            assert (found.name, found.origin, found.submodule_search_locations) == \
+                (expected.name, expected.origin, expected.submodule_search_locations), name
+
+
 @pytest.mark.parametrize("name", sorted(PROBES))
 def test_each_collector_probes_with_its_light_probe(name: str) -> None:
     cap = get(name).probe()

@@ -12,10 +12,12 @@ import click
 from aorta.cli.option_guard import CommandAfterSeparator, check_separator
 from aorta.errors import EXIT_OK, EXIT_USAGE
 
-__all__ = ["doctor", "doctor_rows", "interpreter_rows", "doctor_lines", "doctor_refusal"]
+__all__ = ["doctor", "doctor_rows", "interpreter_checks", "interpreter_row", "doctor_lines",
+           "doctor_refusal"]
 
 if TYPE_CHECKING:
     from aorta.collectors.base import CollectorOptions
+    from aorta.collectors.child_python import ChildImport
 
 Row = dict[str, object]
 #: Without a command, the interpreters a `-- python3 script.py` (or `python`) command would run.
@@ -26,12 +28,19 @@ def doctor_rows(names: list[str] | None = None, command: Sequence[str] = (),
                 env: Mapping[str, str] | None = None,
                 options: Mapping[str, CollectorOptions] | None = None) -> list[Row]:
     """One row per collector, one per backend a collector reports in `details["backends"]`,
-    and one per interpreter check (`interpreter_rows`)."""
+    and one per interpreter check (`interpreter_checks`, run all at once)."""
+    from aorta.collectors.child_python import check_imports
     from aorta.collectors.registry import get
     from aorta.collectors.registry import names as all_names
 
+    env = os.environ if env is None else env
+    wanted = names or all_names()
+    checks = {name: interpreter_checks(name, command, env, (options or {}).get(name))
+              for name in wanted}
+    found = check_imports([(python, module) for todo in checks.values()
+                           for _, python, module in todo], env)
     rows: list[Row] = []
-    for name in names or all_names():
+    for name in wanted:
         cap = get(name).probe()
         rows.append({"check": name, "usable": cap.usable, "version": cap.version,
                      "reason": cap.reason, "fix": cap.fix})
@@ -42,17 +51,16 @@ def doctor_rows(names: list[str] | None = None, command: Sequence[str] = (),
                 rows.append({"check": f"{name}:{backend}", "usable": bool(info.get("usable")),
                              "version": info.get("version"), "reason": info.get("reason", ""),
                              "fix": info.get("fix", "")})
-        rows += interpreter_rows(name, command, os.environ if env is None else env,
-                                 (options or {}).get(name))
+        rows += [interpreter_row(name, label, found[python, module])
+                 for label, python, module in checks[name]]
     return rows
 
 
-def interpreter_rows(name: str, command: Sequence[str], env: Mapping[str, str],
-                     options: CollectorOptions | None = None) -> list[Row]:
-    """Can the payload's interpreter import what `name`'s launcher needs (with `options`, else
-    the defaults)? With a command: the interpreter it runs; without: `python3` and `python` on
-    PATH."""
-    from aorta.collectors.child_python import check_import
+def interpreter_checks(name: str, command: Sequence[str], env: Mapping[str, str],
+                       options: CollectorOptions | None = None) -> list[tuple[str, str, str]]:
+    """(label, python, module) for every import `name`'s launcher needs (with `options`, else
+    the defaults) from the payload's interpreter. With a command: the interpreter it runs
+    (label "command"); without: `python3` and `python` on PATH (labelled so)."""
     from aorta.collectors.registry import get
 
     collector = get(name)
@@ -61,24 +69,26 @@ def interpreter_rows(name: str, command: Sequence[str], env: Mapping[str, str],
     if not modules:
         return []
     commands = [tuple(command)] if command else [(p, "script.py") for p in DEFAULT_PYTHONS]
-    rows: list[Row] = []
+    checks: list[tuple[str, str, str]] = []
     seen: set[str] = set()
     for argv in commands:
         python = collector.child_python(argv, env)
         if python is None or python in seen:
             continue
         seen.add(python)
-        for module in modules:
-            found = check_import(python, module, env)
-            label = "command" if command else argv[0]
-            reason = f"{module} importable by {python}" if found.ok else \
-                f"{module} is not importable by {python}: {found.problem}"
-            rows.append({"check": f"{name}@{label}", "usable": found.ok is True,
-                         "version": None, "reason": reason,
-                         "fix": "" if found.ok else f"install {module.split('.')[0]} into "
-                                                    f"{python}, or run the command with the "
-                                                    f"Python that has it"})
-    return rows
+        checks += [("command" if command else argv[0], python, module) for module in modules]
+    return checks
+
+
+def interpreter_row(name: str, label: str, found: ChildImport) -> Row:
+    """The row `<collector>@<label>` of one interpreter check."""
+    python, module = found.python, found.module
+    reason = f"{module} importable by {python}" if found.ok else \
+        f"{module} is not importable by {python}: {found.problem}"
+    return {"check": f"{name}@{label}", "usable": found.ok is True, "version": None,
+            "reason": reason,
+            "fix": "" if found.ok else f"install {module.split('.')[0]} into {python}, or run "
+                                       f"the command with the Python that has it"}
 
 
 def doctor_lines(rows: list[dict[str, object]]) -> list[str]:

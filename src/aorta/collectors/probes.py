@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from aorta.pathsearch import which
+from aorta.pathsearch import module_spec, which
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -87,10 +87,8 @@ def triton_here() -> tuple[str | None, str | None, str | None, str]:
 def _package_dir(name: str) -> str | None:
     """The first search location of top-level package `name` (None: not importable; "" for a
     package without one)."""
-    import importlib.util
-
     try:
-        spec = importlib.util.find_spec(name)
+        spec = module_spec(name)
     except ValueError:              # loaded with no spec (a stand-in module)
         return None
     if spec is None:

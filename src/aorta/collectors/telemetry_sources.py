@@ -73,9 +73,9 @@ def _require_nvml_library() -> None:
 
     if not sys.platform.startswith("linux") or "pynvml" in sys.modules:
         return                # elsewhere pynvml searches more places; loaded, it costs nothing
-    import importlib.util
+    from aorta.pathsearch import module_spec
 
-    if importlib.util.find_spec("pynvml") is None:
+    if module_spec("pynvml") is None:
         raise ImportError("No module named 'pynvml'", name="pynvml")
     import ctypes
 
