@@ -71,7 +71,7 @@ def check_imports(checks: Sequence[tuple[str, str]], env: Mapping[str, str],
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=min(len(todo), 8)) as pool:
-        found = list(pool.map(lambda check: check_import(*check, env, timeout), todo))
+        found = list(pool.map(lambda c: check_import(c[0], c[1], env, timeout), todo))
     return dict(zip(todo, found))
 
 
