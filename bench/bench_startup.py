@@ -5,10 +5,13 @@ on a shared machine falls on all of them alike); the figure is the median wall t
 ratio to `python -c pass` measured in the same run. `import click` is measured too: it is the
 floor of any click-based command.
 
-    python bench/bench_startup.py [--repeats 21] [--baseline DIR/src]
+    python bench/bench_startup.py [--repeats 21] [--baseline DIR/src] [--via script|module]
 
 `--baseline` times the same commands with another tree's sources first on PYTHONPATH (e.g. the
-tree before a change, from `git archive`), in the same run.
+tree before a change, from `git archive`), in the same run. `--via script` (the default) starts
+each command as a user does, through the installed `aorta` script beside this interpreter;
+`--via module` through `python -m aorta`, which adds `runpy` and `importlib.util` to every
+start.
 
 Bytecode is allowed (PYTHONDONTWRITEBYTECODE is dropped for the children) and every command
 runs once before timing, so both trees are measured from their `__pycache__`, as an installed
@@ -50,6 +53,17 @@ def _env(src: str | None) -> dict[str, str]:
     return env
 
 
+def _via(argv: list[str], via: str) -> list[str]:
+    """`argv` (`-m aorta ...` or `-c ...`) as `--via` starts it."""
+    if argv[:2] != ["-m", "aorta"] or via == "module":
+        return argv
+    script = Path(sys.executable).with_name("aorta")
+    if not script.is_file():
+        raise SystemExit(f"no aorta script beside {sys.executable}: pip install -e . first, "
+                         f"or use --via module")
+    return [str(script), *argv[2:]]
+
+
 def _once(argv: list[str], env: dict[str, str]) -> float:
     start = time.perf_counter()
     subprocess.run([sys.executable, *argv], env=env, stdout=subprocess.DEVNULL,
@@ -72,13 +86,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=21)
     parser.add_argument("--baseline", help="another tree's src directory, timed in the same run")
+    parser.add_argument("--via", choices=("script", "module"), default="script",
+                        help="start aorta through its installed script or python -m aorta")
     args = parser.parse_args()
     trees = {"this tree": os.environ.get("PYTHONPATH")}
     if args.baseline:
         trees["baseline"] = args.baseline
     with tempfile.TemporaryDirectory() as tmp:
         run = _make_run(Path(tmp), _env(trees["this tree"]))
-        jobs = [(tree, label, [a.replace("{run}", str(run)) for a in argv])
+        jobs = [(tree, label, _via([a.replace("{run}", str(run)) for a in argv], args.via))
                 for tree in trees for label, argv in COMMANDS
                 if tree == "this tree" or argv[0] == "-m"]
         times: dict[tuple[str, str], list[float]] = {(t, lab): [] for t, lab, _ in jobs}
@@ -90,7 +106,7 @@ def main() -> int:
     bare = statistics.median(times[("this tree", "python -c pass")])
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}, load {os.getloadavg()[0]:.2f}; "
-          f"median of {args.repeats} runs, whole process")
+          f"median of {args.repeats} runs, whole process, aorta started via {args.via}")
     for (tree, label), runs in times.items():
         med = statistics.median(runs)
         print(f"{tree:10} {label:30} {med * 1e3:7.1f} ms  {med / bare:5.2f}x bare  "

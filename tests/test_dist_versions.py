@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from aorta.dist_versions import NOT_INSTALLED, installed_version
+from aorta.dist_versions import NOT_INSTALLED, installed_version, installed_versions
 
 
 def _importlib(name: str) -> object:
@@ -23,6 +23,7 @@ def test_every_installed_distribution_reads_the_same() -> None:
     assert len(names) > 5
     spelled = names | {n.upper().replace("-", "_") for n in names} | {"no-such-dist-x"}
     assert {n: installed_version(n) for n in spelled} == {n: _importlib(n) for n in spelled}
+    assert installed_versions(sorted(spelled)) == {n: _importlib(n) for n in sorted(spelled)}
 
 
 def test_folded_headers_egg_info_files_and_empty_metadata(tmp_path: Path,

@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["NOT_INSTALLED", "installed_version", "installed_root", "declares_entry_points"]
+__all__ = ["NOT_INSTALLED", "installed_version", "installed_versions", "installed_root",
+           "declares_entry_points"]
 
 #: What `installed_version` returns for a distribution that is not installed.
 NOT_INSTALLED = object()
@@ -26,6 +27,16 @@ def installed_version(name: str) -> str | None | object:
         return _from_importlib(name)
     info = _find_info(name)
     return NOT_INSTALLED if info is None else _version_header(info)
+
+
+def installed_versions(names: list[str] | tuple[str, ...]) -> dict[str, str | None | object]:
+    """`installed_version` of each of `names`, with sys.path's folders listed once for all."""
+    if not _plain_path():
+        return {name: _from_importlib(name) for name in names}
+    infos = _infos()
+    found = {name: _find_info(name, infos) for name in names}
+    return {name: NOT_INSTALLED if info is None else _version_header(info)
+            for name, info in found.items()}
 
 
 def installed_root(name: str) -> tuple[str | None, str] | None:
@@ -76,9 +87,9 @@ def _infos() -> list[tuple[str, str]]:
     return found
 
 
-def _find_info(name: str) -> str | None:
+def _find_info(name: str, infos: list[tuple[str, str]] | None = None) -> str | None:
     wanted = _normalize(name)
-    for root, child in _infos():
+    for root, child in _infos() if infos is None else infos:
         if _normalize(child.lower().rpartition(".")[0].partition("-")[0]) == wanted:
             return os.path.join(root, child)
     return None

@@ -126,14 +126,10 @@ def _cpu_model() -> str | None:
 
 
 def _packages() -> dict[str, str | None]:
-    from aorta.dist_versions import NOT_INSTALLED, installed_version
+    from aorta.dist_versions import NOT_INSTALLED, installed_versions
 
-    out: dict[str, str | None] = {}
-    for name in PACKAGES:
-        found = installed_version(name)
-        if found is not NOT_INSTALLED:
-            out[name] = found if isinstance(found, str) else None
-    return out
+    return {name: found if isinstance(found, str) else None
+            for name, found in installed_versions(PACKAGES).items() if found is not NOT_INSTALLED}
 
 
 def _run(argv: list[str]) -> str | None:
