@@ -6,6 +6,7 @@ ratio to `python -c pass` measured in the same run. `import click` is measured t
 floor of any click-based command.
 
     python bench/bench_startup.py [--repeats 21] [--baseline DIR/src] [--via script|module]
+                                  [--skip doctor]
 
 `--baseline` times the same commands with another tree's sources first on PYTHONPATH (e.g. the
 tree before a change, from `git archive`), in the same run. `--via script` (the default) starts
@@ -86,6 +87,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=21)
     parser.add_argument("--baseline", help="another tree's src directory, timed in the same run")
+    parser.add_argument("--skip", action="append", default=[], metavar="COMMAND",
+                        help="leave out the commands whose label contains this, e.g. doctor")
     parser.add_argument("--via", choices=("script", "module"), default="script",
                         help="start aorta through its installed script or python -m aorta")
     args = parser.parse_args()
@@ -96,7 +99,8 @@ def main() -> int:
         run = _make_run(Path(tmp), _env(trees["this tree"]))
         jobs = [(tree, label, _via([a.replace("{run}", str(run)) for a in argv], args.via))
                 for tree in trees for label, argv in COMMANDS
-                if tree == "this tree" or argv[0] == "-m"]
+                if (tree == "this tree" or argv[0] == "-m")
+                and not any(word in label for word in args.skip)]
         times: dict[tuple[str, str], list[float]] = {(t, lab): [] for t, lab, _ in jobs}
         for tree, label, argv in jobs:          # writes each tree's bytecode
             _once(argv, _env(trees[tree]))
