@@ -1,5 +1,6 @@
 """The run directory: its layout, names, atomic and confined writes, validated reads.
 
-`aorta.store.run_dir.RunStore` is the only code that knows where files live under
-`<output>/<run>`; sweep, status, report, compare and the Python API read through it.
+`aorta.store.layout` is the only code that knows where files live under `<output>/<run>`;
+`aorta.store.run_dir.RunStore` writes there and reads records as record types (the sweep,
+report, compare and the Python API); `aorta sweep status` reads through `layout` alone.
 """
