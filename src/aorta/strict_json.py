@@ -3,8 +3,8 @@
 `import json` loads `re` (with `enum`, `functools`, `collections`), which costs about half
 of a bare interpreter's start; reading a run's records needs none of it. `loads` parses with
 the same C scanner `json.loads` uses and gives exactly its result; on any input it does not
-accept as a whole (an error, a byte-order mark) it hands the text to `json.loads`, so every
-error is json's own, word for word. `dumps_indented` writes what `json.dumps(doc, indent=2)`
+accept as a whole (any error, a byte-order mark, trailing data) it hands the text to
+`json.loads`, so every error is json's own, word for word. `dumps_indented` writes what `json.dumps(doc, indent=2)`
 writes for documents of strings, numbers, booleans, nulls, lists and string-keyed objects,
 and hands anything else (subclasses, tuples, other keys) to `json.dumps`. Where the C accelerator is absent, both are json's.
 """
@@ -48,8 +48,10 @@ def loads(text: str, parse_constant: Callable[[str], Any]) -> Any:
         scan: Any = _json.make_scanner(_Context(parse_constant))  # type: ignore[arg-type]
         try:
             doc, end = scan(text, start)
-        except (StopIteration, ValueError):
-            pass                                   # json.loads raises its own error below
+        except Exception:   # noqa: BLE001 -- json.loads below raises json's own error
+            # (The scanner reports errors through json.decoder's JSONDecodeError; before
+            # Python 3.12 it does not import that module itself, and fails with SystemError.)
+            pass
         else:
             if end == len(text.rstrip(_WHITESPACE)) and end >= start:
                 return doc

@@ -87,6 +87,47 @@ def test_sweep_status_is_clicks(finished_run: Path, flags: list[str]) -> None:
     assert (b'"counts"' if "--json" in flags else b"2 trial(s)") in done.stdout
 
 
+@pytest.fixture(scope="module")
+def damaged_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished run with baselines whose records are damaged in every way a reader meets."""
+    tmp = tmp_path_factory.mktemp("damaged")
+    recipe = write_recipe(tmp, "schema_version: 1\nticket: hurt\ntrials: 4\nbaseline: true\n")
+    done = run_aorta("sweep", "run", "--recipe", str(recipe), "--output", str(tmp / "out"),
+                     "--", sys.executable, "-c", "pass")
+    assert done.returncode == 0, done.stderr
+    cell = tmp / "out" / "hurt" / "cells" / "default"
+
+    def edit(trial: str, **changes: object) -> None:
+        doc = json.loads((cell / trial / "result.json").read_text())
+        (cell / trial / "result.json").write_text(json.dumps({**doc, **changes}))
+
+    (cell / "trial_0" / "result.json").write_text('{"schema_version": 2, "cell": "default"\n')
+    edit("trial_1", schema_version=9)
+    (cell / "trial_2" / "result.json").unlink()
+    edit("trial_3", captures={"x": {"state": "bogus"}})
+    edit("baseline_1", index=3)
+    edit("baseline_2", verdict="fail", reason="exit 3", exit_code=3)
+    edit("baseline_3", wall_s=float("nan"))
+    (cell / "trial_7").mkdir()
+    (cell.parent / "extra" / "trial_0").mkdir(parents=True)
+    return tmp / "out" / "hurt"
+
+
+@pytest.mark.parametrize("flags", [[], ["--json"]], ids=["text", "json"])
+def test_sweep_status_of_damaged_records_is_clicks(damaged_run: Path, flags: list[str]) -> None:
+    # The fast path reads without `import json`: a record json rejects must still be reported
+    # in json's words (the C scanner needs json.decoder loaded to raise its error before 3.12).
+    done = _assert_same(["sweep", "status", str(damaged_run), *flags])
+    assert done.returncode == 0, done.stderr
+    text = done.stdout.decode()
+    for expected in ("not valid JSON (Expecting ',' delimiter", "trial schema 9",
+                     "capture state 'bogus'", "it records default/baseline_3",
+                     "NaN is not strict JSON", "exit 3"):
+        assert expected in text, expected
+    if not flags:
+        assert "2 complete (1 fail, 1 pass), 5 corrupt, 10 not started" in text
+
+
 @pytest.mark.parametrize("spelling", ["{run}/", "{run}//", "{parent}/./light", "{parent}//light",
                                       "{parent}/../{grand}/light"])
 def test_sweep_status_prints_the_run_dir_as_click_does(finished_run: Path, spelling: str) -> None:

@@ -120,6 +120,22 @@ def test_a_circular_document_fails_as_json_says() -> None:
         dumps_indented(doc)
 
 
+@pytest.mark.parametrize("text", ['{"a": 1', '{"a": NaN}', "[1] x", "\ufeff{}", "", "[" * 10**5])
+def test_errors_are_jsons_in_a_process_that_never_imported_json(text: str) -> None:
+    # The C scanner raises json.decoder's error class, which before Python 3.12 it only finds
+    # where json.decoder is already loaded: test in a fresh interpreter, as `sweep status` runs.
+    code = ("import sys\nfrom aorta.strict_json import loads\n"
+            "def strict(name):\n    raise ValueError(name + ' is not strict JSON')\n"
+            "try:\n    print('ok', repr(loads(sys.stdin.read(), parse_constant=strict)))\n"
+            "except (ValueError, RecursionError) as exc:\n"
+            "    print(type(exc).__name__, exc)\n")
+    done = subprocess.run([sys.executable, "-c", code], input=text, capture_output=True,
+                          text=True, encoding="utf-8", timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    kind, value = _json_outcome(text)
+    assert done.stdout.strip() == (f"ok {value!r}" if kind == "ok" else f"{kind} {value}")
+
+
 def test_reading_a_record_does_not_import_json() -> None:
     code = ("import sys; from aorta.strict_json import loads, dumps_indented; "
             "loads('{\"a\": [1, 2.5, null]}', parse_constant=float); dumps_indented({'a': [1]}); "
