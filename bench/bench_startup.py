@@ -49,8 +49,8 @@ COMMANDS: list[tuple[str, list[str]]] = [
 def _env(src: str | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONDONTWRITEBYTECODE", "COLUMNS", "LINES")}
-    if src:
-        env["PYTHONPATH"] = src
+    if src:      # first on the path; what else the caller's PYTHONPATH holds stays behind it
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, env.get("PYTHONPATH")]))
     return env
 
 
@@ -67,9 +67,13 @@ def _via(argv: list[str], via: str) -> list[str]:
 
 def _once(argv: list[str], env: dict[str, str]) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, *argv], env=env, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - start
+    done = subprocess.run([sys.executable, *argv], env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:   # a command that fails is not a start-up figure
+        raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: "
+                         f"{done.stderr.decode(errors='replace').strip()[-500:]}")
+    return elapsed
 
 
 def _make_run(workdir: Path, env: dict[str, str]) -> Path:
@@ -92,7 +96,7 @@ def main() -> int:
     parser.add_argument("--via", choices=("script", "module"), default="script",
                         help="start aorta through its installed script or python -m aorta")
     args = parser.parse_args()
-    trees = {"this tree": os.environ.get("PYTHONPATH")}
+    trees: dict[str, str | None] = {"this tree": None}     # as the caller's environment has it
     if args.baseline:
         trees["baseline"] = args.baseline
     with tempfile.TemporaryDirectory() as tmp:

@@ -29,7 +29,8 @@ from pydantic import Field, Strict, field_validator
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status, settle)
 from aorta.collectors.options import split_words
-from aorta.collectors.tool_process import find_binary, read_tail, resolve_binary, run_tool
+from aorta.collectors.tool_process import (PERMISSION_FIX, find_binary, read_tail,
+                                           resolve_binary, run_tool)
 from aorta.errors import SetupError
 from aorta.parsers.ncu_csv import TIME_METRIC, NcuProfile, read_ncu_csv
 from aorta.parsers.skips import Skips
@@ -43,9 +44,6 @@ REPORT = REPORT_STEM + ".ncu-rep"
 RAW_CSV = "raw.csv"
 LOG = "ncu.log"
 LAUNCH_RECORD_LIMIT = 10_000
-PERMISSION_FIX = ("run as root (in a container: with CAP_SYS_ADMIN), or load the nvidia kernel "
-                  "module with NVreg_RestrictProfilingToAdminUsers=0; see "
-                  "https://developer.nvidia.com/ERR_NVGPUCTRPERM")
 
 _METRIC_NAME = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$")
 _SET_NAME = re.compile(r"^[A-Za-z0-9_-]+$")

@@ -170,8 +170,7 @@ def ncu() -> Probe:
         return _probe(False, reason="ncu not found ($NCU_BIN unset and no ncu on PATH)",
                       fix="install Nsight Compute (part of the CUDA toolkit) and put ncu on "
                           "PATH, or set NCU_BIN")
-    from aorta.collectors.ncu import PERMISSION_FIX
-    from aorta.collectors.tool_process import host_counter_access, tool_version
+    from aorta.collectors.tool_process import PERMISSION_FIX, host_counter_access, tool_version
 
     version = tool_version(binary, r"Version\s+(\S+)")
     has_gpu, how = gpu_present()

@@ -1,15 +1,20 @@
-"""Which of Proton's backends can measure here, one by one, for `aorta doctor` (the proton
-collector's `details["backends"]`): a backend must be offered by the installed Triton's CLI
-and match the machine's GPU vendor."""
+"""Proton's backends: their names, and which of them can measure here, one by one, for `aorta
+doctor` (the proton collector's `details["backends"]`): a backend must be offered by the
+installed Triton's CLI and match the machine's GPU vendor. Imports no schema library, so
+that `aorta collectors` can probe Proton without loading the options models."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from aorta.collectors.proton_options import BACKENDS
+__all__ = ["BACKENDS", "QUEUE_INTERCEPTING", "CUPTI_BACKENDS", "backend_table"]
 
-__all__ = ["backend_table"]
+BACKENDS = ("auto", "cupti", "roctracer", "rocprofiler", "instrumentation")
+#: Backends that install an HSA queue interceptor on AMD (`auto` resolves to one of them there).
+QUEUE_INTERCEPTING = frozenset({"auto", "rocprofiler", "roctracer"})
+#: Backends that subscribe to CUPTI on NVIDIA (`auto` resolves to cupti there).
+CUPTI_BACKENDS = frozenset({"auto", "cupti"})
 
 _VENDOR = {"cupti": ("nvidia",), "roctracer": ("amd",), "rocprofiler": ("amd",),
            "instrumentation": ("nvidia", "amd")}

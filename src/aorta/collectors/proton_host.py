@@ -14,7 +14,6 @@ Version facts: the published `triton` wheels 3.0-3.9, `triton/profiler/proton.py
 from __future__ import annotations
 
 import ast
-import importlib.metadata
 import json
 import re
 import subprocess
@@ -26,7 +25,7 @@ from pathlib import Path
 
 from aorta.collectors.probes import (TRITON_DISTRIBUTIONS, gpu_vendor, proton_python_override,
                                      triton_here)
-from aorta.collectors.proton_options import QUEUE_INTERCEPTING
+from aorta.collectors.proton_backends import QUEUE_INTERCEPTING
 
 __all__ = [
     "DeviceVars", "TritonInstall", "cli_backends", "find_triton", "gpu_vendor",
@@ -183,6 +182,8 @@ def available_profilers(python: str) -> tuple[str, ...]:
 
 def torch_build_vendor() -> str | None:
     """"amd" or "nvidia" from the installed torch's local version tag (`+rocm6.2`, `+cu130`)."""
+    import importlib.metadata
+
     try:
         tag = importlib.metadata.version("torch").partition("+")[2]
     except importlib.metadata.PackageNotFoundError:

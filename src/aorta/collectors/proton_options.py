@@ -22,6 +22,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from aorta.collectors.base import CollectorOptions
+from aorta.collectors.proton_backends import BACKENDS, CUPTI_BACKENDS, QUEUE_INTERCEPTING
 from aorta.errors import OptionError
 
 __all__ = [
@@ -30,7 +31,6 @@ __all__ = [
     "mode_argument",
 ]
 
-BACKENDS = ("auto", "cupti", "roctracer", "rocprofiler", "instrumentation")
 BACKEND_MODES: dict[str, tuple[str, ...]] = {
     "cupti": ("pcsampling", "periodic_flushing"),
     "rocprofiler": ("pcsampling", "periodic_flushing"),
@@ -38,10 +38,6 @@ BACKEND_MODES: dict[str, tuple[str, ...]] = {
 }
 GRANULARITIES = ("cta", "warp", "warp_2", "warp_4", "warp_8", "warp_group", "warp_group_2",
                  "warp_group_4", "warp_group_8")
-#: Backends that install an HSA queue interceptor on AMD (`auto` resolves to one of them there).
-QUEUE_INTERCEPTING = frozenset({"auto", "rocprofiler", "roctracer"})
-#: Backends that subscribe to CUPTI on NVIDIA (`auto` resolves to cupti there).
-CUPTI_BACKENDS = frozenset({"auto", "cupti"})
 #: Backends `mode: cli` cannot pin: the session starts as Proton's CLI starts it, which brings the
 #: HIP runtime up only when Proton picks the backend (`_select_backend()`), and roctracer
 #: records nothing without it.

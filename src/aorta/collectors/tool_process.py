@@ -19,7 +19,7 @@ from aorta.errors import SetupError
 
 __all__ = [
     "ToolRun", "resolve_binary", "find_binary", "run_tool", "tool_version", "read_tail",
-    "gpu_present", "counter_access", "host_counter_access", "CAP_SYS_ADMIN",
+    "gpu_present", "counter_access", "host_counter_access", "CAP_SYS_ADMIN", "PERMISSION_FIX",
 ]
 
 CAP_SYS_ADMIN = 21          # bit in /proc/<pid>/status CapEff
@@ -97,6 +97,12 @@ def read_tail(path: Path | None, limit: int = 65536) -> str:
     from aorta.store.reading import read_tail as tail
 
     return tail(path, limit) or ""
+
+
+#: How to let a process read NVIDIA's performance counters (ncu's ERR_NVGPUCTRPERM).
+PERMISSION_FIX = ("run as root (in a container: with CAP_SYS_ADMIN), or load the nvidia kernel "
+                  "module with NVreg_RestrictProfilingToAdminUsers=0; see "
+                  "https://developer.nvidia.com/ERR_NVGPUCTRPERM")
 
 
 def counter_access(params_text: str | None, cap_eff_hex: str | None) -> tuple[bool | None, str]:
