@@ -113,3 +113,62 @@ def test_torch_build_read_from_version_py(tmp_path: Path, text: str, build: str)
     version_py = tmp_path / "version.py"
     version_py.write_text(text, newline="")
     assert torch_build_at(version_py if text else tmp_path / "none.py", "2.11.0+cu130") == build
+
+
+_NVML_STUB = r"""
+/* A stand-in for NVIDIA's libnvidia-ml.so.1 (the calls pynvml and the light probe make). */
+#include <string.h>
+typedef void *nvmlDevice_t;
+static int devices[2];
+int nvmlInit_v2(void) { return INIT_RESULT; }
+int nvmlInitWithFlags(unsigned int flags) { (void)flags; return INIT_RESULT; }
+int nvmlShutdown(void) { return 0; }
+int nvmlErrorString(int r) { (void)r; return 0; }
+int nvmlDeviceGetCount_v2(unsigned int *count) { *count = 2; return 0; }
+int nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *d) {
+    if (i >= 2) return 2; *d = &devices[i]; return 0; }
+int nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned int n) {
+    strncpy(name, d == &devices[0] ? "NVIDIA H200" : "NVIDIA Stand-in B", n); return 0; }
+int nvmlDeviceGetUUID(nvmlDevice_t d, char *u, unsigned int n) {
+    strncpy(u, d == &devices[0] ? "GPU-0" : "GPU-1", n); return 0; }
+"""
+
+_PROBE_TELEMETRY = """
+import json, sys
+if sys.argv[1] == "pynvml":
+    import pynvml      # loaded first: the probe then asks pynvml, as the collector does
+from aorta.collectors.probes import telemetry
+print(json.dumps({"probe": telemetry(), "pynvml": "pynvml" in sys.modules}))
+"""
+
+
+@pytest.mark.parametrize("init_result", [0, 9], ids=["driver", "driver-not-loaded"])
+def test_the_telemetry_probe_lists_gpus_as_pynvml_does(tmp_path: Path, init_result: int) -> None:
+    # The light probe asks NVIDIA's library with ctypes instead of importing pynvml (70 ms on
+    # an H200 host); against a compiled stand-in of that library both must answer alike, and
+    # a failing NVML must be reported in pynvml's own words.
+    import importlib.util
+    import json
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("pynvml") is None or shutil.which("cc") is None:
+        pytest.skip("needs nvidia-ml-py and a C compiler")
+    source = tmp_path / "nvml_stub.c"
+    source.write_text(_NVML_STUB.replace("INIT_RESULT", str(init_result)))
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(tmp_path / "libnvidia-ml.so.1"),
+                    str(source)], check=True, timeout=120)
+    env = {**os.environ, "LD_LIBRARY_PATH": str(tmp_path)}
+    answers = {}
+    for how in ("light", "pynvml"):
+        done = subprocess.run([sys.executable, "-c", _PROBE_TELEMETRY, how], env=env,
+                              capture_output=True, text=True, timeout=120, check=True)
+        answers[how] = json.loads(done.stdout)
+    assert answers["light"]["probe"] == answers["pynvml"]["probe"]
+    if init_result == 0:
+        assert answers["light"] == {"pynvml": False, "probe": {
+            "usable": True, "version": "nvidia", "reason": "", "fix": "",
+            "details": {"devices": "NVIDIA H200, NVIDIA Stand-in B"}}}
+    else:
+        assert answers["light"]["probe"]["usable"] is False
+        assert "nvidia: NVMLError" in answers["light"]["probe"]["reason"]

@@ -302,8 +302,11 @@ def torch() -> Probe:
 
 
 def telemetry() -> Probe:
-    from aorta.collectors.telemetry_sources import open_source
+    from aorta.collectors.telemetry_sources import nvml_device_names, open_source
 
+    listed = nvml_device_names()
+    if listed:
+        return _probe(True, version="nvidia", details={"devices": ", ".join(listed)})
     try:
         source = open_source(None)
     except RuntimeError as exc:
