@@ -105,7 +105,9 @@ def test_proton_backends_each_get_a_row(tmp_path: Path):
     bin_dir.mkdir()
     (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho 'GPU 0: stand-in'\n")
     (bin_dir / "nvidia-smi").chmod(0o755)
-    env = {**_path_env(bin_dir), "PYTHONPATH": str(site)}
+    # The stand-in first; what the caller's PYTHONPATH holds (aorta's dependencies) behind it.
+    env = {**_path_env(bin_dir),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
     proc = run_aorta("doctor", "--collect", "proton", "--json", env=env)
     rows = {r["check"]: r for r in json.loads(proc.stdout)}
     assert rows["proton"]["version"] == "3.6.0", proc.stdout
