@@ -66,14 +66,19 @@ def test_version_is_clicks() -> None:
     assert _assert_same(["--version"]).stdout == b"aorta, version 0.1.0\n"
 
 
-@pytest.fixture(scope="module")
-def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("light")
-    recipe = write_recipe(tmp, "schema_version: 1\nticket: light\ntrials: 2\n")
+def _swept(tmp: Path, ticket: str, recipe_extra: str = "") -> Path:
+    """A finished run of `python -c pass` named `ticket`, two trials unless told otherwise."""
+    recipe = write_recipe(tmp, f"schema_version: 1\nticket: {ticket}\n"
+                               + (recipe_extra or "trials: 2\n"))
     done = run_aorta("sweep", "run", "--recipe", str(recipe), "--output", str(tmp / "out"),
                      "--", sys.executable, "-c", "pass")
     assert done.returncode == 0, done.stderr
-    return tmp / "out" / "light"
+    return tmp / "out" / ticket
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _swept(tmp_path_factory.mktemp("light"), "light")
 
 
 @pytest.mark.parametrize("flags", [[], ["--json"], ["--json", "RUN"]], ids=["text", "json",
@@ -90,12 +95,8 @@ def test_sweep_status_is_clicks(finished_run: Path, flags: list[str]) -> None:
 @pytest.fixture(scope="module")
 def damaged_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished run with baselines whose records are damaged in every way a reader meets."""
-    tmp = tmp_path_factory.mktemp("damaged")
-    recipe = write_recipe(tmp, "schema_version: 1\nticket: hurt\ntrials: 4\nbaseline: true\n")
-    done = run_aorta("sweep", "run", "--recipe", str(recipe), "--output", str(tmp / "out"),
-                     "--", sys.executable, "-c", "pass")
-    assert done.returncode == 0, done.stderr
-    cell = tmp / "out" / "hurt" / "cells" / "default"
+    run = _swept(tmp_path_factory.mktemp("damaged"), "hurt", "trials: 4\nbaseline: true\n")
+    cell = run / "cells" / "default"
 
     def edit(trial: str, **changes: object) -> None:
         doc = json.loads((cell / trial / "result.json").read_text())
@@ -110,7 +111,7 @@ def damaged_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     edit("baseline_3", wall_s=float("nan"))
     (cell / "trial_7").mkdir()
     (cell.parent / "extra" / "trial_0").mkdir(parents=True)
-    return tmp / "out" / "hurt"
+    return run
 
 
 @pytest.mark.parametrize("flags", [[], ["--json"]], ids=["text", "json"])
