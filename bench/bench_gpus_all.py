@@ -1,6 +1,6 @@
 """How much faster does a sweep run with `--gpus all` than on one GPU of the same host?
 
-Runs the same sweep (default: the torch-matmul example, bf16 8192^3 products, under the torch
+Runs the same sweep (default: the torch-matmul example, 1000 bf16 4096^3 products, under the torch
 collector) alternately with `--gpus 0` and `--gpus all`, each `--repeats` times, and prints the
 median wall time of each and their ratio, with the machine it ran on.
 
@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-DEFAULT = ["examples/profiling/torch/torch-matmul/matmul.py", "--size", "8192", "--iters", "600",
+DEFAULT = ["examples/profiling/torch/torch-matmul/matmul.py", "--size", "4096", "--iters", "1000",
            "--dtype", "bfloat16"]
 NO_MULTICAST = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
                 "NVSHMEM_DISABLE_NVLS": "1"}
@@ -27,10 +27,12 @@ NO_MULTICAST = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"
 
 def timed_sweep(gpus: str, out: Path, trials: int, command: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "aorta", "sweep", "run", "--gpus", gpus, "--trials",
-                    str(trials), "--collect", "torch", "--output", str(out), "--fresh", "--",
-                    *command], check=True, stdout=subprocess.DEVNULL,
-                   env={**os.environ, **NO_MULTICAST})
+    done = subprocess.run([sys.executable, "-m", "aorta", "sweep", "run", "--gpus", gpus,
+                           "--trials", str(trials), "--collect", "torch", "--output", str(out),
+                           "--fresh", "--", *command], capture_output=True, text=True,
+                          env={**os.environ, **NO_MULTICAST}, check=False)
+    if done.returncode != 0:
+        sys.exit(f"the sweep with --gpus {gpus} exited {done.returncode}:\n{done.stderr[-2000:]}")
     return time.perf_counter() - start
 
 

@@ -9,8 +9,11 @@ H200 through the real NVML.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import types
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +24,11 @@ from aorta.collectors.telemetry import TelemetryCollector, telemetry_metrics
 from aorta.gpu_state import gpu_state_notes
 
 
-def standin_nvml(throttle: int = 0, sm_clock: int = 1980, fail_read: bool = False
+def standin_nvml(throttle: int = 0, sm_clock: int = 1980, fail_read: bool = False,
+                 running: dict[str, Callable[[], list[int]]] | None = None
                  ) -> types.ModuleType:
+    """`running`: handle ("h0", "h1") -> the pids NVML lists on it (no process listing at all
+    when None); a GPU listed in it reports 97% utilisation, the others 3%."""
     nv = types.ModuleType("pynvml")
     nv.NVML_CLOCK_SM, nv.NVML_CLOCK_MEM, nv.NVML_TEMPERATURE_GPU = 1, 2, 0  # type: ignore[attr-defined]
     calls: dict[str, int] = {"reads": 0}
@@ -39,20 +45,37 @@ def standin_nvml(throttle: int = 0, sm_clock: int = 1980, fail_read: bool = Fals
         "nvmlDeviceGetName": lambda h: b"NVIDIA H200",
         "nvmlDeviceGetUUID": lambda h: f"GPU-{h}", "nvmlDeviceGetClockInfo": clock,
         "nvmlDeviceGetPowerUsage": lambda h: 350_000, "nvmlDeviceGetTemperature": lambda h, k: 41,
-        "nvmlDeviceGetUtilizationRates": lambda h: types.SimpleNamespace(gpu=97, memory=40),
+        "nvmlDeviceGetUtilizationRates": lambda h: types.SimpleNamespace(
+            gpu=97 if running is None or h in running else 3, memory=40),
         "nvmlDeviceGetCurrentClocksEventReasons": lambda h: throttle,
     }
+    if running is not None:
+        functions["nvmlDeviceGetComputeRunningProcesses"] = lambda h: [
+            types.SimpleNamespace(pid=pid, usedGpuMemory=None)
+            for pid in running.get(h, list)()]
     for name, fn in functions.items():
         setattr(nv, name, fn)
     nv.calls = calls  # type: ignore[attr-defined]
     return nv
 
 
-def _sweep(tmp_path: Path, recipe: str, *argv: str) -> int:
+def _sweep(tmp_path: Path, recipe: str, *argv: str,
+           code: str = "import time; time.sleep(0.3)") -> int:
     (tmp_path / "r.yaml").write_text(recipe)
     return main(["sweep", "run", "--recipe", str(tmp_path / "r.yaml"), "--output",
-                 str(tmp_path / "out"), *argv, "--", sys.executable, "-c",
-                 "import time; time.sleep(0.3)"])
+                 str(tmp_path / "out"), *argv, "--", sys.executable, "-c", code])
+
+
+def pids_running(marker: str) -> list[int]:
+    """Processes whose command line holds `marker` (the payload below, and its children)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and marker.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                found.append(int(entry))
+        except OSError:
+            continue
+    return found
 
 
 def test_samples_beside_the_payload_and_publishes_figures(
@@ -76,6 +99,70 @@ def test_samples_beside_the_payload_and_publishes_figures(
     assert any("slowed itself down (sw_power_cap)" in w for w in result["warnings"])
     perf = (tmp_path / "out/t/perf.md").read_text()
     assert "## GPU state" in perf and "throttled" in perf
+    # this NVML lists no processes: which of the two GPUs the trial used is not known
+    assert "telemetry_used_devices" not in m
+    assert any("which of them ran the trial's processes is not known: the figures cover all 2"
+               in w for w in result["warnings"])
+
+
+# The payload runs a child of its own too, so that the trial's processes are found below it.
+_BUSY = ("import subprocess, sys, time; child = subprocess.Popen([sys.executable, '-c', "
+         "'import time; time.sleep(1.5)  # telemetry-busy']); time.sleep(0.6); child.kill()"
+         "  # telemetry-busy")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_figures_come_from_the_gpu_the_trial_ran_on(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", standin_nvml(
+        running={"h1": lambda: pids_running("telemetry-busy")}))
+    assert _sweep(tmp_path, "schema_version: 1\nticket: u\ncollect: {telemetry: "
+                  "{interval_ms: 20}}\n", code=_BUSY) == 0
+    trial = tmp_path / "out/u/cells/default/trial_0"
+    result = json.loads((trial / "result.json").read_text())
+    m = result["metrics"]
+    samples = json.loads((trial / "telemetry/samples.json").read_text())["devices"]
+    assert m["telemetry_used_devices"] == ["1"]
+    assert m["telemetry_samples"] == len(samples[1]["samples"])      # GPU 0's are left out
+    assert m["telemetry_gpu_util_pct_median"] == 97
+    assert max(s["own_procs"] for s in samples[1]["samples"]) == 2   # the payload and its child
+    assert m["telemetry_shared_fraction"] == 0 and "telemetry_shared_note" not in m
+    assert not [w for w in result["warnings"] if "GPU" in w]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_another_program_on_the_trials_gpu_is_a_warning(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"]) as other:
+        try:
+            monkeypatch.setitem(sys.modules, "pynvml", standin_nvml(
+                running={"h0": lambda: [other.pid, *pids_running("telemetry-busy")]}))
+            assert _sweep(tmp_path, "schema_version: 1\nticket: s\ncollect: {telemetry: "
+                          "{interval_ms: 20}}\n", code=_BUSY) == 0
+        finally:
+            other.kill()
+    result = json.loads((tmp_path / "out/s/cells/default/trial_0/result.json").read_text())
+    m = result["metrics"]
+    assert m["telemetry_used_devices"] == ["0"]
+    assert m["telemetry_shared_fraction"] == 1.0
+    warning = next(w for w in result["warnings"] if "another program ran on GPU 0" in w)
+    assert f"(pids {other.pid})" in warning and "may include the contention" in warning
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("listed", [[], [2 ** 31 - 7]], ids=["nothing", "a pid /proc lacks"])
+def test_no_process_of_the_trial_seen_covers_every_gpu_with_a_warning(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listed: list[int]) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", standin_nvml(
+        running={"h0": lambda: listed, "h1": list}))
+    assert _sweep(tmp_path, "schema_version: 1\nticket: n\ncollect: [telemetry]\n") == 0
+    result = json.loads((tmp_path / "out/n/cells/default/trial_0/result.json").read_text())
+    assert "telemetry_used_devices" not in result["metrics"]
+    samples = json.loads((tmp_path / "out/n/cells/default/trial_0/telemetry/samples.json")
+                         .read_text())["devices"]
+    assert result["metrics"]["telemetry_samples"] == sum(len(d["samples"]) for d in samples)
+    assert any("no process of this trial was seen on any of them" in w
+               for w in result["warnings"])
 
 
 def test_a_pinned_trial_samples_only_its_gpu(tmp_path: Path,

@@ -3,7 +3,8 @@ cells keep the GPU busy or leave it idle, through `aorta sweep run`.
 
 The busy cell runs bf16 matrix multiplications for eight seconds (long enough that torch's
 import and CUDA's start on a cold machine stay a minority of the samples); the idle one sleeps. Their
-samples must tell them apart (utilisation, power), and every figure must be a real reading.
+samples must tell them apart (utilisation, power), and every figure must be a real reading. On
+a host with several GPUs the busy trial's figures come from the GPU its process ran on.
 With `AORTA_TELEMETRY_KEEP=DIR`, the samples are copied there (the CPU tests' fixture)."""
 
 from __future__ import annotations
@@ -77,3 +78,7 @@ def test_busy_and_idle_gpus_read_apart(tmp_path: Path) -> None:
         assert busy["telemetry_gpu_util_pct_median"] >= 50, busy
         assert idle["telemetry_gpu_util_pct_median"] <= 10, idle
         assert busy["telemetry_power_w_median"] > idle["telemetry_power_w_median"] * 1.5
+        # NVML listed the busy trial's process on the one GPU it used (the first visible)
+        assert len(busy["telemetry_used_devices"]) == 1, busy
+        assert busy["telemetry_shared_fraction"] == 0, busy
+        assert "telemetry_used_devices" not in idle

@@ -103,8 +103,12 @@ class TrialOutcome:
 
 
 class Sampler(Protocol):
-    """Something that records beside a running payload. `stop()` ends it and writes what it
-    recorded into the collector's directory, where `summarize` reads it."""
+    """Something that records beside a running payload. `payload_started` tells it which
+    process the payload is (its pid, start time in clock ticks and trial token, by which
+    `aorta.run.proc_table.in_trial` knows the payload's processes); `stop()` ends it and writes
+    what it recorded into the collector's directory, where `summarize` reads it."""
+
+    def payload_started(self, pid: int, start_ticks: int, token: str) -> None: ...
 
     def stop(self) -> None: ...
 

@@ -49,6 +49,10 @@ if TYPE_CHECKING:
             power_w, temp_c, gpu_util_pct, mem_util_pct, throttle (a bit mask of
             SLOWDOWN_BITS)."""
 
+        def processes(self, position: int) -> list[int] | None:
+            """The pids of the processes running work on device `position` now, or None when
+            the library cannot tell."""
+
         def close(self) -> None: ...
 else:
     class Source:
@@ -159,6 +163,11 @@ class NvmlSource:
                   "throttle": _try(self.reasons, h)}
         return {k: float(v) for k, v in fields.items() if v is not None}
 
+    def processes(self, position: int) -> list[int] | None:
+        listing = getattr(self.nv, "nvmlDeviceGetComputeRunningProcesses", None)
+        found = _try(listing, self.handles[position]) if listing else None
+        return None if found is None else [int(p.pid) for p in found]
+
     def close(self) -> None:
         _try(self.nv.nvmlShutdown)
 
@@ -194,6 +203,9 @@ class AmdSmiSource:
                   # AMD reports one throttle flag, not NVML's reasons: read as a power cap.
                   "throttle": 0x4 if metrics.get("throttle_status") else 0}
         return {k: float(v) for k, v in fields.items() if isinstance(v, (int, float))}
+
+    def processes(self, position: int) -> list[int] | None:
+        return None   # not read on AMD yet: the figures then cover every sampled GPU
 
     def close(self) -> None:
         _try(self.smi.amdsmi_shut_down)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 __all__ = ["ProcInfo", "TOKEN_VARIABLE", "processes", "proc_info", "boot_id", "trial_members",
-           "kill_all", "has_token"]
+           "kill_all", "has_token", "in_trial"]
 
 TOKEN_VARIABLE = "AORTA_TRIAL_TOKEN"
 _PROC = "/proc"
@@ -140,6 +140,27 @@ def trial_members(root: int, root_start: int, token: str,
                 found[p.pid] = p
                 grew = True
     return list(found.values())
+
+
+def in_trial(pid: int, root: int, root_start: int, token: str) -> bool | None:
+    """Whether process `pid` is one of the trial's (by the same marks as `trial_members`, or
+    by descending from one), or None when /proc does not show it (it ended, or the pid is
+    another namespace's: NVML lists a container's GPU processes by their host pids)."""
+    info = proc_info(pid)
+    if info is None:
+        return None
+    if info.start_ticks < root_start:
+        return False
+    if has_token(pid, token_entry(token)):
+        return True
+    for _ in range(64):                 # up the parent chain, which ends at pid 1
+        if info.pid == root or info.sid == root or info.pgid == root:
+            return True
+        parent = proc_info(info.ppid) if info.ppid > 1 else None
+        if parent is None or parent.start_ticks < root_start:
+            return False
+        info = parent
+    return False
 
 
 def kill_all(find: FindMembers, deadline_s: float = 5.0, reap: Reap | None = None) -> tuple[int, int]:

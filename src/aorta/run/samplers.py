@@ -29,6 +29,13 @@ class Samplers:
             if sampler is not None:
                 self.running[name] = sampler
 
+    def payload_started(self, pid: int, start_ticks: int, token: str) -> None:
+        for name, sampler in list(self.running.items()):
+            try:
+                sampler.payload_started(pid, start_ticks, token)
+            except Exception as exc:
+                self.errors[name] = f"its sampler failed: {type(exc).__name__}: {exc}"
+
     def stop(self) -> dict[str, str]:
         """Stop every sampler; collector -> why its capture is `unparsed`, for those that
         failed to start or stop."""

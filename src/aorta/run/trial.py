@@ -124,6 +124,7 @@ def run_trial(spec: TrialSpec, caller_env: Mapping[str, str],
             "pid": handle.pid, "start_ticks": handle.start_ticks, "token": handle.token,
             "host": socket.gethostname(), "boot_id": boot_id(), "driver": os.getpid(),
             "driver_start_ticks": _own_start_ticks()})
+        samplers.payload_started(handle.pid, handle.start_ticks, handle.token)
 
     ctx = TrialContext(spec.cell, spec.index, trial_dir, base_env)
     samplers = Samplers(spec.collectors, trial_dir, ctx, spec.device)
