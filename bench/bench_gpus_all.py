@@ -55,6 +55,7 @@ def main() -> int:
         for gpus in walls:
             walls[gpus].append(timed_sweep(gpus, args.out / f"gpus-{gpus}-{i}", args.trials,
                                            command))
+            print(f"--gpus {gpus}: {walls[gpus][-1]:.1f} s", flush=True)
     one, every = statistics.median(walls["0"]), statistics.median(walls["all"])
     print(f"machine: {machine()}; {args.trials} trials of {' '.join(command[1:])}")
     print(f"--gpus 0:   median {one:.1f} s  ({', '.join(f'{w:.1f}' for w in walls['0'])})")

@@ -110,13 +110,18 @@ def test_gpus_all_gives_each_trial_a_gpu_of_its_own(tmp_path: Path) -> None:
     gpus = gpu_count()
     trials = 2 * gpus
     with GpuProcessWatch() as watch:
-        sweep(["--gpus", "all", "--trials", str(trials), "--collect", "torch", "--output",
+        sweep(["--gpus", "all", "--trials", str(trials), "--collect", "torch,telemetry",
+               "--output",
                str(tmp_path), "--", sys.executable, str(MATMUL), "--size", "8192", "--iters",
                "600", "--dtype", "bfloat16"])
     done = results(tmp_path)
     assert [r["verdict"] for r in done] == ["pass"] * trials, [r["reason"] for r in done]
     for r in done:
-        assert flat_metrics(r)["torch_capture"] == "ok"
+        m = flat_metrics(r)
+        assert m["torch_capture"] == m["telemetry_capture"] == "ok"
+        # aorta's own telemetry saw the trial's process on its GPU, alone
+        assert m["telemetry_used_devices"] == [r["device"]], m
+        assert m["telemetry_shared_fraction"] == 0
     per_device: dict[str, int] = defaultdict(int)
     for r in done:
         per_device[r["device"]] += 1
