@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -172,3 +173,65 @@ def test_the_telemetry_probe_lists_gpus_as_pynvml_does(tmp_path: Path, init_resu
     else:
         assert answers["light"]["probe"]["usable"] is False
         assert "nvidia: NVMLError" in answers["light"]["probe"]["reason"]
+
+
+def _standin_ncu(tmp_path: Path) -> Path:
+    """An `ncu` that notes its start and pid, takes 0.3 s, and answers like ncu --version."""
+    script = tmp_path / "ncu"
+    script.write_text(f"#!/bin/sh\necho $$ > '{tmp_path}/ncu.pid'\nsleep 0.3\n"
+                      "echo 'NVIDIA (R) Nsight Compute Command Line Profiler'\n"
+                      "echo 'Version 2099.1.0.0 (build 1) (public-release)'\n")
+    script.chmod(0o755)
+    return script
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_profilers_answer_their_version_while_the_other_probes_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aorta.collectors.probes import run_probes
+    from aorta.collectors.tool_process import tool_version
+
+    monkeypatch.setenv("NCU_BIN", str(_standin_ncu(tmp_path)))
+    order: list[str] = []
+
+    def probe(name: str) -> str | None:
+        order.append(name)
+        if name == "ncu":
+            return tool_version(os.environ["NCU_BIN"], r"Version\s+(\S+)")
+        # the other probe runs while ncu is already running: its pid file is there
+        for _ in range(1000):
+            if (tmp_path / "ncu.pid").is_file() and (tmp_path / "ncu.pid").read_text().strip():
+                return "saw ncu running"
+            time.sleep(0.01)
+        return "ncu never started"
+
+    answers = run_probes(["ncu", "torch"], probe)
+    assert list(answers) == ["ncu", "torch"] and order == ["torch", "ncu"]
+    assert answers == {"ncu": "2099.1.0.0", "torch": "saw ncu running"}
+
+
+def test_a_started_version_nobody_took_is_ended(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from aorta.collectors.probes import run_probes
+
+    monkeypatch.setenv("NCU_BIN", str(_standin_ncu(tmp_path)))
+
+    def probe(name: str) -> None:
+        if name == "ncu":
+            raise RuntimeError("a probe that fails before asking")
+        for _ in range(1000):         # cprofile's turn: wait until ncu has surely started
+            if (tmp_path / "ncu.pid").is_file() and (tmp_path / "ncu.pid").read_text().strip():
+                return
+            time.sleep(0.01)
+
+    with pytest.raises(RuntimeError):
+        run_probes(["cprofile", "ncu"], probe)
+    pid = int((tmp_path / "ncu.pid").read_text())
+    assert _gone(pid)      # killed and reaped: not even a zombie is left

@@ -9,12 +9,12 @@ __all__ = ["collectors", "collector_rows"]
 
 def collector_rows() -> list[dict[str, object]]:
     from aorta.collectors.options import option_table
+    from aorta.collectors.probes import run_probes
     from aorta.collectors.registry import get, names
 
     rows = []
-    for name in names():
+    for name, cap in run_probes(names(), lambda name: get(name).probe()).items():
         collector = get(name)
-        cap = collector.probe()
         rows.append({
             "name": name, "summary": collector.summary, "usable": cap.usable,
             "version": cap.version, "reason": cap.reason, "fix": cap.fix,

@@ -43,7 +43,7 @@ def light_rows() -> list[Row] | None:
 
     from aorta.collectors.builtin import BUILTIN
     from aorta.collectors.option_tables import OPTIONS, SUMMARIES
-    from aorta.collectors.probes import PROBES
+    from aorta.collectors.probes import PROBES, run_probes
     from aorta.dist_versions import declares_entry_points
 
     here = os.path.join(os.path.dirname(os.path.dirname(__file__)), "collectors")
@@ -53,8 +53,7 @@ def light_rows() -> list[Row] | None:
             declares_entry_points("aorta.collectors"):
         return None
     rows: list[Row] = []
-    for name in sorted(BUILTIN):
-        cap = PROBES[name]()
+    for name, cap in run_probes(sorted(BUILTIN), lambda name: PROBES[name]()).items():
         rows.append({
             "name": name, "summary": SUMMARIES[name], "usable": cap["usable"],
             "version": cap["version"], "reason": cap["reason"], "fix": cap["fix"],

@@ -16,10 +16,12 @@ from aorta.pathsearch import module_spec, which
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
-    from typing import Any
+    from collections.abc import Callable, Iterable, Mapping
+    from typing import Any, TypeVar
 
-__all__ = ["PROBES", "which", "find_binary", "gpu_present", "gpu_vendor",
+    T = TypeVar("T")
+
+__all__ = ["PROBES", "run_probes", "which", "find_binary", "gpu_present", "gpu_vendor",
            "proton_python_override", "triton_here", "torch_build_at", "TRITON_DISTRIBUTIONS"]
 
 Probe = dict[str, "Any"]
@@ -323,3 +325,24 @@ PROBES: dict[str, Callable[[], Probe]] = {
     "cprofile": cprofile, "ncu": ncu, "nsys": nsys, "rocprof": rocprof, "proton": proton,
     "torch": torch, "telemetry": telemetry,
 }
+
+
+#: Collectors whose probe asks a profiler binary for its `--version`: its variable and name.
+_VERSION_ASKED = {"ncu": ("NCU_BIN", "ncu"), "nsys": ("NSYS_BIN", "nsys"),
+                  "rocprof": ("ROCPROF_BIN", "rocprofv3")}
+
+
+def run_probes(names: Iterable[str], probe: Callable[[str], T]) -> dict[str, T]:
+    """`probe(name)` for every name, in the order given. The profilers found answer their
+    `--version` meanwhile: they are started first and their probes run last, so their start-up
+    overlaps the other probes' (NVML's initialisation, reading Triton)."""
+    names = list(names)
+    binaries = [found for name, (variable, default) in _VERSION_ASKED.items() if name in names
+                and (found := find_binary(variable, default, os.environ)) is not None]
+    if not binaries:
+        return {name: probe(name) for name in names}
+    from aorta.collectors.tool_process import EarlyTools
+
+    with EarlyTools([[binary, "--version"] for binary in binaries]):
+        answers = {name: probe(name) for name in sorted(names, key=_VERSION_ASKED.__contains__)}
+    return {name: answers[name] for name in names}

@@ -17,9 +17,14 @@ from pathlib import Path
 from aorta.collectors.probes import find_binary, gpu_present
 from aorta.errors import SetupError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO
+
 __all__ = [
     "ToolRun", "resolve_binary", "find_binary", "run_tool", "tool_version", "read_tail",
     "gpu_present", "counter_access", "host_counter_access", "CAP_SYS_ADMIN", "PERMISSION_FIX",
+    "EarlyTools",
 ]
 
 CAP_SYS_ADMIN = 21          # bit in /proc/<pid>/status CapEff
@@ -55,20 +60,57 @@ def resolve_binary(env_var: str, default: str, env: Mapping[str, str], collector
                 f"on PATH, or remove {collector} from collect")
 
 
+class EarlyTools:
+    """Tools started before anyone asks for their answer, so that they run at once with
+    other work (`aorta collectors` starts the profilers' `--version` while NVML starts). The
+    next `run_tool` of the same argv, with no file and no environment of its own, takes the
+    started process over; leaving the block kills and reaps any that nobody took."""
+
+    _started: dict[tuple[str, ...], subprocess.Popen[bytes]] = {}
+
+    def __init__(self, argvs: Sequence[Sequence[str]]) -> None:
+        self.argvs = [tuple(argv) for argv in argvs]
+
+    def __enter__(self) -> EarlyTools:
+        for argv in self.argvs:
+            if argv not in self._started:
+                try:
+                    self._started[argv] = _spawn(argv, None, None)
+                except OSError:
+                    pass     # run_tool tries again and says why
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for argv in self.argvs:
+            proc = self._started.pop(argv, None)
+            if proc is not None:
+                _kill_group(proc)
+                proc.communicate()
+
+    @classmethod
+    def take(cls, argv: Sequence[str]) -> subprocess.Popen[bytes] | None:
+        return cls._started.pop(tuple(argv), None)
+
+
+def _spawn(argv: Sequence[str], out_fh: BinaryIO | None,
+           env: Mapping[str, str] | None) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(list(argv), stdin=subprocess.DEVNULL,
+                            stdout=out_fh if out_fh else subprocess.PIPE,
+                            stderr=subprocess.STDOUT if out_fh is None else subprocess.PIPE,
+                            env=dict(env) if env is not None else None, start_new_session=True)
+
+
 def run_tool(argv: Sequence[str], timeout_s: float, stdout_path: Path | None = None,
              env: Mapping[str, str] | None = None) -> ToolRun:
     """Run `argv` (no shell) with a timeout. stdout goes to `stdout_path` when given, else it is
     returned with stderr in `ToolRun.output`. Never raises for the tool's own failures."""
+    early = EarlyTools.take(argv) if stdout_path is None and env is None else None
     try:
         out_fh = open(stdout_path, "wb") if stdout_path is not None else None
     except OSError as exc:
         return ToolRun(None, f"could not write {stdout_path}: {exc}")
     try:
-        proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL,
-                                stdout=out_fh if out_fh else subprocess.PIPE,
-                                stderr=subprocess.STDOUT if out_fh is None else subprocess.PIPE,
-                                env=dict(env) if env is not None else None,
-                                start_new_session=True)
+        proc = early or _spawn(argv, out_fh, env)
     except OSError as exc:
         if out_fh:
             out_fh.close()
