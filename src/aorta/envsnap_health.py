@@ -75,8 +75,12 @@ def _nvidia_health() -> list[dict[str, str | None]] | None:
 
 
 def _query(fields: tuple[str, ...]) -> str | None:
-    return run_tool(["nvidia-smi", f"--query-gpu={','.join(fields)}",
-                     "--format=csv,noheader,nounits"])
+    return run_tool(nvidia_query(fields))
+
+
+def nvidia_query(fields: tuple[str, ...]) -> list[str]:
+    """nvidia-smi's argv for these fields of every GPU, as CSV without header or units."""
+    return ["nvidia-smi", f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"]
 
 
 def _amd_health() -> dict[str, Any] | None:

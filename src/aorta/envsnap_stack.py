@@ -13,16 +13,18 @@ import os
 import re
 import sys
 
+from aorta.early_tools import EarlyTools
 from aorta.pathsearch import which
 from aorta.redaction import redact_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:        # `aorta env` answers without loading typing
     import subprocess
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
 __all__ = ["hip_info", "hipblaslt_info", "container_info", "python_env_info", "run_tool",
+           "start_tools",
            "timeout_expired"]
 
 TOOL_TIMEOUT_S = 10.0
@@ -32,16 +34,16 @@ _ROCM_DIRS = ("/opt/rocm",)
 def run_tool(argv: list[str], timeout: float = TOOL_TIMEOUT_S) -> str | None:
     """The tool's stdout, or None when it is not on PATH. Raises on a non-zero exit or a
     timeout (the caller records why); a timed-out tool is killed with every process it
-    started (hipcc, rocm-smi and amd-smi are scripts with children of their own)."""
+    started (hipcc, rocm-smi and amd-smi are scripts with children of their own). A tool
+    `start_tools` started is waited for, not started again."""
     if which(argv[0]) is None:
         return None
     import signal
     import subprocess
 
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = EarlyTools.take(_spawn, argv) or _spawn(argv)
     try:
-        out, err = proc.communicate(timeout=timeout)
+        out, err = (data.decode("utf-8", "replace") for data in proc.communicate(timeout=timeout))
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)   # its own session: the tool and its children
         proc.communicate()
@@ -50,6 +52,18 @@ def run_tool(argv: list[str], timeout: float = TOOL_TIMEOUT_S) -> str | None:
         raise RuntimeError(f"{' '.join(argv[:2])} exited {proc.returncode}: "
                            f"{(err or out).strip()[:200]}")
     return out
+
+
+def start_tools(argvs: list[list[str]]) -> EarlyTools:
+    """A block in which the tools of `argvs` found on PATH run at once, for `run_tool`."""
+    return EarlyTools([argv for argv in argvs if which(argv[0]) is not None], _spawn)
+
+
+def _spawn(argv: Sequence[str]) -> subprocess.Popen[bytes]:
+    import subprocess
+
+    return subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
 
 
 def timeout_expired() -> type[subprocess.TimeoutExpired]:

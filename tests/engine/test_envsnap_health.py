@@ -151,3 +151,39 @@ def test_the_newest_hipblaslt_library_wins_by_number_not_text(tmp_path: Path):
         (lib / name).write_text("")
     info = hipblaslt_info({"ROCM_PATH": str(tmp_path)})
     assert info == {"version": "0.10.60200", "source": str(lib / "libhipblaslt.so.0.10.60200")}
+
+
+# Stand-ins that each wait (up to 20 s) until all three calls have started: the snapshot only
+# gets answers when it runs nvidia-smi's two queries and nvcc at once.
+_WAITING = """#!/bin/sh
+touch "{folder}/$(basename "$0").$$"
+for i in $(seq 200); do
+  [ "$(ls "{folder}" | grep -c '[.][0-9]')" -ge 3 ] && break
+  sleep 0.1
+done
+[ "$(ls "{folder}" | grep -c '[.][0-9]')" -ge 3 ] || {{ echo "ran alone" >&2; exit 1; }}
+"""
+
+
+def test_the_snapshot_runs_the_gpu_tools_at_once(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from aorta.envsnap import snapshot
+
+    bin_dir, seen = tmp_path / "bin", tmp_path / "seen"
+    seen.mkdir()
+    wait = _WAITING.format(folder=seen)
+    _tool(bin_dir, "nvidia-smi", wait + (
+        'case "$1" in\n'
+        '  --query-gpu=index,uuid,*) echo "0, GPU-4a4f, 345, 3201, 1980, 35, 39, 79.70, P0, '
+        '0x0000000000000001, Enabled, 0, 0, [N/A]";;\n'
+        '  *) echo "0, NVIDIA H200, GPU-4a4f, 580.159.04, 143771, 345, 1980, 3201, 700.00, 35, '
+        '00000000:19:00.0";;\nesac\n'))
+    _tool(bin_dir, "nvcc", wait + 'echo "Cuda compilation tools, release 13.0, V13.0.48"\n')
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    started = time.monotonic()
+    snap = snapshot()
+    assert time.monotonic() - started < 15
+    assert snap["nvidia"][0]["name"] == "NVIDIA H200", snap["partial_reasons"]
+    assert snap["cuda_version"] == "13.0"
+    assert snap["system_health"]["nvidia"][0]["clocks.sm"] == "345"
+    assert len(list(seen.iterdir())) == 3      # each tool ran once: taken, not started again

@@ -341,8 +341,8 @@ def run_probes(names: Iterable[str], probe: Callable[[str], T]) -> dict[str, T]:
                 and (found := find_binary(variable, default, os.environ)) is not None]
     if not binaries:
         return {name: probe(name) for name in names}
-    from aorta.collectors.tool_process import EarlyTools
+    from aorta.collectors.tool_process import start_versions
 
-    with EarlyTools([[binary, "--version"] for binary in binaries]):
+    with start_versions(binaries):
         answers = {name: probe(name) for name in sorted(names, key=_VERSION_ASKED.__contains__)}
     return {name: answers[name] for name in names}

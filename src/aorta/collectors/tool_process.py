@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aorta.collectors.probes import find_binary, gpu_present
+from aorta.early_tools import EarlyTools
 from aorta.errors import SetupError
 
 TYPE_CHECKING = False
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ToolRun", "resolve_binary", "find_binary", "run_tool", "tool_version", "read_tail",
     "gpu_present", "counter_access", "host_counter_access", "CAP_SYS_ADMIN", "PERMISSION_FIX",
-    "EarlyTools",
+    "start_versions",
 ]
 
 CAP_SYS_ADMIN = 21          # bit in /proc/<pid>/status CapEff
@@ -60,36 +61,13 @@ def resolve_binary(env_var: str, default: str, env: Mapping[str, str], collector
                 f"on PATH, or remove {collector} from collect")
 
 
-class EarlyTools:
-    """Tools started before anyone asks for their answer, so that they run at once with
-    other work (`aorta collectors` starts the profilers' `--version` while NVML starts). The
-    next `run_tool` of the same argv, with no file and no environment of its own, takes the
-    started process over; leaving the block kills and reaps any that nobody took."""
+def start_versions(binaries: Sequence[str]) -> EarlyTools:
+    """A block in which each binary's `--version` is already running for `tool_version`."""
+    return EarlyTools([[binary, "--version"] for binary in binaries], _spawn_merged)
 
-    _started: dict[tuple[str, ...], subprocess.Popen[bytes]] = {}
 
-    def __init__(self, argvs: Sequence[Sequence[str]]) -> None:
-        self.argvs = [tuple(argv) for argv in argvs]
-
-    def __enter__(self) -> EarlyTools:
-        for argv in self.argvs:
-            if argv not in self._started:
-                try:
-                    self._started[argv] = _spawn(argv, None, None)
-                except OSError:
-                    pass     # run_tool tries again and says why
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for argv in self.argvs:
-            proc = self._started.pop(argv, None)
-            if proc is not None:
-                _kill_group(proc)
-                proc.communicate()
-
-    @classmethod
-    def take(cls, argv: Sequence[str]) -> subprocess.Popen[bytes] | None:
-        return cls._started.pop(tuple(argv), None)
+def _spawn_merged(argv: Sequence[str]) -> subprocess.Popen[bytes]:
+    return _spawn(argv, None, None)
 
 
 def _spawn(argv: Sequence[str], out_fh: BinaryIO | None,
@@ -104,7 +82,7 @@ def run_tool(argv: Sequence[str], timeout_s: float, stdout_path: Path | None = N
              env: Mapping[str, str] | None = None) -> ToolRun:
     """Run `argv` (no shell) with a timeout. stdout goes to `stdout_path` when given, else it is
     returned with stderr in `ToolRun.output`. Never raises for the tool's own failures."""
-    early = EarlyTools.take(argv) if stdout_path is None and env is None else None
+    early = EarlyTools.take(_spawn_merged, argv) if stdout_path is None and env is None else None
     try:
         out_fh = open(stdout_path, "wb") if stdout_path is not None else None
     except OSError as exc:

@@ -1,0 +1,56 @@
+"""Starting tools before their answer is asked for, so that several run at once.
+
+`aorta collectors` starts the profilers' `--version` while NVML initialises; `aorta env` starts
+nvidia-smi's two queries and `nvcc --version` together. A block started with `EarlyTools`
+registers each process under its argv and the function that spawned it (the caller's own
+pipes and modes); the next `take` with the same two gets the running process, to wait for
+as if it had just started it. Leaving the block, by any way, kills (whole session) and reaps
+whatever nobody took, so nothing outlives it. Imports only subprocess, lazily.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Callable, Sequence
+
+    Spawn = Callable[[Sequence[str]], subprocess.Popen[bytes]]
+
+__all__ = ["EarlyTools"]
+
+
+class EarlyTools:
+    _started: dict[tuple[object, tuple[str, ...]], subprocess.Popen[bytes]] = {}
+
+    def __init__(self, argvs: Sequence[Sequence[str]], spawn: Spawn) -> None:
+        """`spawn(argv)` starts one tool in a session of its own (killed as a group)."""
+        self.keys = [(spawn, tuple(argv)) for argv in argvs]
+
+    def __enter__(self) -> EarlyTools:
+        for key in self.keys:
+            if key not in self._started:
+                spawn, argv = key
+                try:
+                    self._started[key] = spawn(argv)
+                except OSError:
+                    pass     # the caller's own run tries again and says why
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        for key in self.keys:
+            proc = self._started.pop(key, None)
+            if proc is not None:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.communicate()
+
+    @classmethod
+    def take(cls, spawn: Spawn, argv: Sequence[str]) -> subprocess.Popen[bytes] | None:
+        return cls._started.pop((spawn, tuple(argv)), None)
