@@ -5,7 +5,8 @@ nvidia-smi's two queries and `nvcc --version` together. A block started with `Ea
 registers each process under its argv and the function that spawned it (the caller's own
 pipes and modes); the next `take` with the same two gets the running process, to wait for
 as if it had just started it. Leaving the block, by any way, kills (whole session) and reaps
-whatever nobody took, so nothing outlives it. Imports only subprocess, lazily.
+whatever it started that is still running, taken or not (a Ctrl-C while a taken tool is being
+waited for included), so nothing outlives it. Imports only subprocess, lazily.
 """
 
 from __future__ import annotations
@@ -28,23 +29,26 @@ class EarlyTools:
     def __init__(self, argvs: Sequence[Sequence[str]], spawn: Spawn) -> None:
         """`spawn(argv)` starts one tool in a session of its own (killed as a group)."""
         self.keys = [(spawn, tuple(argv)) for argv in argvs]
+        self.procs: list[subprocess.Popen[bytes]] = []
 
     def __enter__(self) -> EarlyTools:
         for key in self.keys:
             if key not in self._started:
                 spawn, argv = key
                 try:
-                    self._started[key] = spawn(argv)
+                    self._started[key] = proc = spawn(argv)
                 except OSError:
-                    pass     # the caller's own run tries again and says why
+                    continue     # the caller's own run tries again and says why
+                self.procs.append(proc)
         return self
 
     def __exit__(self, *exc: object) -> None:
         import signal
 
         for key in self.keys:
-            proc = self._started.pop(key, None)
-            if proc is not None:
+            self._started.pop(key, None)
+        for proc in self.procs:
+            if proc.returncode is None:     # not reaped yet: its pid is still its own
                 try:
                     os.killpg(proc.pid, signal.SIGKILL)
                 except ProcessLookupError:

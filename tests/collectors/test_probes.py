@@ -235,3 +235,16 @@ def test_a_started_version_nobody_took_is_ended(tmp_path: Path,
         run_probes(["cprofile", "ncu"], probe)
     pid = int((tmp_path / "ncu.pid").read_text())
     assert _gone(pid)      # killed and reaped: not even a zombie is left
+
+
+def test_a_taken_version_interrupted_while_waited_for_is_ended(tmp_path: Path) -> None:
+    from aorta.collectors.tool_process import _spawn_merged, start_versions
+    from aorta.early_tools import EarlyTools
+
+    ncu = str(_standin_ncu(tmp_path))
+    with pytest.raises(KeyboardInterrupt):
+        with start_versions([ncu]):
+            proc = EarlyTools.take(_spawn_merged, [ncu, "--version"])
+            assert proc is not None
+            raise KeyboardInterrupt    # as a Ctrl-C would, while run_tool waited for it
+    assert proc.returncode is not None and _gone(proc.pid)
