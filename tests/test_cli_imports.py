@@ -125,21 +125,54 @@ def test_sweep_status_loads_no_heavy_standard_module(tmp_path: Path,
     done = run_aorta("sweep", "run", "--recipe", str(recipe), "--output", str(tmp_path / "out"),
                      "--", sys.executable, "-c", "pass")
     assert done.returncode == 0, done.stderr
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "src"), env.get("PYTHONPATH")]))
-    status = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c",
-         "import sys; from aorta.cli import main; sys.exit(main(sys.argv[1:]))",
-         "sweep", "status", str(tmp_path / "out" / "light"), *json_flag],
-        env=env, capture_output=True, text=True, timeout=60, check=False)
-    assert status.returncode == 0, status.stderr
+    status, added = _importtime(["sweep", "status", str(tmp_path / "out" / "light"), *json_flag])
     assert ('"counts"' if json_flag else "2 trial(s): 2 complete") in status.stdout
+    assert "aorta.run.status" in added
+    heavy = {"json", "re", "dataclasses", "pathlib", "typing", "inspect", "subprocess", "click"}
+    assert sorted(added & heavy) == []
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]], ids=["text", "json"])
+@pytest.mark.parametrize("tools", ["as found", "nvidia-smi and nvcc"])
+def test_env_loads_no_heavy_standard_module(tmp_path: Path, json_flag: list[str],
+                                            tools: str) -> None:
+    # json, re, subprocess (which loads locale, re and threading) and platform together cost
+    # more than a bare start: the snapshot needs none of them, and runs its tools through
+    # aorta.tool_pipe. With stand-in GPU tools their answers are read too.
+    bin_dir = None
+    if tools != "as found":
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        for name, text in (("nvidia-smi", "echo '0, NVIDIA H200, GPU-0, 580.1, 143771'"),
+                           ("nvcc", "echo 'Cuda compilation tools, release 13.0, V13.0.48'")):
+            (bin_dir / name).write_text(f"#!/bin/sh\n{text}\n")
+            (bin_dir / name).chmod(0o755)
+    done, added = _importtime(["env", *json_flag], bin_dir)
+    assert "aorta.envsnap" in added
+    assert sorted(added & {"json", "re", "subprocess", "platform", "locale", "threading",
+                           "signal", "typing", "click"}) == []
+    snap = json.loads(done.stdout)
+    if bin_dir is not None:
+        assert snap["cuda_version"] == "13.0"
+        assert snap["nvidia"][0]["name"] == "NVIDIA H200"
+
+
+def _importtime(argv: list[str], bin_dir: Path | None = None
+                ) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """`aorta ARGV` run under -X importtime (stdout not a terminal), and the modules it loaded
+    that a bare start does not (a site's .pth hooks may load re or typing: not the command's)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    if bin_dir is not None:
+        env["PATH"] = os.pathsep.join([str(bin_dir), env.get("PATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "src"), env.get("PYTHONPATH")]))
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c",
+         "import sys; from aorta.cli import main; sys.exit(main(sys.argv[1:]))", *argv],
+        env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
     bare = subprocess.run([sys.executable, "-X", "importtime", "-c", "pass"], env=env,
                           capture_output=True, text=True, timeout=60, check=True)
-    heavy = {"json", "re", "dataclasses", "pathlib", "typing", "inspect", "subprocess", "click"}
-    # What a bare start loads (a site's .pth hooks may load re or typing) is not the command's.
-    assert "aorta.run.status" in _imported(status.stderr)
-    assert sorted((_imported(status.stderr) - _imported(bare.stderr)) & heavy) == []
+    return done, _imported(done.stderr) - _imported(bare.stderr)
 
 
 def _imported(importtime: str) -> set[str]:

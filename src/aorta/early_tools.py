@@ -6,7 +6,9 @@ registers each process under its argv and the function that spawned it (the call
 pipes and modes); the next `take` with the same two gets the running process, to wait for
 as if it had just started it. Leaving the block, by any way, kills (whole session) and reaps
 whatever it started that is still running, taken or not (a Ctrl-C while a taken tool is being
-waited for included), so nothing outlives it. Imports only subprocess, lazily.
+waited for included), so nothing outlives it. A tool is any process object with `pid`,
+`returncode` and `communicate()` (`subprocess.Popen`, `aorta.tool_pipe.PipedTool`), started in
+a session of its own. Imports `signal` only to kill.
 """
 
 from __future__ import annotations
@@ -15,21 +17,29 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import subprocess
     from collections.abc import Callable, Sequence
+    from typing import Any, Protocol, TypeVar
 
-    Spawn = Callable[[Sequence[str]], subprocess.Popen[bytes]]
+    class Tool(Protocol):
+        @property
+        def pid(self) -> int: ...
+        @property
+        def returncode(self) -> int | None: ...
+        def communicate(self, *, timeout: float | None = None) -> tuple[Any, Any]: ...
+
+    Spawn = Callable[[Sequence[str]], Tool]
+    T = TypeVar("T", bound=Tool)
 
 __all__ = ["EarlyTools"]
 
 
 class EarlyTools:
-    _started: dict[tuple[object, tuple[str, ...]], subprocess.Popen[bytes]] = {}
+    _started: dict[tuple[object, tuple[str, ...]], Tool] = {}
 
     def __init__(self, argvs: Sequence[Sequence[str]], spawn: Spawn) -> None:
         """`spawn(argv)` starts one tool in a session of its own (killed as a group)."""
         self.keys = [(spawn, tuple(argv)) for argv in argvs]
-        self.procs: list[subprocess.Popen[bytes]] = []
+        self.procs: list[Tool] = []
 
     def __enter__(self) -> EarlyTools:
         for key in self.keys:
@@ -43,12 +53,12 @@ class EarlyTools:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        import signal
-
         for key in self.keys:
             self._started.pop(key, None)
         for proc in self.procs:
             if proc.returncode is None:     # not reaped yet: its pid is still its own
+                import signal
+
                 try:
                     os.killpg(proc.pid, signal.SIGKILL)
                 except ProcessLookupError:
@@ -56,5 +66,7 @@ class EarlyTools:
                 proc.communicate()
 
     @classmethod
-    def take(cls, spawn: Spawn, argv: Sequence[str]) -> subprocess.Popen[bytes] | None:
-        return cls._started.pop((spawn, tuple(argv)), None)
+    def take(cls, spawn: Callable[[Sequence[str]], T], argv: Sequence[str]) -> T | None:
+        """The running tool `spawn` started for `argv` in an open block, now the caller's to
+        wait for; None when there is none."""
+        return cls._started.pop((spawn, tuple(argv)), None)  # type: ignore[return-value]

@@ -12,9 +12,7 @@ needs privileges to read, so they are listed as unavailable rather than guessed.
 
 from __future__ import annotations
 
-import json
-
-from aorta.envsnap_stack import run_tool, timeout_expired
+from aorta.envsnap_stack import ToolTimeout, run_tool
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:        # `aorta env` answers without loading typing
@@ -44,7 +42,7 @@ def system_health() -> dict[str, Any]:
 def _guarded(reader: Callable[[], Any], tools: str) -> Any:
     try:
         found = reader()
-    except timeout_expired() as exc:
+    except ToolTimeout as exc:
         return {"unavailable": f"{exc.cmd[0]} did not answer within {exc.timeout:g} s"}
     except Exception as exc:  # a snapshot must never stop a run
         return {"unavailable": f"{type(exc).__name__}: {str(exc)[:300]}"}
@@ -94,8 +92,10 @@ def _amd_health() -> dict[str, Any] | None:
             out = run_tool(argv)
             if out is None:
                 continue
+            import json
+
             return {"tool": argv[0], "data": json.loads(out)}
-        except timeout_expired() as exc:
+        except ToolTimeout as exc:
             failures.append(f"{argv[0]} did not answer within {exc.timeout:g} s")
         except (RuntimeError, OSError, ValueError) as exc:
             failures.append(f"{argv[0]}: {str(exc)[:200]}")

@@ -10,22 +10,20 @@ container credential is read (only the image name and id fields of the runtime's
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 from aorta.early_tools import EarlyTools
 from aorta.pathsearch import which
 from aorta.redaction import redact_text
+from aorta.tool_pipe import PipedTool, ToolTimeout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:        # `aorta env` answers without loading typing
-    import subprocess
     from collections.abc import Mapping, Sequence
     from typing import Any
 
 __all__ = ["hip_info", "hipblaslt_info", "container_info", "python_env_info", "run_tool",
-           "start_tools",
-           "timeout_expired"]
+           "start_tools", "ToolTimeout"]
 
 TOOL_TIMEOUT_S = 10.0
 _ROCM_DIRS = ("/opt/rocm",)
@@ -35,17 +33,15 @@ def run_tool(argv: list[str], timeout: float = TOOL_TIMEOUT_S) -> str | None:
     """The tool's stdout, or None when it is not on PATH. Raises on a non-zero exit or a
     timeout (the caller records why); a timed-out tool is killed with every process it
     started (hipcc, rocm-smi and amd-smi are scripts with children of their own). A tool
-    `start_tools` started is waited for, not started again."""
+    `start_tools` started is waited for, not started again. Raises `ToolTimeout` on a
+    timeout."""
     if which(argv[0]) is None:
         return None
-    import signal
-    import subprocess
-
     proc = EarlyTools.take(_spawn, argv) or _spawn(argv)
     try:
         out, err = (data.decode("utf-8", "replace") for data in proc.communicate(timeout=timeout))
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)   # its own session: the tool and its children
+    except BaseException:         # a timeout, or Ctrl-C while waiting: nothing outlives it
+        proc.kill_session()       # its own session: the tool and its children
         proc.communicate()
         raise
     if proc.returncode != 0:
@@ -59,19 +55,8 @@ def start_tools(argvs: list[list[str]]) -> EarlyTools:
     return EarlyTools([argv for argv in argvs if which(argv[0]) is not None], _spawn)
 
 
-def _spawn(argv: Sequence[str]) -> subprocess.Popen[bytes]:
-    import subprocess
-
-    return subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
-
-
-def timeout_expired() -> type[subprocess.TimeoutExpired]:
-    """`subprocess.TimeoutExpired`, for except clauses: subprocess is imported only once a
-    tool is found, and only a tool that ran can time out."""
-    import subprocess
-
-    return subprocess.TimeoutExpired
+def _spawn(argv: Sequence[str]) -> PipedTool:
+    return PipedTool(which(argv[0]) or argv[0], argv)
 
 
 def _rocm_roots(env: Mapping[str, str]) -> list[str]:
@@ -87,7 +72,7 @@ def hip_info(env: Mapping[str, str]) -> dict[str, Any]:
                              (["hipcc", "--version"], _hipcc_version)):
         try:
             out = run_tool(argv)
-        except (RuntimeError, OSError, timeout_expired()) as exc:
+        except (RuntimeError, OSError, ToolTimeout) as exc:
             failures.append(str(exc)[:200])
             continue
         version = version_in(out) if out is not None else None
@@ -107,6 +92,8 @@ def _first_line(out: str) -> str | None:
 
 
 def _hipcc_version(out: str) -> str | None:
+    import re
+
     match = re.search(r"HIP version:\s*(\S+)", out)   # "HIP version: 6.2.41133-dd7f95766"
     return match.group(1) if match else None
 
@@ -118,6 +105,8 @@ def hipblaslt_info(env: Mapping[str, str]) -> dict[str, Any]:
         header = os.path.join(root, "include", "hipblaslt", "hipblaslt-version.h")
         text = _read_text(header)
         if text:
+            import re
+
             # "#define HIPBLASLT_VERSION_MAJOR 0" ... MINOR, PATCH, TWEAK
             parts = [re.search(rf"#define\s+HIPBLASLT_VERSION_{p}\s+(\w+)", text)
                      for p in ("MAJOR", "MINOR", "PATCH")]
@@ -155,6 +144,8 @@ def container_info(env: Mapping[str, str]) -> dict[str, Any]:
     info: dict[str, Any] = {"runtime": None, "image": None, "digest": None, "name": None}
     podman = _read_text("/run/.containerenv")
     if podman is not None:
+        import re
+
         info["runtime"] = "podman"
         # 'image="quay.io/rocm/pytorch:latest"' / 'imageid="1b2c..."' / 'name="bench"'
         for key, field in (("image", "image"), ("imageid", "digest"), ("name", "name")):

@@ -17,14 +17,14 @@ recorded but not searched for in free text: scrubbing every "abc" would destroy 
 
 from __future__ import annotations
 
-import re
 TYPE_CHECKING = False
 if TYPE_CHECKING:        # `aorta env` answers without loading typing
+    import re
     from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
-__all__ = ["REDACTED", "MIN_SCRUB_CHARS", "Redactor", "CREDENTIALS_IN_BYTES", "looks_secret", "redact_env",
-           "redact_argv", "redact_text", "PATTERN_ONLY"]
+__all__ = ["REDACTED", "MIN_SCRUB_CHARS", "Redactor", "credentials_in_bytes", "looks_secret",
+           "redact_env", "redact_argv", "redact_text", "PATTERN_ONLY"]
 
 REDACTED = "<redacted>"
 MIN_SCRUB_CHARS = 6
@@ -36,12 +36,10 @@ _SECRET_WORDS = frozenset({
     "AUTH", "DSN", "BEARER", "SAS"})
 _KEY_QUALIFIERS = frozenset({"API", "ACCESS", "SECRET", "PRIVATE", "SESSION", "SIGNING",
                              "ENCRYPTION", "MASTER", "LICENSE", "CLIENT", "AUTH"})
-_WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
 
 # Bounded repeats and a left guard keep every pattern linear on long hostile values.
 _URL_PASSWORD_SOURCE = (r"(?P<head>(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{0,30}://"
                         r"[^\s/@:]{0,256}:)(?P<pw>[^\s/@]{1,256})@")
-_URL_PASSWORD = re.compile(_URL_PASSWORD_SOURCE)
 _TOKEN_SHAPES_SOURCE = "|".join((
     r"\bgh[pousr]_[A-Za-z0-9]{30,}",
     r"\bgithub_pat_[A-Za-z0-9_]{30,}",
@@ -54,16 +52,65 @@ _TOKEN_SHAPES_SOURCE = "|".join((
     r"\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",
     r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)",
 ))
-_TOKEN_SHAPES = re.compile(_TOKEN_SHAPES_SOURCE)
-#: URL passwords and credential shapes, for byte streams (whole match replaced).
-CREDENTIALS_IN_BYTES = re.compile(
-    f"{_URL_PASSWORD_SOURCE}|{_TOKEN_SHAPES_SOURCE}".replace("(?P<head>", "(?:")
-    .replace("(?P<pw>", "(?:").encode())
+# Text every match of the patterns above contains ("://" for a URL): where none occurs, no
+# pattern is run, or compiled (`re` costs a third of a bare start, and `aorta env` records
+# values without any of them).
+_URL_MARK = "://"
+_TOKEN_MARKS = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk-", "AKIA", "ASIA",
+                "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "hf_", "glpat-", "AIza",
+                "eyJ", "-----BEGIN ")
+_compiled: dict[str, re.Pattern[str]] = {}
+
+
+def _pattern(source: str) -> re.Pattern[str]:
+    if source not in _compiled:
+        import re
+
+        _compiled[source] = re.compile(source)
+    return _compiled[source]
+
+
+def _may_hold_token(text: str) -> bool:
+    return any(mark in text for mark in _TOKEN_MARKS)
+
+
+_bytes_pattern: list[re.Pattern[bytes]] = []
+
+
+def credentials_in_bytes() -> re.Pattern[bytes]:
+    """URL passwords and credential shapes, for byte streams (whole match replaced)."""
+    if not _bytes_pattern:
+        import re
+
+        _bytes_pattern.append(re.compile(
+            f"{_URL_PASSWORD_SOURCE}|{_TOKEN_SHAPES_SOURCE}".replace("(?P<head>", "(?:")
+            .replace("(?P<pw>", "(?:").encode()))
+    return _bytes_pattern[0]
+
+
+def _name_words(name: str) -> list[str]:
+    """`name` split at every run of characters other than ASCII letters and digits, and
+    between a lower-case letter or digit and an upper-case letter: "myApiKey" -> my Api Key."""
+    words: list[str] = []
+    start = None
+    for i, ch in enumerate(name):
+        if not (ch.isascii() and ch.isalnum()):
+            if start is not None:
+                words.append(name[start:i])
+                start = None
+        elif start is None:
+            start = i
+        elif ch.isupper() and not name[i - 1].isupper():
+            words.append(name[start:i])
+            start = i
+    if start is not None:
+        words.append(name[start:])
+    return words
 
 
 def looks_secret(name: str) -> bool:
     """Whether a variable or option name says that its value is a credential."""
-    words = [w.upper() for w in _WORD_SPLIT.split(name) if w]
+    words = [w.upper() for w in _name_words(name)]
     if any(w in _SECRET_WORDS for w in words):
         return True
     return any(w == "KEY" and i > 0 and words[i - 1] in _KEY_QUALIFIERS
@@ -97,7 +144,11 @@ class Redactor:
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         kept = sorted({s for s in secrets if len(s) >= MIN_SCRUB_CHARS}, key=len, reverse=True)
         self.secrets: tuple[str, ...] = tuple(kept)
-        self._known = re.compile("|".join(re.escape(s) for s in kept)) if kept else None
+        self._known: re.Pattern[str] | None = None
+        if kept:
+            import re
+
+            self._known = re.compile("|".join(re.escape(s) for s in kept))
 
     @classmethod
     def for_inputs(cls, envs: Iterable[Mapping[str, str]] = (),
@@ -118,9 +169,12 @@ class Redactor:
         """Free text with every known secret, URL password and credential shape hidden."""
         if self._known is not None:
             text = self._known.sub(REDACTED, text)
-        if "://" in text:
-            text = _URL_PASSWORD.sub(lambda m: m.group("head") + REDACTED + "@", text)
-        return _TOKEN_SHAPES.sub(REDACTED, text)
+        if _URL_MARK in text:
+            text = _pattern(_URL_PASSWORD_SOURCE).sub(
+                lambda m: m.group("head") + REDACTED + "@", text)
+        if _may_hold_token(text):
+            text = _pattern(_TOKEN_SHAPES_SOURCE).sub(REDACTED, text)
+        return text
 
     def env(self, env: Mapping[str, str]) -> dict[str, str]:
         """An environment to record: values of secret names hidden, the rest scrubbed."""
@@ -159,8 +213,10 @@ class Redactor:
 
 def _secret_values(name: str, value: str) -> set[str]:
     found = {value} if looks_secret(name) and value else set()
-    found |= {m.group("pw") for m in _URL_PASSWORD.finditer(value)}
-    found |= {m.group(0) for m in _TOKEN_SHAPES.finditer(value)}
+    if _URL_MARK in value:
+        found |= {m.group("pw") for m in _pattern(_URL_PASSWORD_SOURCE).finditer(value)}
+    if _may_hold_token(value):
+        found |= {m.group(0) for m in _pattern(_TOKEN_SHAPES_SOURCE).finditer(value)}
     return found
 
 

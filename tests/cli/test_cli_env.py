@@ -58,3 +58,41 @@ def test_on_a_terminal_env_prints_a_table():
 def test_env_rejects_unknown_flags():
     proc = run_aorta("env", "--bogus")
     assert proc.returncode == 2 and "No such option" in proc.stderr
+
+
+def test_host_and_python_read_without_platform_match_what_platform_says():
+    # The snapshot reads these itself (importing platform costs a tenth of a bare start).
+    import platform
+
+    from aorta.envsnap import _distro, _host, _python_implementation, _python_version
+
+    assert _python_version() == platform.python_version()
+    assert _python_implementation() == platform.python_implementation()
+    host, uname = _host(), platform.uname()
+    assert (host["hostname"], host["os"], host["kernel"], host["machine"]) == \
+        (uname.node, uname.system, uname.release, uname.machine)
+    try:
+        expected = platform.freedesktop_os_release().get("PRETTY_NAME")
+    except OSError:
+        expected = None
+    assert _distro() == expected
+
+
+def test_os_release_values_unquoted_as_platform_does():
+    import platform
+
+    from aorta.envsnap import _os_release_value
+
+    for raw in ['"Debian GNU/Linux 12 (bookworm)"', "'x y'", "plain", '""', '"', "a\\",
+                r'"a \"b\" \$c \\d \`e\` \x"', r'"trail\"', "'it''s'"]:
+        assert _os_release_value(raw) == platform._parse_os_release([f"K={raw}"])["K"], raw
+
+
+def test_the_cuda_version_is_the_number_after_its_label():
+    from aorta.envsnap import _version_after
+
+    assert _version_after("Cuda compilation tools, release 13.0, V13.0.48", "release ") == "13.0"
+    assert _version_after("| Driver Version: 580.1   CUDA Version: 12.8     |",
+                          "CUDA Version:") == "12.8"
+    assert _version_after("release notes", "release ") is None
+    assert _version_after("", "release ") is None

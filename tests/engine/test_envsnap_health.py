@@ -14,6 +14,7 @@ import pytest
 
 from aorta.envsnap_health import _guarded, system_health
 from aorta.envsnap_stack import container_info, hipblaslt_info, python_env_info, run_tool
+from aorta.tool_pipe import ToolTimeout
 from aorta_testing import run_aorta
 
 # A stand-in nvidia-smi: a real executable answering the health query the way the real one
@@ -96,13 +97,11 @@ def test_container_and_python_env_from_variables():
 
 def test_a_tool_that_times_out_leaves_no_process_behind(tmp_path: Path):
     """A snapshot tool is often a script with children (hipcc, rocm-smi): all of them go."""
-    import subprocess
-
     marker = tmp_path / "child.pid"
     script = tmp_path / "slow-tool"
     script.write_text(f"#!/bin/sh\nsleep 60 &\necho $! > {marker}\nsleep 60\n")
     script.chmod(0o755)
-    with pytest.raises(subprocess.TimeoutExpired):
+    with pytest.raises(ToolTimeout):
         run_tool([str(script)], timeout=1.0)
     child = int(marker.read_text())
     # SIGKILL is sent to the whole group before run_tool returns; the kernel ends the

@@ -102,11 +102,10 @@ def _help_width() -> int:
 def _env(as_json: bool) -> Answer | None:
     if not as_json and sys.stdout.isatty():
         return None                       # the terminal table is rich's
-    import json
-
     from aorta.envsnap import snapshot
+    from aorta.strict_json import dumps_indented
 
-    return json.dumps(snapshot(), indent=2) + "\n", EXIT_OK
+    return dumps_indented(snapshot()) + "\n", EXIT_OK
 
 
 def _collectors(as_json: bool) -> Answer | None:

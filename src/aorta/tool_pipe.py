@@ -1,0 +1,130 @@
+"""A tool run with its output piped back, without the subprocess module.
+
+`aorta env` asks nvidia-smi and nvcc what they are. `import subprocess` loads `locale` (and
+with it `re`, `enum`, `functools`), `threading`, `selectors` and `signal`: on a 2-core machine
+as long as a bare interpreter's whole start, more than the tools take to answer. `PipedTool`
+is the part of `subprocess.Popen` those calls use, on `os.posix_spawn`: the tool in a session
+of its own (so it can be killed with every process it starts), stdin from /dev/null, stdout
+and stderr piped back, inheritable descriptors closed (as Popen's `close_fds`), and
+`communicate(timeout)`. Imports only `select` (a C module); `signal` only to kill.
+
+One difference from Popen: the tool inherits Python's ignored SIGPIPE (Popen restores the
+default). Both pipes are read to their end, so a tool only writes to a closed pipe once it is
+being killed or aorta has died, when an EPIPE error ends it as surely as the signal would.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+__all__ = ["PipedTool", "ToolTimeout"]
+
+_READ_BYTES = 1 << 16
+
+
+class ToolTimeout(TimeoutError):
+    """The tool did not finish within `timeout` seconds (it is still running: kill it)."""
+
+    def __init__(self, cmd: Sequence[str], timeout: float) -> None:
+        super().__init__(f"{cmd[0]} did not answer within {timeout:g} s")
+        self.cmd = list(cmd)
+        self.timeout = timeout
+
+
+class PipedTool:
+    """`executable` started as `argv` in a session of its own. Raises OSError when it cannot
+    start (no such file, not executable)."""
+
+    def __init__(self, executable: str, argv: Sequence[str],
+                 env: Mapping[str, str] | None = None) -> None:
+        self.argv = list(argv)
+        self.returncode: int | None = None
+        out_r, out_w = os.pipe()        # not inheritable (PEP 446): only the dup2 copies are
+        err_r, err_w = os.pipe()
+        actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                   (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)]
+        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable_fds()]
+        try:
+            self.pid = os.posix_spawn(executable, self.argv,
+                                      os.environ if env is None else env,
+                                      file_actions=actions, setsid=True)
+        except BaseException:
+            for fd in (out_r, out_w, err_r, err_w):
+                os.close(fd)
+            raise
+        os.close(out_w)
+        os.close(err_w)
+        self._chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+        self._open = [out_r, err_r]
+
+    def communicate(self, timeout: float | None = None) -> tuple[bytes, bytes]:
+        """(stdout, stderr) once the tool has ended. Raises `ToolTimeout` after `timeout`
+        seconds; what was read so far is kept for the next call (after a kill)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        poller = select.poll()
+        for fd in self._open:
+            poller.register(fd, select.POLLIN)
+        while self._open:
+            ready = poller.poll(None if deadline is None else
+                                max(0.0, deadline - time.monotonic()) * 1000)
+            if not ready and deadline is not None and time.monotonic() >= deadline:
+                raise ToolTimeout(self.argv, timeout or 0.0)
+            for fd, _ in ready:
+                data = os.read(fd, _READ_BYTES)
+                if data:
+                    self._chunks[fd].append(data)
+                else:                    # end of file: the tool and its children closed it
+                    poller.unregister(fd)
+                    self._open.remove(fd)
+                    os.close(fd)
+        self._wait(deadline, timeout)
+        out, err = (b"".join(chunks) for chunks in self._chunks.values())
+        return out, err
+
+    def kill_session(self) -> None:
+        """SIGKILL to the tool's whole session, unless it has already been waited for (then
+        its pid may be another process's)."""
+        if self.returncode is None:
+            import signal
+
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def _wait(self, deadline: float | None, timeout: float | None) -> None:
+        delay = 0.0005               # a tool exits as it closes its output: rarely a second turn
+        while self.returncode is None:
+            pid, status = os.waitpid(self.pid, 0 if deadline is None else os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+                return
+            assert deadline is not None
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ToolTimeout(self.argv, timeout or 0.0)
+            time.sleep(min(delay, left))
+            delay = min(delay * 2, 0.05)
+
+
+def _inheritable_fds() -> list[int]:
+    """The descriptors above 2 this process would hand to a child (those it inherited as
+    inheritable), which Popen's close_fds closes; nothing where /proc is not mounted."""
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        return []
+    kept = []
+    for fd in fds:
+        try:
+            if fd > 2 and os.get_inheritable(fd):
+                kept.append(fd)
+        except OSError:                  # the listing's own descriptor, closed by now
+            continue
+    return kept
