@@ -116,6 +116,23 @@ def test_listing_collectors_loads_no_collector_class_or_schema(
 
 
 @pytest.mark.parametrize("json_flag", [[], ["--json"]], ids=["text", "json"])
+def test_doctor_loads_no_collector_class_click_or_schema(json_flag: list[str]) -> None:
+    # The fast path answers from the light probes, the default options' snapshot and the
+    # import checks; the collector classes and their options models stay unloaded.
+    found = _loaded(["doctor", *json_flag])
+    assert found["code"] == 0
+    loaded = found["loaded"]
+    assert isinstance(loaded, list)
+    light = {"aorta.collectors.builtin", "aorta.collectors.option_tables",
+             "aorta.collectors.probes", "aorta.collectors.telemetry_sources",
+             "aorta.collectors.tool_process", "aorta.collectors.proton_host",
+             "aorta.collectors.proton_backends", "aorta.collectors.child_python",
+             "aorta.collectors.import_checks"}
+    assert [m for m in loaded if m not in light and m != "pynvml"
+            and not m.startswith("pynvml.")] == []
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]], ids=["text", "json"])
 def test_sweep_status_loads_no_heavy_standard_module(tmp_path: Path,
                                                      json_flag: list[str]) -> None:
     # json and re (json imports re) cost half a bare interpreter's start, dataclasses more than

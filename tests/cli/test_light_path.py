@@ -215,12 +215,14 @@ def test_the_fast_path_answers_what_it_handles(capsys: pytest.CaptureFixture[str
 
 def test_the_option_tables_snapshot_is_what_the_models_give() -> None:
     # On failure: python -m aorta.cli.help_render (rewrites aorta/collectors/option_tables.py)
-    from aorta.cli.help_render import option_tables
-    from aorta.collectors.option_tables import OPTIONS, SUMMARIES
+    from aorta.cli.help_render import default_child_imports, option_tables
+    from aorta.collectors.option_tables import CHILD_IMPORTS, OPTIONS, SUMMARIES
 
     summaries, tables = option_tables()
     assert (SUMMARIES, OPTIONS) == (summaries, tables)
     assert all(tables.values()) and all(summaries.values())
+    assert CHILD_IMPORTS == default_child_imports()
+    assert CHILD_IMPORTS["torch"] == ("torch",)
 
 
 @pytest.mark.parametrize("flags", [[], ["--json"]], ids=["text", "json"])
@@ -252,3 +254,55 @@ def test_a_plugin_collector_sends_collectors_to_click(tmp_path: Path,
                         PYTHONPATH=os.pathsep.join(filter(None, [
                             str(REPO / "src"), str(tmp_path), os.environ.get("PYTHONPATH")])))
     assert [row["name"] for row in json.loads(done.stdout)][0] == "cprofile"
+
+
+def _pythons(tmp: Path) -> str:
+    """A PATH whose `python3` has torch and no triton and whose `python` cannot start: each
+    kind of interpreter row, from real processes, the same in any environment."""
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").write_text(
+        "#!/bin/sh\ncase \"$2\" in 'import torch') exit 0;; esac\n"
+        "echo \"ModuleNotFoundError: No module named 'triton'\" >&2\nexit 1\n")
+    (bin_dir / "python").write_text("#!/bin/sh\nexec /nonexistent/python \"$@\"\n")
+    for name in ("python3", "python"):
+        (bin_dir / name).chmod(0o755)
+    return os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")])
+
+
+@pytest.mark.parametrize("flags", [[], ["--json"]], ids=["text", "json"])
+def test_doctor_is_clicks(tmp_path: Path, flags: list[str]) -> None:
+    done = _assert_same(["doctor", *flags], PATH=_pythons(tmp_path))
+    assert done.returncode == 0
+    assert b"torch@python3" in done.stdout and b"proton@python" in done.stdout
+    if flags:
+        rows = {row["check"]: row for row in json.loads(done.stdout)}
+        assert rows["torch@python3"]["usable"] is True
+        assert rows["proton@python3"]["reason"].endswith("No module named 'triton'")
+        assert rows["torch@python"]["usable"] is False
+
+
+def test_doctor_with_the_proton_interpreter_named_is_clicks(tmp_path: Path) -> None:
+    done = _assert_same(["doctor", "--json"], PATH=_pythons(tmp_path),
+                        AORTA_PROTON_PYTHON=sys.executable)
+    rows = {row["check"]: row for row in json.loads(done.stdout)}
+    assert rows["proton@python3"]["reason"].startswith(f"triton.profiler is not importable by "
+                                                        f"{sys.executable}")
+
+
+@pytest.mark.parametrize("argv", [["doctor", "--json", "--json"], ["doctor", "--collect", "torch"],
+                                  ["doctor", "--", "python3", "x.py"], ["doctor", "x"]],
+                         ids=lambda a: " ".join(a))
+def test_other_doctor_invocations_are_left_to_click(argv: list[str]) -> None:
+    assert light_main(argv) is None
+
+
+def test_a_plugin_collector_sends_doctor_to_click(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    info = tmp_path / "plug-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Name: plug\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[aorta.collectors]\ncprofile = aorta.collectors.cprofile:CProfileCollector\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    assert light_main(["doctor"]) is None

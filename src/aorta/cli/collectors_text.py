@@ -36,21 +36,32 @@ def collectors_text(rows: list[Row], as_json: bool) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def light_rows() -> list[Row] | None:
-    """The rows of the built-in collectors, or None where they may not be the whole list: a
-    plug-in collector is installed, or a built-in's module is missing."""
+def only_builtin_collectors() -> bool:
+    """Whether the built-in collectors are every collector there is, each with its module,
+    probe and option table: False where a plug-in collector is installed (an
+    `aorta.collectors` entry point) or a built-in's module is missing."""
     import os
 
     from aorta.collectors.builtin import BUILTIN
-    from aorta.collectors.option_tables import OPTIONS, SUMMARIES
-    from aorta.collectors.probes import PROBES, run_probes
+    from aorta.collectors.option_tables import OPTIONS
+    from aorta.collectors.probes import PROBES
     from aorta.dist_versions import declares_entry_points
 
     here = os.path.join(os.path.dirname(os.path.dirname(__file__)), "collectors")
     modules = {path.partition(":")[0].rpartition(".")[2] for path in BUILTIN.values()}
-    if not all(os.path.isfile(os.path.join(here, f"{m}.py")) for m in modules) or \
-            set(BUILTIN) != set(PROBES) or set(BUILTIN) != set(OPTIONS) or \
-            declares_entry_points("aorta.collectors"):
+    return (all(os.path.isfile(os.path.join(here, f"{m}.py")) for m in modules)
+            and set(BUILTIN) == set(PROBES) == set(OPTIONS)
+            and not declares_entry_points("aorta.collectors"))
+
+
+def light_rows() -> list[Row] | None:
+    """The rows of the built-in collectors, or None where they may not be the whole list
+    (`only_builtin_collectors`)."""
+    from aorta.collectors.builtin import BUILTIN
+    from aorta.collectors.option_tables import OPTIONS, SUMMARIES
+    from aorta.collectors.probes import PROBES, run_probes
+
+    if not only_builtin_collectors():
         return None
     rows: list[Row] = []
     for name, cap in run_probes(sorted(BUILTIN), lambda name: PROBES[name]()).items():

@@ -4,24 +4,21 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import click
 
+from aorta.cli.doctor_text import (Row, check_targets, collector_rows, doctor_lines,
+                                   doctor_refusal)
 from aorta.cli.option_guard import CommandAfterSeparator, check_separator
 from aorta.errors import EXIT_OK, EXIT_USAGE
 
-__all__ = ["doctor", "doctor_rows", "interpreter_checks", "interpreter_row", "doctor_lines",
-           "doctor_refusal"]
+__all__ = ["doctor", "doctor_rows", "interpreter_checks", "doctor_lines", "doctor_refusal"]
 
 if TYPE_CHECKING:
     from aorta.collectors.base import CollectorOptions
-    from aorta.collectors.child_python import ChildImport
-
-Row = dict[str, object]
-#: Without a command, the interpreters a `-- python3 script.py` (or `python`) command would run.
-DEFAULT_PYTHONS = ("python3", "python")
+    from aorta.early_tools import EarlyTools
 
 
 def doctor_rows(names: list[str] | None = None, command: Sequence[str] = (),
@@ -29,7 +26,7 @@ def doctor_rows(names: list[str] | None = None, command: Sequence[str] = (),
                 options: Mapping[str, CollectorOptions] | None = None) -> list[Row]:
     """One row per collector, one per backend a collector reports in `details["backends"]`,
     and one per interpreter check (`interpreter_checks`, run all at once)."""
-    from aorta.collectors.child_python import check_imports
+    from aorta.collectors.import_checks import check_imports
     from aorta.collectors.registry import get
     from aorta.collectors.registry import names as all_names
 
@@ -42,17 +39,9 @@ def doctor_rows(names: list[str] | None = None, command: Sequence[str] = (),
     rows: list[Row] = []
     for name in wanted:
         cap = get(name).probe()
-        rows.append({"check": name, "usable": cap.usable, "version": cap.version,
-                     "reason": cap.reason, "fix": cap.fix})
-        backends = cap.details.get("backends") if isinstance(cap.details, Mapping) else None
-        if isinstance(backends, Mapping):
-            for backend, info in backends.items():
-                info = info if isinstance(info, Mapping) else {}
-                rows.append({"check": f"{name}:{backend}", "usable": bool(info.get("usable")),
-                             "version": info.get("version"), "reason": info.get("reason", ""),
-                             "fix": info.get("fix", "")})
-        rows += [interpreter_row(name, label, found[python, module])
-                 for label, python, module in checks[name]]
+        rows += collector_rows(name, {"usable": cap.usable, "version": cap.version,
+                                      "reason": cap.reason, "fix": cap.fix,
+                                      "details": cap.details}, checks[name], found)
     return rows
 
 
@@ -66,52 +55,8 @@ def interpreter_checks(name: str, command: Sequence[str], env: Mapping[str, str]
     collector = get(name)
     modules = collector.child_imports(options if options is not None
                                       else collector.validate(None))
-    if not modules:
-        return []
-    commands = [tuple(command)] if command else [(p, "script.py") for p in DEFAULT_PYTHONS]
-    checks: list[tuple[str, str, str]] = []
-    seen: set[str] = set()
-    for argv in commands:
-        python = collector.child_python(argv, env)
-        if python is None or python in seen:
-            continue
-        seen.add(python)
-        checks += [("command" if command else argv[0], python, module) for module in modules]
-    return checks
-
-
-def interpreter_row(name: str, label: str, found: ChildImport) -> Row:
-    """The row `<collector>@<label>` of one interpreter check."""
-    python, module = found.python, found.module
-    reason = f"{module} importable by {python}" if found.ok else \
-        f"{module} is not importable by {python}: {found.problem}"
-    return {"check": f"{name}@{label}", "usable": found.ok is True, "version": None,
-            "reason": reason,
-            "fix": "" if found.ok else f"install {module.split('.')[0]} into {python}, or run "
-                                       f"the command with the Python that has it"}
-
-
-def doctor_lines(rows: list[dict[str, object]]) -> list[str]:
-    """The rows as `aorta doctor` prints them: `ok `/`NO `, the check, version, reason, fix."""
-    width = max((len(str(r["check"])) for r in rows), default=0)
-    lines = []
-    for r in rows:
-        state = "ok " if r["usable"] else "NO "
-        version = f" {r['version']}" if r["version"] else ""
-        lines.append(f"{state} {str(r['check']).ljust(width)}{version}"
-                     + (f"  {r['reason']}" if r["reason"] else ""))
-        if not r["usable"] and r["fix"]:
-            lines.append(f"    {' ' * width}fix: {r['fix']}")
-    return lines
-
-
-def doctor_refusal(rows: list[dict[str, object]], with_command: bool = False
-                   ) -> dict[str, object] | None:
-    """The first collector row (not a backend's) that cannot measure, or None: what makes
-    `doctor --collect` exit 2. Interpreter rows (`torch@python3`) count only when they are
-    the given command's own."""
-    return next((r for r in rows if ":" not in str(r["check"]) and not r["usable"]
-                 and ("@" not in str(r["check"]) or with_command)), None)
+    return check_targets(modules, lambda label: collector.child_python(
+        tuple(command) if command else (label, "script.py"), env), command)
 
 
 @click.command(cls=CommandAfterSeparator)
@@ -141,7 +86,8 @@ def doctor(ctx: click.Context, collect: str | None, as_json: bool,
 
         names = list(parse_collect_flag(collect))
     check_separator(ctx.meta.get("aorta_args", []), command, ctx)
-    rows = doctor_rows(names, command)
+    with _early_checks(names, command):
+        rows = doctor_rows(names, command)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
     else:
@@ -150,3 +96,24 @@ def doctor(ctx: click.Context, collect: str | None, as_json: bool,
     if names and doctor_refusal(rows, bool(command)) is not None:
         return EXIT_USAGE
     return EXIT_OK
+
+
+def _early_checks(names: list[str] | None, command: Sequence[str]) -> EarlyTools:
+    """The interpreter checks `doctor_rows` is about to run, as the default options give
+    them, started before the collector classes load (which takes as long as the checks
+    themselves). A wrong guess costs only a process, killed when the block ends: the rows
+    come from what `doctor_rows` asks."""
+    from aorta.collectors.child_python import builtin_child_python
+    from aorta.collectors.import_checks import import_check_argv, spawn_import_check
+    from aorta.collectors.option_tables import CHILD_IMPORTS
+    from aorta.early_tools import EarlyTools
+
+    def resolver(name: str) -> Callable[[str], str | None]:
+        return lambda label: builtin_child_python(
+            name, tuple(command) if command else (label, "script.py"), os.environ)
+
+    wanted = [check for name, modules in CHILD_IMPORTS.items() if names is None or name in names
+              for check in check_targets(modules, resolver(name), command)]
+    return EarlyTools([import_check_argv(python, module)
+                       for python, module in dict.fromkeys((p, m) for _, p, m in wanted)],
+                      spawn_import_check)

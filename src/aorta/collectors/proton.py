@@ -101,7 +101,9 @@ class ProtonCollector(Collector):
         return ("triton.profiler",) if _typed(options).mode == "cli" else ()
 
     def child_python(self, argv: Sequence[str], env: Mapping[str, str]) -> str | None:
-        return proton_python_override(env) or super().child_python(argv, env)
+        from aorta.collectors.child_python import builtin_child_python
+
+        return builtin_child_python(self.name, argv, env)
 
     def summarize(self, out_dir: Path, options: CollectorOptions,
                   outcome: TrialOutcome) -> Metrics:
