@@ -44,6 +44,7 @@ COMMANDS: list[tuple[str, list[str]]] = [
     ("aorta sweep status --json", ["-m", "aorta", "sweep", "status", "{run}", "--json"]),
     ("aorta collectors", ["-m", "aorta", "collectors"]),
     ("aorta doctor", ["-m", "aorta", "doctor"]),
+    ("aorta doctor -- python3 t.py", ["-m", "aorta", "doctor", "--", "python3", "t.py"]),
 ]
 
 
@@ -122,7 +123,7 @@ def main() -> int:
                 for tree in trees for label, argv in COMMANDS
                 if (tree == "this tree" or argv[0] == "-m")
                 and not any(word in label for word in args.skip)]
-        if not any(word in "aorta doctor" for word in args.skip):
+        if not any(word in "aorta doctor" for word in args.skip):   # `aorta doctor`'s floor
             jobs.append(("this tree", "doctor's checks alone", _doctor_checks()))
         times: dict[tuple[str, str], list[float]] = {(t, lab): [] for t, lab, _ in jobs}
         for tree, label, argvs in jobs:         # writes each tree's bytecode
@@ -137,7 +138,7 @@ def main() -> int:
           f"median of {args.repeats} runs, whole process, aorta started via {args.via}")
     for (tree, label), runs in times.items():
         med = statistics.median(runs)
-        print(f"{tree:10} {label:30} {med * 1e3:7.1f} ms  {med / bare:5.2f}x bare  "
+        print(f"{tree:10} {label:32} {med * 1e3:7.1f} ms  {med / bare:5.2f}x bare  "
               f"(quartiles {statistics.quantiles(runs, n=4)[0] * 1e3:.1f}-"
               f"{statistics.quantiles(runs, n=4)[2] * 1e3:.1f})")
     return 0

@@ -283,11 +283,15 @@ def test_doctor_is_clicks(tmp_path: Path, flags: list[str]) -> None:
 
 
 def test_doctor_with_the_proton_interpreter_named_is_clicks(tmp_path: Path) -> None:
+    named = tmp_path / "triton-python"
+    named.write_text("#!/bin/sh\necho 'ImportError: libcuda.so.1' >&2\nexit 1\n")
+    named.chmod(0o755)
     done = _assert_same(["doctor", "--json"], PATH=_pythons(tmp_path),
-                        AORTA_PROTON_PYTHON=sys.executable)
+                        AORTA_PROTON_PYTHON=str(named))
     rows = {row["check"]: row for row in json.loads(done.stdout)}
-    assert rows["proton@python3"]["reason"].startswith(f"triton.profiler is not importable by "
-                                                        f"{sys.executable}")
+    assert rows["proton@python3"]["reason"] == \
+        f"triton.profiler is not importable by {named}: ImportError: libcuda.so.1"
+    assert "proton@python" not in rows          # one interpreter, checked once
 
 
 @pytest.mark.parametrize("argv", [["doctor", "--json", "--json"], ["doctor", "--collect", "torch"],
