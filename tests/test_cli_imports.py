@@ -105,12 +105,7 @@ def test_listing_collectors_loads_no_collector_class_or_schema(
     assert found["code"] == 0
     loaded = found["loaded"]
     assert isinstance(loaded, list)
-    light = {"aorta.collectors.builtin", "aorta.collectors.option_tables",
-             "aorta.collectors.probes", "aorta.collectors.telemetry_sources",
-             "aorta.collectors.tool_process", "aorta.collectors.proton_host",
-             "aorta.collectors.proton_backends"}
-    assert [m for m in loaded if m not in light and m != "pynvml"
-            and not m.startswith("pynvml.")] == []
+    assert _beyond_the_probes(loaded) == []
     if tools != "as found":
         assert "aorta.collectors.tool_process" in loaded      # the ncu probe ran
 
@@ -123,13 +118,17 @@ def test_doctor_loads_no_collector_class_click_or_schema(json_flag: list[str]) -
     assert found["code"] == 0
     loaded = found["loaded"]
     assert isinstance(loaded, list)
+    assert _beyond_the_probes(loaded, frozenset({"aorta.collectors.child_python",
+                                                 "aorta.collectors.import_checks"})) == []
+
+
+def _beyond_the_probes(loaded: list[str], also: frozenset[str] = frozenset()) -> list[str]:
+    """What `loaded` holds beyond the light probes, the option snapshot, pynvml and `also`."""
     light = {"aorta.collectors.builtin", "aorta.collectors.option_tables",
              "aorta.collectors.probes", "aorta.collectors.telemetry_sources",
              "aorta.collectors.tool_process", "aorta.collectors.proton_host",
-             "aorta.collectors.proton_backends", "aorta.collectors.child_python",
-             "aorta.collectors.import_checks"}
-    assert [m for m in loaded if m not in light and m != "pynvml"
-            and not m.startswith("pynvml.")] == []
+             "aorta.collectors.proton_backends", *also}
+    return [m for m in loaded if m not in light and m != "pynvml" and not m.startswith("pynvml.")]
 
 
 @pytest.mark.parametrize("json_flag", [[], ["--json"]], ids=["text", "json"])

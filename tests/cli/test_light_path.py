@@ -239,16 +239,21 @@ def test_irregular_collectors_invocations_are_left_to_click(argv: list[str]) -> 
     _assert_same(argv)
 
 
-def test_a_plugin_collector_sends_collectors_to_click(tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    # A distribution declaring the entry point group: only the registry loads plug-ins. This
-    # one re-registers a built-in's name, which the registry ignores, so click can answer.
+def _plugin_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A distribution on sys.path declaring the entry point group: only the registry loads
+    plug-ins. This one re-registers a built-in's name, which the registry ignores, so click
+    can answer."""
     info = tmp_path / "plug-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Name: plug\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text(
         "[aorta.collectors]\ncprofile = aorta.collectors.cprofile:CProfileCollector\n")
     monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+
+
+def test_a_plugin_collector_sends_collectors_to_click(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    _plugin_installed(tmp_path, monkeypatch)
     assert light_main(["collectors"]) is None
     done = _assert_same(["collectors", "--json"],
                         PYTHONPATH=os.pathsep.join(filter(None, [
@@ -303,10 +308,5 @@ def test_other_doctor_invocations_are_left_to_click(argv: list[str]) -> None:
 
 def test_a_plugin_collector_sends_doctor_to_click(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    info = tmp_path / "plug-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Name: plug\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(
-        "[aorta.collectors]\ncprofile = aorta.collectors.cprofile:CProfileCollector\n")
-    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    _plugin_installed(tmp_path, monkeypatch)
     assert light_main(["doctor"]) is None
