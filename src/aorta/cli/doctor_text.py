@@ -27,8 +27,8 @@ def check_targets(modules: Sequence[str], child_python: Callable[[str], str | No
                   command: Sequence[str]) -> list[Check]:
     """(label, python, module) for every module of `modules` and every payload interpreter:
     with a command, the one it runs (label "command"); without, `python3` and `python` on
-    PATH (labelled so). `child_python(python3_or_python)` resolves one of those (None: the
-    command's own when there is one); an interpreter found twice is checked once."""
+    PATH (labelled so). `child_python(label)` names the interpreter of a label (None: there
+    is none); an interpreter two labels name is checked once."""
     from aorta.collectors.child_python import DEFAULT_PYTHONS
 
     if not modules:
