@@ -23,9 +23,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-__all__ = ["PipedTool", "ToolTimeout"]
+__all__ = ["PipedTool", "ToolTimeout", "ToolOverflow", "MAX_ANSWER_BYTES"]
 
 _READ_BYTES = 1 << 16
+#: More than any tool asked here answers (nvidia-smi's queries of 8 GPUs: a few KiB; amd-smi's
+#: JSON: hundreds of KiB); a tool that writes on and on is stopped, not held in memory.
+MAX_ANSWER_BYTES = 64 << 20
 
 
 class ToolTimeout(TimeoutError):
@@ -37,13 +40,24 @@ class ToolTimeout(TimeoutError):
         self.timeout = timeout
 
 
+class ToolOverflow(RuntimeError):
+    """The tool wrote more than its limit on one stream (it is still running: kill it)."""
+
+    def __init__(self, cmd: Sequence[str], limit: int) -> None:
+        super().__init__(f"{cmd[0]} wrote more than {limit >> 20} MiB; its answer was not read")
+        self.cmd = list(cmd)
+        self.limit = limit
+
+
 class PipedTool:
     """`executable` started as `argv` in a session of its own. Raises OSError when it cannot
     start (no such file, not executable)."""
 
     def __init__(self, executable: str, argv: Sequence[str],
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None,
+                 max_bytes: int = MAX_ANSWER_BYTES) -> None:
         self.argv = list(argv)
+        self.max_bytes = max_bytes
         self.returncode: int | None = None
         out_r, out_w = os.pipe()        # not inheritable (PEP 446): only the dup2 copies are
         err_r, err_w = os.pipe()
@@ -61,11 +75,14 @@ class PipedTool:
         os.close(out_w)
         os.close(err_w)
         self._chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+        self._sizes = {out_r: 0, err_r: 0}
+        self._overflowed = False
         self._open = [out_r, err_r]
 
     def communicate(self, timeout: float | None = None) -> tuple[bytes, bytes]:
         """(stdout, stderr) once the tool has ended. Raises `ToolTimeout` after `timeout`
-        seconds; what was read so far is kept for the next call (after a kill)."""
+        seconds and `ToolOverflow` past `max_bytes` on a stream; what was read so far is kept
+        for the next call (after a kill, which ends the tool's writing)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         poller = select.poll()
         for fd in self._open:
@@ -77,8 +94,13 @@ class PipedTool:
                 raise ToolTimeout(self.argv, timeout or 0.0)
             for fd, _ in ready:
                 data = os.read(fd, _READ_BYTES)
-                if data:
+                if data and self._sizes[fd] + len(data) > self.max_bytes:
+                    if not self._overflowed:      # said once; later calls drain and drop
+                        self._overflowed = True
+                        raise ToolOverflow(self.argv, self.max_bytes)
+                elif data:
                     self._chunks[fd].append(data)
+                    self._sizes[fd] += len(data)
                 else:                    # end of file: the tool and its children closed it
                     poller.unregister(fd)
                     self._open.remove(fd)

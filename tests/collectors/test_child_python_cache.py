@@ -35,3 +35,15 @@ def test_interpreter_checks_run_at_once(tmp_path):
     assert [found[p, "json"].ok for p in pythons] == [True, True], found
     assert check_imports([(sys.executable, "no_such_module_x")], env)[
         sys.executable, "no_such_module_x"].ok is False
+
+
+def test_an_interpreter_that_writes_without_end_is_stopped(tmp_path):
+    from aorta.collectors.import_checks import check_imports
+
+    chatty = tmp_path / "python_chatty"
+    chatty.write_text("#!/bin/sh\nexec yes >&2\n")
+    chatty.chmod(0o755)
+    found = check_imports([(str(chatty), "torch")], {"PATH": os.environ.get("PATH", "")})
+    assert found[str(chatty), "torch"].ok is None
+    assert found[str(chatty), "torch"].problem.endswith("wrote more than 64 MiB; its answer was "
+                                                        "not read")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from aorta.tool_pipe import PipedTool, ToolTimeout
+from aorta.tool_pipe import PipedTool, ToolOverflow, ToolTimeout
 
 
 def _py(code: str) -> PipedTool:
@@ -104,3 +104,24 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX"
     except (FileNotFoundError, ProcessLookupError):
         return False
+
+
+def test_a_tool_that_writes_without_end_is_stopped_not_held_in_memory() -> None:
+    tool = PipedTool("/bin/sh", ["yes-forever", "-c", "exec yes"], max_bytes=1 << 20)
+    with pytest.raises(ToolOverflow, match="yes-forever wrote more than 1 MiB"):
+        tool.communicate(timeout=30)
+    tool.kill_session()
+    out, _ = tool.communicate()              # drains what is left, keeps no more than the limit
+    assert 0 < len(out) <= 1 << 20 and tool.returncode == -9
+
+
+def test_a_snapshot_tool_that_writes_without_end_is_recorded_not_read(tmp_path: Path) -> None:
+    from aorta.envsnap_health import _guarded
+    from aorta.envsnap_stack import run_tool
+
+    script = tmp_path / "chatty"
+    script.write_text("#!/bin/sh\nexec yes\n")
+    script.chmod(0o755)
+    found = _guarded(lambda: run_tool([str(script)]), "chatty")
+    assert found == {"unavailable": f"ToolOverflow: {script} wrote more than 64 MiB; its answer "
+                                    f"was not read"}

@@ -17,7 +17,7 @@ import time
 
 from aorta.early_tools import EarlyTools
 from aorta.pathsearch import which
-from aorta.tool_pipe import PipedTool, ToolTimeout
+from aorta.tool_pipe import PipedTool, ToolOverflow, ToolTimeout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -116,6 +116,8 @@ def _finish(proc: PipedTool, python: str, module: str, wait_s: float,
         _, err = proc.communicate(timeout=wait_s)
     except ToolTimeout:
         return ChildImport(python, module, None, f"importing {module} took over {timeout:g} s")
+    except ToolOverflow as exc:      # killed with the others still running, below
+        return ChildImport(python, module, None, str(exc))
     if proc.returncode == 0:
         return ChildImport(python, module, True)
     lines = [line.strip() for line in err.decode("utf-8", "replace").splitlines()
