@@ -59,17 +59,19 @@ class PipedTool:
         self.argv = list(argv)
         self.max_bytes = max_bytes
         self.returncode: int | None = None
-        out_r, out_w = os.pipe()        # not inheritable (PEP 446): only the dup2 copies are
-        err_r, err_w = os.pipe()
-        actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                   (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)]
-        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable_fds()]
+        fds: list[int] = []
         try:
+            fds += os.pipe()            # not inheritable (PEP 446): only the dup2 copies are
+            fds += os.pipe()
+            out_r, out_w, err_r, err_w = fds
+            actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                       (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)]
+            actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable_fds()]
             self.pid = os.posix_spawn(executable, self.argv,
                                       os.environ if env is None else env,
                                       file_actions=actions, setsid=True)
         except BaseException:
-            for fd in (out_r, out_w, err_r, err_w):
+            for fd in fds:
                 os.close(fd)
             raise
         os.close(out_w)
