@@ -6,14 +6,14 @@ registers each process under its argv and the function that spawned it (the call
 pipes and modes); the next `take` with the same two gets the running process, to wait for
 as if it had just started it. Leaving the block, by any way, kills (whole session) and reaps
 whatever it started that is still running, taken or not (a Ctrl-C while a taken tool is being
-waited for included), so nothing outlives it. A tool is any process object with `pid`,
-`returncode` and `communicate()` (`subprocess.Popen`, `aorta.tool_pipe.PipedTool`), started in
-a session of its own. Imports `signal` only to kill.
+waited for included), so nothing outlives it. A tool is a process object started in a
+session of its own, with `pid`, `returncode`, `communicate()` and `stop()` (kill the session,
+drain for a bounded time, reap): `aorta.tool_pipe.PipedTool`, or the collectors' Popen
+(`tool_process`).
 """
 
 from __future__ import annotations
 
-import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         @property
         def returncode(self) -> int | None: ...
         def communicate(self, *, timeout: float | None = None) -> tuple[Any, Any]: ...
+        def stop(self) -> tuple[Any, Any]: ...
 
     Spawn = Callable[[Sequence[str]], Tool]
     T = TypeVar("T", bound=Tool)
@@ -57,13 +58,7 @@ class EarlyTools:
             self._started.pop(key, None)
         for proc in self.procs:
             if proc.returncode is None:     # not reaped yet: its pid is still its own
-                import signal
-
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.communicate()
+                proc.stop()
 
     @classmethod
     def take(cls, spawn: Callable[[Sequence[str]], T], argv: Sequence[str]) -> T | None:

@@ -122,15 +122,17 @@ def _host() -> dict[str, Any]:
     }
 
 
-def _distro() -> str | None:
-    """PRETTY_NAME of os-release(5), read where `platform.freedesktop_os_release` reads it."""
-    for path in ("/etc/os-release", "/usr/lib/os-release"):
+def _distro(paths: tuple[str, ...] = ("/etc/os-release", "/usr/lib/os-release")) -> str | None:
+    """PRETTY_NAME of os-release(5) as `platform.freedesktop_os_release` reads it: from the
+    first file there, "Linux" where it has none (the default os-release gives); None where
+    neither file can be read."""
+    for path in paths:
         try:
             with open(path, encoding="utf-8", errors="replace") as fh:
                 lines = fh.read(1 << 16).splitlines()
         except OSError:
             continue
-        found = None
+        found = "Linux"
         for line in lines:     # PRETTY_NAME="Ubuntu 24.04.1 LTS"; the last one counts
             key, sep, value = line.partition("=")
             if key == "PRETTY_NAME" and sep:
@@ -209,15 +211,18 @@ def _cuda_version() -> str | None:
 
 
 def _version_after(text: str, label: str) -> str | None:
-    """The dotted number after the first `label` in `text` (spaces between allowed), or None."""
+    """The dotted number after the first `label` in `text` that has one (spaces between
+    allowed), or None."""
     at = text.find(label)
-    if at < 0:
-        return None
-    rest = text[at + len(label):].lstrip()
-    end = 0
-    while end < len(rest) and (rest[end].isdigit() and rest[end].isascii() or rest[end] == "."):
-        end += 1
-    return rest[:end] or None
+    while at >= 0:
+        rest = text[at + len(label):].lstrip()
+        end = 0
+        while end < len(rest) and (rest[end] in "0123456789."):
+            end += 1
+        if end:
+            return rest[:end]
+        at = text.find(label, at + 1)
+    return None
 
 
 def _rocm_version() -> str | None:

@@ -15,7 +15,7 @@ import sys
 from aorta.early_tools import EarlyTools
 from aorta.pathsearch import which
 from aorta.redaction import redact_text
-from aorta.tool_pipe import PipedTool, ToolTimeout
+from aorta.tool_pipe import PipedTool, ToolTimeout, start_on_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:        # `aorta env` answers without loading typing
@@ -40,9 +40,8 @@ def run_tool(argv: list[str], timeout: float = TOOL_TIMEOUT_S) -> str | None:
     proc = EarlyTools.take(_spawn, argv) or _spawn(argv)
     try:
         out, err = (data.decode("utf-8", "replace") for data in proc.communicate(timeout=timeout))
-    except BaseException:         # a timeout, or Ctrl-C while waiting: nothing outlives it
-        proc.kill_session()       # its own session: the tool and its children
-        proc.communicate()
+    except BaseException:         # a timeout, too much output, Ctrl-C: nothing outlives it
+        proc.stop()               # its own session: the tool and its children
         raise
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(argv[:2])} exited {proc.returncode}: "
@@ -56,7 +55,7 @@ def start_tools(argvs: list[list[str]]) -> EarlyTools:
 
 
 def _spawn(argv: Sequence[str]) -> PipedTool:
-    return PipedTool(which(argv[0]) or argv[0], argv)
+    return start_on_path(argv)
 
 
 def _rocm_roots(env: Mapping[str, str]) -> list[str]:

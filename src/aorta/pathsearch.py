@@ -12,7 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from importlib.machinery import ModuleSpec
 
-__all__ = ["which", "module_spec"]
+__all__ = ["which", "which_all", "module_spec"]
 
 
 def module_spec(name: str) -> ModuleSpec | None:
@@ -40,8 +40,14 @@ def which(cmd: str, path: str | None = None) -> str | None:
         import shutil
 
         return shutil.which(cmd, path=path)
+    return next(iter(which_all(cmd, path)), None)
+
+
+def which_all(cmd: str, path: str | None = None) -> list[str]:
+    """Every executable `cmd` on `path` (default: $PATH), in order: where exec'ing the first
+    fails, exec's own search goes on to the next."""
     if os.path.dirname(cmd):
-        return cmd if _executable(cmd) else None
+        return [cmd] if _executable(cmd) else []
     if path is None:
         path = os.environ.get("PATH", None)
         if path is None:
@@ -50,15 +56,13 @@ def which(cmd: str, path: str | None = None) -> str | None:
             except (AttributeError, ValueError):
                 path = os.defpath
     if not path:
-        return None
-    seen: set[str] = set()
-    for folder in os.fsdecode(path).split(os.pathsep):
-        if folder not in seen:
-            seen.add(folder)
-            name = os.path.join(folder, cmd)
-            if _executable(name):
-                return name
-    return None
+        return []
+    found: list[str] = []
+    for folder in dict.fromkeys(os.fsdecode(path).split(os.pathsep)):
+        name = os.path.join(folder, cmd)
+        if _executable(name):
+            found.append(name)
+    return found
 
 
 def _executable(name: str) -> bool:

@@ -5,30 +5,39 @@ with it `re`, `enum`, `functools`), `threading`, `selectors` and `signal`: on a 
 as long as a bare interpreter's whole start, more than the tools take to answer. `PipedTool`
 is the part of `subprocess.Popen` those calls use, on `os.posix_spawn`: the tool in a session
 of its own (so it can be killed with every process it starts), stdin from /dev/null, stdout
-and stderr piped back, inheritable descriptors closed (as Popen's `close_fds`), and
-`communicate(timeout)`. Imports only `select` (a C module); `signal` only to kill.
-
-One difference from Popen: the tool inherits Python's ignored SIGPIPE (Popen restores the
-default). Both pipes are read to their end, so a tool only writes to a closed pipe once it is
-being killed or aorta has died, when an EPIPE error ends it as surely as the signal would.
+and stderr piped back, inheritable descriptors closed (as Popen's `close_fds`), SIGPIPE and
+SIGXFSZ back to their defaults (as Popen's `restore_signals`: a pipeline inside a tool's
+script must end when its reader does), `communicate(timeout)`, and `stop()`. `start_on_path`
+finds the program as exec does, going on to the next one on PATH where one cannot start.
+Imports only `select` and the signal numbers of `_signal` (the C module under `signal`,
+loaded at every start; `signal` itself builds enums).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import select
 import time
 
+from aorta.pathsearch import which_all
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from signal import SIGKILL, SIGPIPE, SIGXFSZ
+else:
+    from _signal import SIGKILL, SIGPIPE, SIGXFSZ
 
-__all__ = ["PipedTool", "ToolTimeout", "ToolOverflow", "MAX_ANSWER_BYTES"]
+__all__ = ["PipedTool", "ToolTimeout", "ToolOverflow", "MAX_ANSWER_BYTES", "start_on_path"]
 
 _READ_BYTES = 1 << 16
 #: More than any tool asked here answers (nvidia-smi's queries of 8 GPUs: a few KiB; amd-smi's
 #: JSON: hundreds of KiB); a tool that writes on and on is stopped, not held in memory.
 MAX_ANSWER_BYTES = 64 << 20
+#: How long `stop` takes what is left on the pipes of a killed tool: a descendant that left
+#: its session may hold them open for as long as it lives.
+DRAIN_S = 2.0
 
 
 class ToolTimeout(TimeoutError):
@@ -69,7 +78,8 @@ class PipedTool:
             actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable_fds()]
             self.pid = os.posix_spawn(executable, self.argv,
                                       os.environ if env is None else env,
-                                      file_actions=actions, setsid=True)
+                                      file_actions=actions, setsid=True,
+                                      setsigdef=(SIGPIPE, SIGXFSZ))
         except BaseException:
             for fd in fds:
                 os.close(fd)
@@ -112,15 +122,30 @@ class PipedTool:
         return out, err
 
     def kill_session(self) -> None:
-        """SIGKILL to the tool's whole session, unless it has already been waited for (then
-        its pid may be another process's)."""
+        """SIGKILL to the tool's whole session, and to the tool should it have left it, unless
+        it has already been waited for (then its pid may be another process's)."""
         if self.returncode is None:
-            import signal
+            for kill, pid in ((os.killpg, self.pid), (os.kill, self.pid)):
+                try:
+                    kill(pid, SIGKILL)
+                except ProcessLookupError:
+                    pass
 
-            try:
-                os.killpg(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+    def stop(self) -> tuple[bytes, bytes]:
+        """Kill the tool's session and reap the tool; (stdout, stderr) as far as read. What is
+        left on the pipes is taken for up to `DRAIN_S`; after that they are closed, so a
+        descendant that escaped the session cannot hold this call."""
+        self.kill_session()
+        self._overflowed = True          # past the limit now: dropped, not raised
+        try:
+            return self.communicate(timeout=DRAIN_S)
+        except ToolTimeout:
+            for fd in self._open:
+                os.close(fd)
+            self._open.clear()
+            self._wait(None, None)       # killed: it ends at once
+        out, err = (b"".join(chunks) for chunks in self._chunks.values())
+        return out, err
 
     def _wait(self, deadline: float | None, timeout: float | None) -> None:
         delay = 0.0005               # a tool exits as it closes its output: rarely a second turn
@@ -135,6 +160,26 @@ class PipedTool:
                 raise ToolTimeout(self.argv, timeout or 0.0)
             time.sleep(min(delay, left))
             delay = min(delay * 2, 0.05)
+
+
+def start_on_path(argv: Sequence[str], env: Mapping[str, str] | None = None) -> PipedTool:
+    """`PipedTool` of `argv`, its program found as exec finds it: a name with a slash as it is,
+    else each executable of that name on PATH (`env`'s, else aorta's) in turn until one starts.
+    Raises the first error other than "no such file" where none starts (FileNotFoundError when
+    there is none on PATH), as Popen does."""
+    if os.sep in argv[0]:
+        return PipedTool(argv[0], argv, env)
+    path = None if env is None else env.get("PATH", os.defpath)
+    missing: OSError | None = None
+    other: OSError | None = None
+    for executable in which_all(argv[0], path):
+        try:
+            return PipedTool(executable, argv, env)
+        except (FileNotFoundError, NotADirectoryError) as exc:   # e.g. a bad #! interpreter
+            missing = missing or exc
+        except OSError as exc:
+            other = other or exc
+    raise other or missing or FileNotFoundError(errno.ENOENT, "not found on PATH", argv[0])
 
 
 def _inheritable_fds() -> list[int]:

@@ -149,3 +149,26 @@ def test_doctors_early_checks_are_the_ones_it_then_asks_for(collect, command):
              for _, python, module in interpreter_checks(name, command, os.environ)}
     early = _early_checks(collect, command)
     assert {argv for _, argv in early.keys} == asked
+
+
+def test_a_bare_proton_interpreter_name_is_looked_up_on_path_never_in_the_cwd(tmp_path: Path):
+    # $AORTA_PROTON_PYTHON=python3 with a `python3` in the working directory: the check (on
+    # the fast path and click's, started early or not) runs the python3 on PATH.
+    here = tmp_path / "cwd"
+    here.mkdir()
+    decoy = here / "python3"
+    decoy.write_text(f"#!/bin/sh\ntouch {tmp_path}/decoy-ran\nexit 0\n")
+    decoy.chmod(0o755)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").write_text("#!/bin/sh\necho 'ModuleNotFoundError: no triton' >&2\n"
+                                     "exit 1\n")
+    (bin_dir / "python3").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+           "AORTA_PROTON_PYTHON": "python3"}
+    for argv in (["doctor", "--json"], ["doctor", "--collect", "proton", "--json"]):
+        proc = run_aorta(*argv, env=env, cwd=here)
+        rows = {row["check"]: row for row in json.loads(proc.stdout)}
+        assert rows["proton@python3"]["reason"] == \
+            "triton.profiler is not importable by python3: ModuleNotFoundError: no triton", argv
+    assert not (tmp_path / "decoy-ran").exists()

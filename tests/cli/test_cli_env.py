@@ -96,3 +96,15 @@ def test_the_cuda_version_is_the_number_after_its_label():
                           "CUDA Version:") == "12.8"
     assert _version_after("release notes", "release ") is None
     assert _version_after("", "release ") is None
+    assert _version_after("prerelease x; Cuda compilation tools, release 12.4", "release ") == "12.4"
+
+
+def test_os_release_without_a_pretty_name_is_linux_as_platform_says(tmp_path):
+    from aorta.envsnap import _distro
+
+    bare = tmp_path / "os-release"
+    bare.write_text('NAME="Foo"\nID=foo\n')
+    assert _distro((str(tmp_path / "absent"), str(bare))) == "Linux"
+    bare.write_text('PRETTY_NAME="Foo 1"\nPRETTY_NAME="Foo 2"\n')
+    assert _distro((str(bare),)) == "Foo 2"
+    assert _distro((str(tmp_path / "absent"),)) is None

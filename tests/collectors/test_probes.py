@@ -248,3 +248,20 @@ def test_a_taken_version_interrupted_while_waited_for_is_ended(tmp_path: Path) -
             assert proc is not None
             raise KeyboardInterrupt    # as a Ctrl-C would, while run_tool waited for it
     assert proc.returncode is not None and _gone(proc.pid)
+
+
+def test_a_tool_that_overruns_is_stopped_even_if_a_descendant_left_its_session(
+        tmp_path: Path) -> None:
+    # The descendant keeps the pipe open for 30 s: the run ends within the drain, not then.
+    from aorta.collectors.tool_process import run_tool
+
+    marker = tmp_path / "escaped.pid"
+    tool = tmp_path / "tool"
+    tool.write_text(f"#!/bin/sh\necho working\nsetsid sh -c 'echo $$ > {marker}; "
+                    f"exec sleep 30' &\nsleep 30\n")
+    tool.chmod(0o755)
+    started = time.monotonic()
+    result = run_tool([str(tool)], timeout_s=0.5)
+    assert time.monotonic() - started < 10
+    assert result.timed_out and result.returncode is None
+    os.kill(int(marker.read_text()), 9)

@@ -125,3 +125,52 @@ def test_a_snapshot_tool_that_writes_without_end_is_recorded_not_read(tmp_path: 
     found = _guarded(lambda: run_tool([str(script)]), "chatty")
     assert found == {"unavailable": f"ToolOverflow: {script} wrote more than 64 MiB; its answer "
                                     f"was not read"}
+
+
+def test_stopping_a_tool_whose_descendant_left_its_session_does_not_wait_for_it(
+        tmp_path: Path) -> None:
+    # The grandchild calls setsid: out of the killed session, it keeps the pipes open.
+    marker = tmp_path / "escaped.pid"
+    script = tmp_path / "escapes"
+    script.write_text(f"#!/bin/sh\nsetsid sh -c 'echo $$ > {marker}; exec sleep 30' &\n"
+                      f"sleep 30\n")
+    script.chmod(0o755)
+    tool = PipedTool(str(script), [str(script)])
+    with pytest.raises(ToolTimeout):
+        tool.communicate(timeout=0.5)
+    started = time.monotonic()
+    tool.stop()
+    assert time.monotonic() - started < 10 and tool.returncode == -9
+    escaped = int(marker.read_text())
+    assert _alive(escaped)                   # not aorta's to kill: it left the session
+    os.kill(escaped, 9)
+
+
+def test_a_pipeline_inside_a_tool_ends_when_its_reader_does() -> None:
+    # SIGPIPE back to its default, as Popen's restore_signals: `yes` dies at once, quietly.
+    tool = PipedTool("/bin/sh", ["sh", "-c", "yes | head -n 1"])
+    started = time.monotonic()
+    out, err = tool.communicate(timeout=30)
+    assert (out, err, tool.returncode) == (b"y\n", b"", 0)
+    assert time.monotonic() - started < 5
+
+
+def test_a_program_is_found_as_exec_finds_it(tmp_path: Path, monkeypatch) -> None:
+    from aorta.tool_pipe import start_on_path
+
+    broken, working, here = tmp_path / "broken", tmp_path / "working", tmp_path / "cwd"
+    for folder in (broken, working, here):
+        folder.mkdir()
+    (broken / "tool").write_text("#!/nonexistent/interpreter\n")
+    (working / "tool").write_text("#!/bin/sh\necho from-path\n")
+    (here / "tool").write_text("#!/bin/sh\necho from-cwd\n")
+    for folder in (broken, working, here):
+        (folder / "tool").chmod(0o755)
+    monkeypatch.chdir(here)
+    env = {"PATH": f"{broken}{os.pathsep}{working}"}
+    # The first one cannot start (its interpreter is missing): the next one on PATH runs.
+    assert start_on_path(["tool"], env).communicate(timeout=30)[0] == b"from-path\n"
+    # A bare name is never run from the working directory.
+    with pytest.raises(FileNotFoundError):
+        start_on_path(["tool"], {"PATH": str(tmp_path / "empty")})
+    assert start_on_path(["./tool"], env).communicate(timeout=30)[0] == b"from-cwd\n"

@@ -11,13 +11,11 @@ else, so it loads neither subprocess nor dataclasses.
 
 from __future__ import annotations
 
-import errno
 import os
 import time
 
 from aorta.early_tools import EarlyTools
-from aorta.pathsearch import which
-from aorta.tool_pipe import PipedTool, ToolOverflow, ToolTimeout
+from aorta.tool_pipe import PipedTool, ToolOverflow, ToolTimeout, start_on_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -84,8 +82,7 @@ def check_imports(checks: Sequence[tuple[str, str]], env: Mapping[str, str],
     finally:                 # overran, or interrupted: nothing outlives the call
         for proc in started.values():
             if proc.returncode is None:
-                proc.kill_session()
-                proc.communicate()
+                proc.stop()
     return {(python, module): _cache[python, module, frozen_env] for python, module in todo}
 
 
@@ -94,20 +91,15 @@ def import_check_argv(python: str, module: str) -> list[str]:
 
 
 def spawn_import_check(argv: Sequence[str]) -> PipedTool:
-    """One import check in aorta's own environment (what `aorta doctor` checks)."""
-    return PipedTool(argv[0], argv)
+    """One import check in aorta's own environment (what `aorta doctor` checks); a bare
+    interpreter name is looked up on PATH as exec does, never in the working directory."""
+    return start_on_path(argv)
 
 
 def _start(python: str, module: str, env: Mapping[str, str]) -> PipedTool:
     argv = import_check_argv(python, module)
     early = EarlyTools.take(spawn_import_check, argv) if env is os.environ else None
-    if early is not None:
-        return early
-    # A bare name is looked up on the child's PATH, as exec would (never in the cwd).
-    executable = python if os.sep in python else which(python, path=env.get("PATH", os.defpath))
-    if executable is None:
-        raise FileNotFoundError(errno.ENOENT, "not found on the child's PATH", python)
-    return PipedTool(executable, argv, env)
+    return early or start_on_path(argv, env)
 
 
 def _finish(proc: PipedTool, python: str, module: str, wait_s: float,

@@ -17,6 +17,7 @@ from pathlib import Path
 from aorta.collectors.probes import find_binary, gpu_present
 from aorta.early_tools import EarlyTools
 from aorta.errors import SetupError
+from aorta.tool_pipe import DRAIN_S
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,16 +67,39 @@ def start_versions(binaries: Sequence[str]) -> EarlyTools:
     return EarlyTools([[binary, "--version"] for binary in binaries], _spawn_merged)
 
 
-def _spawn_merged(argv: Sequence[str]) -> subprocess.Popen[bytes]:
+def _spawn_merged(argv: Sequence[str]) -> _SessionPopen:
     return _spawn(argv, None, None)
 
 
+class _SessionPopen(subprocess.Popen[bytes]):
+    """A tool started in a session of its own, stopped whole."""
+
+    def stop(self) -> tuple[bytes | None, bytes | None]:
+        """Kill the session (and the tool, should it have left it), take what is left on the
+        pipes for up to `DRAIN_S`, then close them (a descendant that escaped the session may
+        hold them as long as it lives) and reap the tool."""
+        if self.poll() is None:
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(self.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        try:
+            return self.communicate(timeout=DRAIN_S)
+        except subprocess.TimeoutExpired:
+            for pipe in (self.stdout, self.stderr):
+                if pipe is not None:
+                    pipe.close()
+            self.wait()
+            return None, None
+
+
 def _spawn(argv: Sequence[str], out_fh: BinaryIO | None,
-           env: Mapping[str, str] | None) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(list(argv), stdin=subprocess.DEVNULL,
-                            stdout=out_fh if out_fh else subprocess.PIPE,
-                            stderr=subprocess.STDOUT if out_fh is None else subprocess.PIPE,
-                            env=dict(env) if env is not None else None, start_new_session=True)
+           env: Mapping[str, str] | None) -> _SessionPopen:
+    return _SessionPopen(list(argv), stdin=subprocess.DEVNULL,
+                         stdout=out_fh if out_fh else subprocess.PIPE,
+                         stderr=subprocess.STDOUT if out_fh is None else subprocess.PIPE,
+                         env=dict(env) if env is not None else None, start_new_session=True)
 
 
 def run_tool(argv: Sequence[str], timeout_s: float, stdout_path: Path | None = None,
@@ -97,9 +121,11 @@ def run_tool(argv: Sequence[str], timeout_s: float, stdout_path: Path | None = N
         out, err = proc.communicate(timeout=timeout_s)
         return ToolRun(proc.returncode, _decode(err if out_fh else out))
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        out, err = proc.communicate()
-        return ToolRun(None, _decode(err if out_fh else out), timed_out=True)
+        read_out, read_err = proc.stop()
+        return ToolRun(None, _decode(read_err if out_fh else read_out), timed_out=True)
+    except BaseException:       # Ctrl-C while waiting: the tool and its session go too
+        proc.stop()
+        raise
     finally:
         if out_fh:
             out_fh.close()
@@ -160,13 +186,6 @@ def host_counter_access() -> tuple[bool | None, str]:
     except OSError:
         cap = None
     return counter_access(params, cap.group(1) if cap else None)
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _decode(data: bytes | None) -> str:
