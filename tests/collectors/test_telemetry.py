@@ -244,3 +244,45 @@ def test_real_h200_samples_tell_busy_from_idle() -> None:
     assert 0.5 < busy["telemetry_throttled_fraction"] < 0.8
     assert idle["telemetry_throttled_fraction"] == 0 and "telemetry_throttle_note" not in idle
     assert busy["telemetry_sm_clock_mhz_median"] > 2 * idle["telemetry_sm_clock_mhz_median"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_process_listed_before_the_payload_is_known_is_nobodys_yet(tmp_path: Path) -> None:
+    # The GPU may list the payload before the warden's word that it started reaches the
+    # sampler: it must not be named as another program (nor may anything else be, since no
+    # trial work can be contended with before the payload runs).
+    from aorta.collectors.telemetry import _Recorder
+    from aorta.collectors.telemetry_sources import DeviceInfo
+    from aorta.run.proc_table import proc_info
+
+    sleeper = [sys.executable, "-c", "import time; time.sleep(30)"]
+    with subprocess.Popen(sleeper) as payload, subprocess.Popen(sleeper) as other:
+        listed = [payload.pid]
+
+        class OneGpu:
+            vendor = "nvidia"
+            devices = [DeviceInfo("0", "stand-in", None)]
+
+            def read(self, position: int) -> dict[str, float]:
+                return {"sm_clock_mhz": 1.0}
+
+            def processes(self, position: int) -> list[int]:
+                return list(listed)
+
+            def close(self) -> None:
+                pass
+
+        try:
+            recorder = _Recorder(OneGpu(), 3600.0, (tmp_path, ()))   # samples once at once
+            info = proc_info(payload.pid)
+            assert info is not None
+            recorder.payload_started(payload.pid, info.start_ticks, "token-x")
+            listed.append(other.pid)
+            recorder.stop()                                          # and once at the stop
+        finally:
+            payload.kill()
+            other.kill()
+    before, after = recorder.samples[0]
+    assert (before["own_procs"], before["other_procs"]) == (0, 0)
+    assert (after["own_procs"], after["other_procs"]) == (1, 1)
+    assert recorder.other_pids == [{other.pid}]

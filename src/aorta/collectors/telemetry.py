@@ -101,10 +101,13 @@ class _Recorder:
         return {"own_procs": float(own), "other_procs": float(other)}
 
     def _classify(self, pid: int) -> bool | None:
-        from aorta.run.proc_table import in_trial, proc_info
+        from aorta.run.proc_table import in_trial
 
-        if self.payload is None:      # the payload has not started: nothing is its yet
-            return None if proc_info(pid) is None else False
+        if self.payload is None:
+            # Not started as far as this thread knows (the warden's word may be on its way, and
+            # the payload already listed): whose it is cannot be told yet, and no trial work
+            # can be contended with before it starts. Asked again in the next sample.
+            return None
         ours = in_trial(pid, *self.payload)
         if ours is not None:
             self.ours[pid] = ours
