@@ -42,8 +42,8 @@ def system_health() -> dict[str, Any]:
 def _guarded(reader: Callable[[], Any], tools: str) -> Any:
     try:
         found = reader()
-    except ToolTimeout as exc:
-        return {"unavailable": f"{exc.cmd[0]} did not answer within {exc.timeout:g} s"}
+    except ToolTimeout as exc:        # "nvidia-smi did not answer within 10 s"
+        return {"unavailable": str(exc)}
     except Exception as exc:  # a snapshot must never stop a run
         return {"unavailable": f"{type(exc).__name__}: {str(exc)[:300]}"}
     return found if found is not None else {"unavailable": f"no {tools} on PATH"}
@@ -95,8 +95,8 @@ def _amd_health() -> dict[str, Any] | None:
             import json
 
             return {"tool": argv[0], "data": json.loads(out)}
-        except ToolTimeout as exc:
-            failures.append(f"{argv[0]} did not answer within {exc.timeout:g} s")
+        except ToolTimeout as exc:    # an OSError: its own words, not prefixed as below
+            failures.append(str(exc))
         except (RuntimeError, OSError, ValueError) as exc:
             failures.append(f"{argv[0]}: {str(exc)[:200]}")
     if failures:

@@ -71,7 +71,7 @@ def hip_info(env: Mapping[str, str]) -> dict[str, Any]:
                              (["hipcc", "--version"], _hipcc_version)):
         try:
             out = run_tool(argv)
-        except (RuntimeError, OSError, ToolTimeout) as exc:
+        except (RuntimeError, OSError) as exc:     # ToolTimeout is an OSError
             failures.append(str(exc)[:200])
             continue
         version = version_in(out) if out is not None else None
