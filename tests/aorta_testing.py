@@ -81,3 +81,15 @@ def bin_dir_with_python(directory: Path, python: Path) -> Path:
     for name in ("python3", "python"):
         (directory / name).symlink_to(python)
     return directory
+
+
+def session_leaver(directory: Path) -> tuple[Path, Path]:
+    """(a tool, its marker file): the tool starts a descendant that leaves the tool's session
+    (setsid), keeps its stdout and stderr open for 30 s and writes its pid to the marker; the
+    tool itself sleeps 30 s. What the caller kills of the tool's session leaves that one."""
+    marker = directory / "escaped.pid"
+    tool = directory / "session-leaver"
+    tool.write_text(f"#!/bin/sh\nsetsid sh -c 'echo $$ > {marker}; exec sleep 30' &\n"
+                    f"sleep 30\n")
+    tool.chmod(0o755)
+    return tool, marker

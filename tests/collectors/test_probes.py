@@ -254,12 +254,9 @@ def test_a_tool_that_overruns_is_stopped_even_if_a_descendant_left_its_session(
         tmp_path: Path) -> None:
     # The descendant keeps the pipe open for 30 s: the run ends within the drain, not then.
     from aorta.collectors.tool_process import run_tool
+    from aorta_testing import session_leaver
 
-    marker = tmp_path / "escaped.pid"
-    tool = tmp_path / "tool"
-    tool.write_text(f"#!/bin/sh\necho working\nsetsid sh -c 'echo $$ > {marker}; "
-                    f"exec sleep 30' &\nsleep 30\n")
-    tool.chmod(0o755)
+    tool, marker = session_leaver(tmp_path)
     started = time.monotonic()
     result = run_tool([str(tool)], timeout_s=0.5)
     assert time.monotonic() - started < 10

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from aorta.tool_pipe import PipedTool, ToolOverflow, ToolTimeout
+from aorta_testing import session_leaver
 
 
 def _py(code: str) -> PipedTool:
@@ -130,11 +131,7 @@ def test_a_snapshot_tool_that_writes_without_end_is_recorded_not_read(tmp_path: 
 def test_stopping_a_tool_whose_descendant_left_its_session_does_not_wait_for_it(
         tmp_path: Path) -> None:
     # The grandchild calls setsid: out of the killed session, it keeps the pipes open.
-    marker = tmp_path / "escaped.pid"
-    script = tmp_path / "escapes"
-    script.write_text(f"#!/bin/sh\nsetsid sh -c 'echo $$ > {marker}; exec sleep 30' &\n"
-                      f"sleep 30\n")
-    script.chmod(0o755)
+    script, marker = session_leaver(tmp_path)
     tool = PipedTool(str(script), [str(script)])
     with pytest.raises(ToolTimeout):
         tool.communicate(timeout=0.5)
