@@ -93,3 +93,17 @@ def session_leaver(directory: Path) -> tuple[Path, Path]:
                     f"sleep 30\n")
     tool.chmod(0o755)
     return tool, marker
+
+
+def install_plugin(site: Path, module: str, source: str, collectors: dict[str, str]) -> Path:
+    """A third-party distribution in `site` as pip leaves one: `module`.py holding `source`,
+    and a dist-info whose entry points register `collectors` (name -> "module:Class") in the
+    `aorta.collectors` group. Put `site` on sys.path (or PYTHONPATH) to install it."""
+    site.mkdir(parents=True, exist_ok=True)
+    (site / f"{module}.py").write_text(textwrap.dedent(source))
+    info = site / f"{module}-1.0.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[aorta.collectors]\n" + "".join(f"{n} = {v}\n" for n, v in collectors.items()))
+    return site

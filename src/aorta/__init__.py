@@ -11,9 +11,7 @@ binding load lazily, where they are used. The Python API (docs/api.md) loads on 
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:      # typing costs milliseconds at every start; only mypy needs it
-    from typing import Any
+from typing import Any
 
 __version__ = "0.1.0"
 __all__ = ["__version__", "open_run", "compare", "API_VERSION"]

@@ -10,20 +10,20 @@ GPU software are recorded; values of names that look like credentials are redact
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
+import platform
 import sys
 import time
 
 from aorta import __version__
-from aorta.envsnap_health import NV_HEALTH_FIELDS, nvidia_query, system_health
+from aorta.envsnap_health import nvidia_query, system_health
 from aorta.envsnap_stack import (container_info, hip_info, hipblaslt_info, python_env_info,
-                                 run_tool, start_tools)
+                                 tool_output)
 from aorta.redaction import looks_secret, redact_env
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:        # `aorta env` answers without loading typing
-    from collections.abc import Callable, Mapping
-    from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any
 
 __all__ = ["ENV_SCHEMA", "snapshot", "steering_env", "redact", "looks_secret"]
 
@@ -60,48 +60,31 @@ def snapshot(env: Mapping[str, str] | None = None) -> dict[str, Any]:
             reasons[key] = f"{type(exc).__name__}: {exc}"
             return None
 
-    # The GPU tools take most of the snapshot's time (nvidia-smi is ~0.1 s a call): run them
-    # at once, each answer taken when its block is read.
-    with start_tools([nvidia_query(_NV_FIELDS), ["nvcc", "--version"],
-                      nvidia_query(NV_HEALTH_FIELDS)]):
-        snap: dict[str, Any] = {
-            "schema_version": ENV_SCHEMA,
-            "captured_at": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),
-            "aorta_version": __version__,
-            "host": attempt("host", _host),
-            "python": {"version": _python_version(), "executable": sys.executable,
-                       "implementation": _python_implementation()},
-            "packages": attempt("packages", _packages),
-            "nvidia": attempt("nvidia", _nvidia),
-            "amd": attempt("amd", _amd),
-            "cuda_version": attempt("cuda_version", _cuda_version),
-            "rocm_version": attempt("rocm_version", _rocm_version),
-            "hip": attempt("hip", lambda: hip_info(env)),
-            "hipblaslt": attempt("hipblaslt", lambda: hipblaslt_info(env)),
-            "container": attempt("container", lambda: container_info(env)),
-            "python_env": attempt("python_env", lambda: python_env_info(env)),
-            "system_health": attempt("system_health", system_health),
-            "env_vars": steering_env(env),
-        }
+    snap: dict[str, Any] = {
+        "schema_version": ENV_SCHEMA,
+        "captured_at": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),
+        "aorta_version": __version__,
+        "host": attempt("host", _host),
+        "python": {"version": platform.python_version(), "executable": sys.executable,
+                   "implementation": platform.python_implementation()},
+        "packages": attempt("packages", _packages),
+        "nvidia": attempt("nvidia", _nvidia),
+        "amd": attempt("amd", _amd),
+        "cuda_version": attempt("cuda_version", _cuda_version),
+        "rocm_version": attempt("rocm_version", _rocm_version),
+        "hip": attempt("hip", lambda: hip_info(env)),
+        "hipblaslt": attempt("hipblaslt", lambda: hipblaslt_info(env)),
+        "container": attempt("container", lambda: container_info(env)),
+        "python_env": attempt("python_env", lambda: python_env_info(env)),
+        "system_health": attempt("system_health", system_health),
+        "env_vars": steering_env(env),
+    }
     for key in ("nvidia", "amd"):
         if snap[key] is None and key not in reasons:
             reasons[key] = f"no {key} tool found on PATH"
     snap["partial_reasons"] = reasons
     snap["partial"] = bool(reasons.keys() - {"nvidia", "amd"})
     return snap
-
-
-def _python_version() -> str:
-    """`platform.python_version()`: "3.11.7", "3.14.0rc1" (`platform` costs a tenth of a
-    bare start, and reads its answer from sys.version the same way)."""
-    return sys.version.split()[0]
-
-
-def _python_implementation() -> str:
-    """`platform.python_implementation()`: "CPython", "PyPy", ..."""
-    name = sys.implementation.name
-    return {"cpython": "CPython", "pypy": "PyPy", "ironpython": "IronPython",
-            "graalpy": "GraalVM"}.get(name, name)
 
 
 def _host() -> dict[str, Any]:
@@ -122,37 +105,12 @@ def _host() -> dict[str, Any]:
     }
 
 
-def _distro(paths: tuple[str, ...] = ("/etc/os-release", "/usr/lib/os-release")) -> str | None:
-    """PRETTY_NAME of os-release(5) as `platform.freedesktop_os_release` reads it: from the
-    first file there, "Linux" where it has none (the default os-release gives); None where
-    neither file can be read."""
-    for path in paths:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                lines = fh.read(1 << 16).splitlines()
-        except OSError:
-            continue
-        found = "Linux"
-        for line in lines:     # PRETTY_NAME="Ubuntu 24.04.1 LTS"; the last one counts
-            key, sep, value = line.partition("=")
-            if key == "PRETTY_NAME" and sep:
-                found = _os_release_value(value)
-        return found
-    return None
-
-
-def _os_release_value(value: str) -> str:
-    """A quoted os-release value as `platform` reads it: quotes dropped, a backslash before
-    one of \\ $ " ' ` dropped: '"Debian \\"12\\""' -> 'Debian "12"'."""
-    if len(value) >= 2 and value[0] in "'\"" and value[-1] == value[0]:
-        value = value[1:-1]
-    out, i = [], 0
-    while i < len(value):
-        if value[i] == "\\" and i + 1 < len(value) and value[i + 1] in "\\$\"'`":
-            i += 1
-        out.append(value[i])
-        i += 1
-    return "".join(out)
+def _distro() -> str | None:
+    """PRETTY_NAME of os-release(5); None where the system has no os-release file."""
+    try:
+        return platform.freedesktop_os_release().get("PRETTY_NAME", "Linux")
+    except OSError:
+        return None
 
 
 def _cpu_model() -> str | None:
@@ -169,14 +127,17 @@ def _cpu_model() -> str | None:
 
 
 def _packages() -> dict[str, str | None]:
-    from aorta.dist_versions import NOT_INSTALLED, installed_versions
-
-    return {name: found if isinstance(found, str) else None
-            for name, found in installed_versions(PACKAGES).items() if found is not NOT_INSTALLED}
+    found = {}
+    for name in PACKAGES:
+        try:
+            found[name] = importlib.metadata.distribution(name).metadata.get("Version")
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return found
 
 
 def _run(argv: list[str]) -> str | None:
-    return run_tool(argv, _TOOL_TIMEOUT_S)
+    return tool_output(argv, _TOOL_TIMEOUT_S)
 
 
 _NV_FIELDS = ("index", "name", "uuid", "driver_version", "memory.total", "clocks.sm",

@@ -12,12 +12,10 @@ needs privileges to read, so they are listed as unavailable rather than guessed.
 
 from __future__ import annotations
 
-from aorta.envsnap_stack import ToolTimeout, run_tool
+from aorta.envsnap_stack import NoAnswer, tool_output
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:        # `aorta env` answers without loading typing
-    from collections.abc import Callable
-    from typing import Any
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["system_health", "NV_HEALTH_FIELDS"]
 
@@ -42,7 +40,7 @@ def system_health() -> dict[str, Any]:
 def _guarded(reader: Callable[[], Any], tools: str) -> Any:
     try:
         found = reader()
-    except ToolTimeout as exc:        # "nvidia-smi did not answer within 10 s"
+    except NoAnswer as exc:        # "nvidia-smi did not answer within 10 s"
         return {"unavailable": str(exc)}
     except Exception as exc:  # a snapshot must never stop a run
         return {"unavailable": f"{type(exc).__name__}: {str(exc)[:300]}"}
@@ -73,7 +71,7 @@ def _nvidia_health() -> list[dict[str, str | None]] | None:
 
 
 def _query(fields: tuple[str, ...]) -> str | None:
-    return run_tool(nvidia_query(fields))
+    return tool_output(nvidia_query(fields))
 
 
 def nvidia_query(fields: tuple[str, ...]) -> list[str]:
@@ -89,13 +87,13 @@ def _amd_health() -> dict[str, Any] | None:
     for argv in (["amd-smi", "metric", "-c", "-t", "-e", "--json"],
                  ["rocm-smi", "--showtemp", "--showclocks", "--showrasinfo", "all", "--json"]):
         try:
-            out = run_tool(argv)
+            out = tool_output(argv)
             if out is None:
                 continue
             import json
 
             return {"tool": argv[0], "data": json.loads(out)}
-        except ToolTimeout as exc:    # an OSError: its own words, not prefixed as below
+        except NoAnswer as exc:    # an OSError: its own words, not prefixed as below
             failures.append(str(exc))
         except (RuntimeError, OSError, ValueError) as exc:
             failures.append(f"{argv[0]}: {str(exc)[:200]}")

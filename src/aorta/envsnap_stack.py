@@ -10,52 +10,38 @@ container credential is read (only the image name and id fields of the runtime's
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 
-from aorta.early_tools import EarlyTools
-from aorta.pathsearch import which
+from aorta.base.tools import run_tool
 from aorta.redaction import redact_text
-from aorta.tool_pipe import PipedTool, ToolTimeout, start_on_path
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:        # `aorta env` answers without loading typing
-    from collections.abc import Mapping, Sequence
-    from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-__all__ = ["hip_info", "hipblaslt_info", "container_info", "python_env_info", "run_tool",
-           "start_tools", "ToolTimeout"]
 
 TOOL_TIMEOUT_S = 10.0
 _ROCM_DIRS = ("/opt/rocm",)
 
 
-def run_tool(argv: list[str], timeout: float = TOOL_TIMEOUT_S) -> str | None:
-    """The tool's stdout, or None when it is not on PATH. Raises on a non-zero exit or a
-    timeout (the caller records why); a timed-out tool is killed with every process it
-    started (hipcc, rocm-smi and amd-smi are scripts with children of their own). A tool
-    `start_tools` started is waited for, not started again. Raises `ToolTimeout` on a
-    timeout."""
-    if which(argv[0]) is None:
+class NoAnswer(OSError):
+    """A snapshot tool did not answer: it could not start, ran past its timeout, or wrote
+    without end ("nvidia-smi did not answer within 10 s")."""
+
+
+def tool_output(argv: list[str], timeout: float = TOOL_TIMEOUT_S) -> str | None:
+    """The tool's stdout, or None when it is not on PATH. Raises `NoAnswer`, or RuntimeError
+    on a non-zero exit (the caller records why); a timed-out tool is killed with every process
+    it started (hipcc, rocm-smi and amd-smi are scripts with children of their own)."""
+    if shutil.which(argv[0]) is None:
         return None
-    proc = EarlyTools.take(_spawn, argv) or _spawn(argv)
-    try:
-        out, err = (data.decode("utf-8", "replace") for data in proc.communicate(timeout=timeout))
-    except BaseException:         # a timeout, too much output, Ctrl-C: nothing outlives it
-        proc.stop()               # its own session: the tool and its children
-        raise
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv[:2])} exited {proc.returncode}: "
-                           f"{(err or out).strip()[:200]}")
-    return out
-
-
-def start_tools(argvs: list[list[str]]) -> EarlyTools:
-    """A block in which the tools of `argvs` found on PATH run at once, for `run_tool`."""
-    return EarlyTools([argv for argv in argvs if which(argv[0]) is not None], _spawn)
-
-
-def _spawn(argv: Sequence[str]) -> PipedTool:
-    return start_on_path(argv)
+    result = run_tool(argv, timeout, merge_stderr=False)
+    if result.problem:
+        raise NoAnswer(result.problem)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:2])} exited {result.returncode}: "
+                           f"{(result.errors or result.output).strip()[:200]}")
+    return result.output
 
 
 def _rocm_roots(env: Mapping[str, str]) -> list[str]:
@@ -70,8 +56,8 @@ def hip_info(env: Mapping[str, str]) -> dict[str, Any]:
     for argv, version_in in ((["hipconfig", "--version"], _first_line),
                              (["hipcc", "--version"], _hipcc_version)):
         try:
-            out = run_tool(argv)
-        except (RuntimeError, OSError) as exc:     # ToolTimeout is an OSError
+            out = tool_output(argv)
+        except (RuntimeError, OSError) as exc:
             failures.append(str(exc)[:200])
             continue
         version = version_in(out) if out is not None else None

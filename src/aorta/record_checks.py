@@ -15,12 +15,10 @@ import math
 from aorta.store.reading import RecordError
 from aorta.store.names import MAX_NAME_BYTES, name_problem
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
-    from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any
 
-    Check = Callable[[Any], str | None]
+Check = Callable[[Any], str | None]
 
 __all__ = ["TRIAL_SCHEMA", "RUN_SCHEMA", "CAPTURE_STATES", "VERDICTS", "RUN_STATES",
            "MAX_TRIALS_PER_CELL", "NewerRecord", "RecordError", "checked_trial", "checked_run",

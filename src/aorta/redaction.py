@@ -17,11 +17,9 @@ recorded but not searched for in free text: scrubbing every "abc" would destroy 
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:        # `aorta env` answers without loading typing
-    import re
-    from collections.abc import Iterable, Mapping, Sequence
-    from typing import Any
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 __all__ = ["REDACTED", "MIN_SCRUB_CHARS", "Redactor", "credentials_in_bytes", "looks_secret",
            "redact_env", "redact_argv", "redact_text", "PATTERN_ONLY"]

@@ -8,6 +8,7 @@ from pathlib import Path
 from aorta.collectors.base import Launch
 from aorta.plan import Plan
 from aorta.redaction import PATTERN_ONLY, Redactor
+from aorta.rendering import fmt, text_table
 from aorta.run.pending import Pending
 from aorta.run.sweep import SweepOutcome
 from aorta.run.sweep_exit import none_passed
@@ -71,10 +72,8 @@ def summary_lines(outcome: SweepOutcome) -> list[str]:
     for c in outcome.cells:
         wall = c.metrics.get("wall_s")
         rows.append((c.name, str(c.passed), str(c.failed), str(c.errored),
-                     f"{wall.median:.3f}" if wall else "-"))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in
-                       enumerate(zip(row, widths))) for row in rows]
+                     fmt(wall.median) if wall else "-"))
+    lines = text_table(rows, right=(1, 2, 3, 4))
     total = sum(c.trials - c.skipped for c in outcome.cells)
     passed = sum(c.passed for c in outcome.cells)
     skipped = sum(c.skipped for c in outcome.cells)

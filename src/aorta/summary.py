@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from aorta.rendering import fmt, fmt_interval, fmt_ratio, md_code, md_table, md_text
 from aorta.results import TrialResult
 from aorta.store.run_dir import trial_log
 
@@ -177,57 +178,53 @@ _HARNESS = ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib")
 def perf_markdown(title: str, run: Mapping[str, Any], cells: Sequence[CellSummary]) -> str:
     """The human table: verdict counts, then one table per metric across cells. Counts are of
     profiled trials; no-collector (baseline) trials have a column of their own."""
-    lines = [f"# {title}", ""]
+    lines = [f"# {md_text(title)}", ""]
     for key in ("command", "recipe", "collectors", "status"):
         if run.get(key) not in (None, "", []):
-            value = run[key]
-            value = " ".join(value) if isinstance(value, list) else value
-            lines.append(f"- {key}: `{value}`")
-    based = any(c.baseline_trials for c in cells)
-    lines += ["", "| cell | trials | pass | fail | error | missing | "
-              + ("baseline pass | " if based else "") + "note |",
-              "|---|---:|---:|---:|---:|---:|" + ("---:|" if based else "") + "---|"]
-    for c in cells:
-        note = "unreliable (>= 10% errors)" if c.unreliable else ""
-        if c.stop_note:
-            note += (", " if note else "") + c.stop_note
-        for collector, states in c.captures.items():
-            bad = {s: n for s, n in states.items() if s != "ok"}
-            if bad:
-                note += (", " if note else "") + f"{collector} capture " + \
-                    ", ".join(f"{s} x{n}" for s, n in sorted(bad.items()))
-        base = f"{c.baseline_passed}/{c.baseline_trials} | " if based else ""
-        lines.append(f"| {c.name} | {c.trials} | {c.passed} | {c.failed} | {c.errored} | "
-                     f"{c.missing} | {base}{note} |")
+            value = " ".join(run[key]) if isinstance(run[key], list) else run[key]
+            lines.append(f"- {key}: {md_code(value)}")
+    lines += ["", *_verdict_table(cells)]
     keys = sorted({k for c in cells for k in c.metrics}, key=lambda k: (k not in _HARNESS, k))
     if keys:
+        rows = [(md_text(key), md_text(c.name), str(s.n), *map(fmt, (s.mean, s.std, s.min,
+                                                                       s.median, s.max)))
+                for key in keys for c in cells if (s := c.metrics.get(key)) is not None]
         lines += ["", "## Metrics over passing trials", "",
-                  "| metric | cell | n | mean | std | min | median | max |",
-                  "|---|---|---:|---:|---:|---:|---:|---:|"]
-        for key in keys:
-            for c in cells:
-                s = c.metrics.get(key)
-                if s is not None:
-                    lines.append(f"| {key} | {c.name} | {s.n} | {_fmt(s.mean)} | {_fmt(s.std)} | "
-                                 f"{_fmt(s.min)} | {_fmt(s.median)} | {_fmt(s.max)} |")
+                  *md_table(("metric", "cell", "n", "mean", "std", "min", "median", "max"), rows,
+                            "llrrrrrr")]
     if any(c.overhead for c in cells):
+        rows = [(md_text(c.name), md_text(key), fmt_ratio(o.ratio),
+                 fmt_interval(o.low, o.high) if o.low is not None and o.high is not None
+                 else "needs >= 3 trials each", f"{o.n_profiled} / {o.n_baseline}")
+                for c in cells for key, o in c.overhead.items()]
         lines += ["", "## Collector overhead (profiled trials over no-collector baseline trials)",
-                  "", "| cell | metric | ratio of medians | 95% interval | n profiled / baseline |",
-                  "|---|---|---:|---|---|"]
-        for c in cells:
-            for key, o in c.overhead.items():
-                interval = f"{o.low:.3f} - {o.high:.3f}" if o.low is not None else \
-                    "needs >= 3 trials each"
-                lines.append(f"| {c.name} | {key} | {o.ratio:.3f} | {interval} | "
-                             f"{o.n_profiled} / {o.n_baseline} |")
+                  "", *md_table(("cell", "metric", "ratio of medians", "95% interval",
+                                 "n profiled / baseline"), rows, "llr")]
     notes = cell_gpu_notes(cells)
     if notes:
-        lines += ["", "## GPU state", ""] + [f"- {note}" for note in notes]
-    failures = [(c.name, r) for c in cells for r in c.reasons]
+        lines += ["", "## GPU state", ""] + [f"- {md_text(note)}" for note in notes]
+    failures = [f"- {md_text(c.name)}: {md_text(r)}" for c in cells for r in c.reasons]
     if failures:
-        lines += ["", "## Why trials did not pass", ""]
-        lines += [f"- {name}: {reason}" for name, reason in failures]
+        lines += ["", "## Why trials did not pass", "", *failures]
     return "\n".join(lines) + "\n"
+
+
+def _verdict_table(cells: Sequence[CellSummary]) -> list[str]:
+    based = any(c.baseline_trials for c in cells)
+    rows = []
+    for c in cells:
+        notes = ["unreliable (>= 10% errors)"] if c.unreliable else []
+        notes += [c.stop_note] if c.stop_note else []
+        for collector, states in c.captures.items():
+            bad = sorted((s, n) for s, n in states.items() if s != "ok")
+            if bad:
+                notes.append(f"{collector} capture " + ", ".join(f"{s} x{n}" for s, n in bad))
+        base = [f"{c.baseline_passed}/{c.baseline_trials}"] if based else []
+        rows.append((md_text(c.name), *map(str, (c.trials, c.passed, c.failed, c.errored,
+                                                 c.missing)), *base, md_text(", ".join(notes))))
+    head = ("cell", "trials", "pass", "fail", "error", "missing",
+            *(["baseline pass"] if based else []), "note")
+    return md_table(head, rows, "lrrrrr" + ("r" if based else ""))
 
 
 def cell_gpu_notes(cells: Sequence[CellSummary]) -> list[str]:
@@ -236,11 +233,3 @@ def cell_gpu_notes(cells: Sequence[CellSummary]) -> list[str]:
 
     return gpu_state_notes({c.name: {k: s.median for k, s in c.metrics.items()
                                      if k.startswith("telemetry_")} for c in cells})
-
-
-def _fmt(value: float) -> str:
-    if value == 0:
-        return "0"
-    if abs(value) >= 1e5 or abs(value) < 1e-3:
-        return f"{value:.4g}"
-    return f"{value:,.4f}".rstrip("0").rstrip(".")

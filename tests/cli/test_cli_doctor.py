@@ -117,40 +117,6 @@ def test_proton_backends_each_get_a_row(tmp_path: Path):
     assert "does not offer it" in rows["proton:roctracer"]["reason"]
 
 
-@pytest.mark.parametrize("proton_python", ["", "~/envs/triton/bin/python"])
-def test_the_light_interpreter_lookup_is_the_collectors_own(tmp_path: Path, proton_python: str):
-    # `aorta doctor`'s fast path finds python3 and python without the collector classes;
-    # it must name the interpreters the classes name, for every built-in, as PATH changes.
-    from aorta.collectors.child_python import (DEFAULT_PYTHONS, builtin_child_python,
-                                               default_child_python)
-    from aorta.collectors.registry import get, names
-
-    bin_dir = bin_dir_with_python(tmp_path / "bin", Path(sys.executable))
-    for path in (str(bin_dir), os.environ["PATH"], str(tmp_path / "empty")):
-        env = {"PATH": path, "AORTA_PROTON_PYTHON": proton_python}
-        for name in names():
-            for python in DEFAULT_PYTHONS:
-                argv = (python, "script.py")
-                expected = get(name).child_python(argv, env)
-                assert builtin_child_python(name, argv, env) == expected
-                assert default_child_python(name, python, env) == expected, (name, python, path)
-
-
-@pytest.mark.parametrize("collect", [None, ["torch"], ["ncu"]])
-@pytest.mark.parametrize("command", [(), ("python3", "train.py"), ("sh", "run.sh")])
-def test_doctors_early_checks_are_the_ones_it_then_asks_for(collect, command):
-    # Started before the collector classes load, from the defaults' snapshot: a guess that
-    # misses costs a second start, one too many a process killed unread.
-    from aorta.cli.doctor import _early_checks, interpreter_checks
-    from aorta.collectors.import_checks import import_check_argv
-    from aorta.collectors.registry import names
-
-    asked = {tuple(import_check_argv(python, module)) for name in collect or names()
-             for _, python, module in interpreter_checks(name, command, os.environ)}
-    early = _early_checks(collect, command)
-    assert {argv for _, argv in early.keys} == asked
-
-
 def test_a_bare_proton_interpreter_name_is_looked_up_on_path_never_in_the_cwd(tmp_path: Path):
     # $AORTA_PROTON_PYTHON=python3 with a `python3` in the working directory: the check (on
     # the fast path and click's, started early or not) runs the python3 on PATH.

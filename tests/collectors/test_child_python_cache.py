@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from aorta.collectors.import_checks import check_import
+from aorta.collectors.child_python import check_import
 
 
 def test_a_variable_other_than_pythonpath_gets_its_own_check(tmp_path):
@@ -20,7 +20,7 @@ def test_a_variable_other_than_pythonpath_gets_its_own_check(tmp_path):
 def test_interpreter_checks_run_at_once(tmp_path):
     # Two stand-in interpreters that each wait (up to 20 s) for the other to have started:
     # both pass only when the checks overlap; one after the other, the first would fail.
-    from aorta.collectors.import_checks import check_imports
+    from aorta.collectors.child_python import check_imports
 
     pythons = []
     for me, other in (("a", "b"), ("b", "a")):
@@ -38,7 +38,7 @@ def test_interpreter_checks_run_at_once(tmp_path):
 
 
 def test_an_interpreter_that_writes_without_end_is_stopped(tmp_path):
-    from aorta.collectors.import_checks import check_imports
+    from aorta.collectors.child_python import check_imports
 
     chatty = tmp_path / "python_chatty"
     chatty.write_text("#!/bin/sh\nexec yes >&2\n")

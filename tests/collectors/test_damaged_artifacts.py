@@ -22,12 +22,12 @@ from typing import Any
 import pytest
 
 from aorta.collectors.base import TrialOutcome
-from aorta.collectors.cprofile import CProfileCollector
-from aorta.collectors.ncu import profile_metrics
-from aorta.collectors.nsys import summary_metrics
-from aorta.collectors.proton import ProtonCollector
-from aorta.collectors.rocprof import RocprofCollector
-from aorta.collectors.torch import TorchCollector
+from aorta.collectors.cprofile.collector import CProfileCollector
+from aorta.collectors.ncu.collector import profile_metrics
+from aorta.collectors.nsys.collector import summary_metrics
+from aorta.collectors.proton.collector import ProtonCollector
+from aorta.collectors.rocprof.collector import RocprofCollector
+from aorta.collectors.torch.collector import TorchCollector
 from aorta.parsers.ncu_csv import TIME_METRIC, read_ncu_csv
 from aorta.parsers.nsys_csv import read_kern_sum
 from damage import (WRONG, Damaged, check, csv_cases, dump, json_cases, mutate_json, spans,

@@ -19,9 +19,10 @@ import pytest
 
 from aorta.collectors.base import Launch, TrialContext, TrialOutcome
 from aorta.collectors.conflicts import check_conflicts
-from aorta.collectors.ncu import (LAUNCH_RECORD_LIMIT, NcuCollector, NcuOptions, export_raw,
+from aorta.collectors.ncu.collector import (LAUNCH_RECORD_LIMIT, NcuCollector, NcuOptions, export_raw,
                                   ncu_argv, profile_metrics)
-from aorta.collectors.tool_process import counter_access, gpu_present
+from aorta.collectors.binaries import gpu_present
+from aorta.collectors.ncu.counters import counter_access
 from aorta.collectors.registry import get, wrap_order
 from aorta.errors import ConflictError, OptionError, SetupError
 from aorta.parsers.ncu_csv import NcuLaunch, NcuProfile
@@ -351,7 +352,7 @@ def test_negative_time_is_left_out_of_the_count_and_the_mean():
 
 
 def test_a_launch_missing_from_the_export_is_caught_by_the_log():
-    from aorta.collectors.ncu import profiled_launches
+    from aorta.collectors.ncu.collector import profiled_launches
 
     text = "".join(f'==PROF== Profiling "k" - {i}: 0%....50%....100% - 9 passes\n'
                    for i in range(3))

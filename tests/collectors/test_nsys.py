@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from aorta.collectors.base import Launch, TrialContext, TrialOutcome
-from aorta.collectors.nsys import (NsysCollector, NsysOptions, find_qdstrm_importer, nsys_argv,
+from aorta.collectors.nsys.collector import (NsysCollector, NsysOptions, find_qdstrm_importer, nsys_argv,
                                    run_stats)
-from aorta.collectors.tool_process import gpu_present
+from aorta.collectors.binaries import gpu_present
 from aorta.collectors.registry import get
 from aorta.errors import OptionError, SetupError
 

@@ -80,7 +80,7 @@ def test_a_native_command_is_refused_for_what_it_is_before_triton_is_looked_for(
     assert not (tmp_path / "out").exists()
 
 
-rocprof_present = importlib.util.find_spec("aorta.collectors.rocprof") is not None
+rocprof_present = importlib.util.find_spec("aorta.collectors.rocprof.collector") is not None
 
 
 @pytest.mark.skipif(not rocprof_present, reason="the rocprof collector is not in this tree yet")
@@ -113,7 +113,7 @@ def test_every_child_process_of_the_gpu_tests_has_a_timeout() -> None:
 
 
 def test_importing_the_collector_loads_neither_torch_nor_triton() -> None:
-    code = ("import sys, aorta.collectors.proton, aorta.parsers.hatchet; "
+    code = ("import sys, aorta.collectors.proton.collector, aorta.parsers.hatchet; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'triton')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"},

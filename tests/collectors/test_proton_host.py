@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from aorta.collectors.base import TrialContext
-from aorta.collectors.proton import ProtonCollector
-from aorta.collectors.proton_host import (TritonInstall, argparse_choices, cli_backends,
+from aorta.collectors.proton.collector import ProtonCollector
+from aorta.collectors.proton.host import (TritonInstall, argparse_choices, cli_backends,
                                           find_triton, gpu_vendor, resolve_backend,
                                           torch_build_vendor, version_tuple)
 

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from aorta.collectors.base import Launch, TrialContext, TrialOutcome
-from aorta.collectors.proton import ProtonCollector
+from aorta.collectors.proton.collector import ProtonCollector
 from aorta_testing import flat_metrics
 
 PROTON = ProtonCollector()

@@ -9,8 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from aorta.collectors.conflicts import check_conflicts
-from aorta.collectors.proton import ProtonCollector
-from aorta.collectors.proton_options import ProtonOptions, mode_argument
+from aorta.collectors.proton.collector import ProtonCollector
+from aorta.collectors.proton.options import ProtonOptions, mode_argument
 from aorta.errors import ConflictError, OptionError
 
 PROTON = ProtonCollector()
@@ -186,7 +186,7 @@ def test_no_conflict_with_cprofile() -> None:
     check_conflicts({"proton": PROTON.validate(None), "cprofile": get("cprofile").validate(None)})
 
 
-rocprof_present = importlib.util.find_spec("aorta.collectors.rocprof") is not None
+rocprof_present = importlib.util.find_spec("aorta.collectors.rocprof.collector") is not None
 
 
 @pytest.mark.skipif(not rocprof_present, reason="the rocprof collector is not in this tree yet")

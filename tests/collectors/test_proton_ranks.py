@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from aorta.collectors.base import RANK_TOKEN, Launch, TrialContext, TrialOutcome
-from aorta.collectors.proton import ProtonCollector
+from aorta.collectors.proton.collector import ProtonCollector
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "proton" / "h200"
 C = ProtonCollector()

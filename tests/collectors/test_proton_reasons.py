@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from aorta.collectors.base import TrialOutcome
-from aorta.collectors.proton import ProtonCollector
-from aorta.collectors.proton_reasons import empty_reason, missing_reason
+from aorta.collectors.proton.collector import ProtonCollector
+from aorta.collectors.proton.reasons import empty_reason, missing_reason
 from aorta.parsers.hatchet import HatchetSummary
 
 PROTON = ProtonCollector()

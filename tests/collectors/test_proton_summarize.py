@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from aorta.collectors.base import CAPTURE_STATES, TrialOutcome
-from aorta.collectors.proton import ProtonCollector
+from aorta.collectors.proton.collector import ProtonCollector
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "proton"
 PROTON = ProtonCollector()

@@ -13,9 +13,9 @@ import pytest
 
 from aorta.collectors.base import Launch, TrialContext
 from aorta.collectors.child_import import aorta_root
-from aorta.collectors.proton import ProtonCollector, ProtonWrapError, env_overlay
-from aorta.collectors.proton_host import translate_devices
-from aorta.collectors.proton_options import ProtonOptions
+from aorta.collectors.proton.collector import ProtonCollector, ProtonWrapError, env_overlay
+from aorta.collectors.proton.host import translate_devices
+from aorta.collectors.proton.options import ProtonOptions
 from aorta.errors import SetupError
 
 PROTON = ProtonCollector()

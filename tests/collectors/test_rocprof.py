@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from aorta.collectors.base import Launch, TrialContext, TrialOutcome
-from aorta.collectors.rocprof import (RocprofCollector, RocprofOptions, RocprofUnavailableError,
+from aorta.collectors.rocprof.collector import (RocprofCollector, RocprofOptions, RocprofUnavailableError,
                                       rocprof_version)
 from aorta.errors import OptionError, SetupError
 
@@ -227,7 +227,7 @@ def test_contract_attributes() -> None:
     ({"backend": "rocprofiler"}, True), ({"backend": "instrumentation"}, False)])
 def test_only_proton_instrumentation_shares_a_trial(proton: dict[str, str],
                                                     refused: bool) -> None:
-    pytest.importorskip("aorta.collectors.proton")
+    pytest.importorskip("aorta.collectors.proton.collector")
     from aorta.collectors.conflicts import check_conflicts
     from aorta.collectors.registry import get
     from aorta.errors import ConflictError
@@ -443,7 +443,7 @@ def test_unreadable_file_does_not_hide_the_others(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """As root every file is readable, so the read error is raised by hand here. The stats
     are then not whole, and the whole trace gives the figures."""
-    import aorta.collectors.rocprof_figures as module
+    import aorta.collectors.rocprof.figures as module
 
     real = module.read_stats
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from aorta.cli import main
-from aorta.collectors.telemetry import TelemetryCollector, telemetry_metrics
+from aorta.collectors.telemetry.collector import TelemetryCollector, telemetry_metrics
 from aorta.gpu_state import gpu_state_notes
 
 
@@ -251,8 +251,8 @@ def test_a_process_listed_before_the_payload_is_known_is_nobodys_yet(tmp_path: P
     # The GPU may list the payload before the warden's word that it started reaches the
     # sampler: it must not be named as another program (nor may anything else be, since no
     # trial work can be contended with before the payload runs).
-    from aorta.collectors.telemetry import _Recorder
-    from aorta.collectors.telemetry_sources import DeviceInfo
+    from aorta.collectors.telemetry.collector import _Recorder
+    from aorta.collectors.telemetry.sources import DeviceInfo
     from aorta.run.proc_table import proc_info
 
     sleeper = [sys.executable, "-c", "import time; time.sleep(30)"]

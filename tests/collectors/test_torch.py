@@ -17,18 +17,18 @@ from typing import Any
 
 import pytest
 
-import aorta.collectors.torch as torch_collector
+import aorta.collectors.torch.collector as torch_collector
 from aorta.collectors import child_import
 from aorta.collectors.base import Launch, TrialContext, TrialOutcome
 from aorta.collectors.conflicts import check_conflicts
 from aorta.collectors.registry import get
-from aorta.collectors.torch import TorchCollector, TorchLaunchError, TorchOptions, torch_build
+from aorta.collectors.torch.collector import TorchCollector, TorchLaunchError, TorchOptions, torch_build
 from aorta.errors import ConflictError, OptionError, SetupError
 
 TORCH = TorchCollector()
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "torch"
 OUT = Path("/runs/r/cells/c/trial_0/torch")
-SRC = str(Path(torch_collector.__file__).resolve().parents[2])
+SRC = str(Path(torch_collector.__file__).resolve().parents[3])
 LAUNCHER = ["-m", "aorta.launchers.torch_profile", "--out", str(OUT)]
 RAN = TrialOutcome(exit_code=0, signal=None, timed_out=False, launched=True)
 
@@ -462,6 +462,8 @@ def fake_torch(tmp_path: Path, version: str, version_py: str | None) -> PathDist
     ("2.11.0+cu130", None, "cuda"),                  # no version.py: the local version tag
     ("2.5.1+rocm6.2", "garbage = (\n", "rocm"),
     ("2.4.0", None, "unknown"),
+    ("2.11.0", "cuda_version = '12'\ncuda: str = None\nhip: str = None\n", "cpu"),
+    ("2.11.0", "cuda =\n  cuda = '1'\nxpu:str='20250101'\r\n", "xpu 20250101"),
 ])
 def test_torch_build_from_files(tmp_path: Path, version: str, text: str | None, build: str) -> None:
     assert torch_build(fake_torch(tmp_path, version, text)) == build
@@ -482,7 +484,7 @@ def test_probe_here() -> None:
 
 
 def test_importing_the_collector_does_not_import_torch() -> None:
-    code = ("import sys, aorta.collectors.torch as c; c.TorchCollector().probe(); "
+    code = ("import sys, aorta.collectors.torch.collector as c; c.TorchCollector().probe(); "
             "print('torch' in sys.modules)")
     env = dict(os.environ, PYTHONPATH=SRC)
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from aorta.collectors.base import Launch, TrialContext, TrialOutcome
-from aorta.collectors.torch import TorchCollector
+from aorta.collectors.torch.collector import TorchCollector
 from aorta_testing import run_aorta, trial_result, write_recipe
 
 pytest.importorskip("torch", reason="needs PyTorch (CI installs the CPU build)")

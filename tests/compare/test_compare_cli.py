@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from aorta.cli import COMMANDS, main
+from aorta.cli import main
+from aorta.cli.commands import COMMANDS
 from aorta.cli.compare import CompareOptions, run
 from aorta.errors import EXIT_OK, EXIT_REGRESSION, EXIT_USAGE
 

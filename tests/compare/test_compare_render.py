@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from dataclasses import replace
 
@@ -41,15 +42,15 @@ def test_text_golden():
 
         cell c: base 5/5 passed, new 5/6 passed (1 errored)
           note: new: only the 5 passing trial(s) of 6 are compared (1 errored)
-          metric                  base     new  ratio  interval        p      verdict                      note
-          wall_s                 1.000   1.200  1.200  [1.150, 1.260]  0.008  SLOWER
-          rocprof_kernel_count      10      12  1.200  -               -      CHANGED                      10 -> 12
-          cpu_user_s            0.5000  0.5200  1.040  [0.900, inf]    0.420  UNCERTAIN (12-40 more/side)
+          metric                base   new  ratio  interval        p      verdict                      note
+          wall_s                   1   1.2  1.200  [1.150, 1.260]  0.008  SLOWER
+          rocprof_kernel_count    10    12  1.200  -               -      CHANGED                      10 -> 12
+          cpu_user_s             0.5  0.52  1.040  [0.900, inf]    0.420  UNCERTAIN (12-40 more/side)
 
           rocprof_kernels, by absolute change:
           kernel       base ms  new ms  change ms  ratio  interval        p      verdict  note
-          fresh              -  0.7500      +0.75      -  -               -      NEW      only in new (5 of 5 trials)
-          gemm<float>    2.000   2.500       +0.5  1.250  [1.200, 1.300]  0.008  SLOWER
+          fresh              -    0.75      +0.75      -  -               -      NEW      only in new (5 of 5 trials)
+          gemm<float>        2     2.5       +0.5  1.250  [1.200, 1.300]  0.008  SLOWER
           ... 1 more row(s) (1 GONE); --top 0 lists all
 
         summary: 2 SLOWER, 1 UNCERTAIN, 1 CHANGED, 1 NEW, 1 GONE
@@ -82,17 +83,17 @@ def test_short_names_stay_distinct_in_one_table():
     comparison = replace(comparison, cells=(replace(comparison.cells[0], rows=(
         comparison.cells[0].rows + (replace(ROWS[3], name=CUTLASS, raw_names=(CUTLASS,)),))),))
     lines = text_lines(comparison, top=0, width=100)
-    shown = [line[:line.index(" 2.000")].strip() for line in lines if "cutlass" in line]
+    shown = [re.split(r"\s{2,}", line.strip())[0] for line in lines if "cutlass" in line]
     assert len(shown) == 2 and shown[0] != shown[1]
     assert all(len(name) < len(CUTLASS) for name in shown)
 
 
 def test_markdown_escapes_shortens_and_lists_every_kernel():
     lines = markdown_lines(with_kernel(CUTLASS), top=0, gate=GATE)
-    assert "| old\\|pipe | 0.1000 | - | -0.1 | - | - | - | GONE | only in base (5 of 5 trials) |" \
+    assert "| old\\|pipe | 0.1 | - | -0.1 | - | - | - | GONE | only in base (5 of 5 trials) |" \
         in lines
     assert not any(CUTLASS in line for line in lines)
-    assert any("cutlass::Kernel2<" in line and "(...)" in line for line in lines)
+    assert any("cutlass::Kernel2&lt;" in line and "(...)" in line for line in lines)
     assert lines[-2:] == ["**summary: 3 SLOWER, 1 UNCERTAIN, 1 CHANGED, 1 NEW, 1 GONE**",
                           "**regressions (slower): 2**"]
     assert any(line.startswith("- false alarms: bounded per row") for line in lines)
@@ -146,3 +147,19 @@ def test_unbounded_advice_reads_as_a_floor():
     open_row = replace(ROWS[2], more_trials_high=None)
     comparison = replace(COMPARISON, cells=(replace(COMPARISON.cells[0], rows=(open_row,)),))
     assert any("UNCERTAIN (12+ more/side)" in line for line in text_lines(comparison))
+
+
+def test_counts_and_names_read_as_the_report_writes_them():
+    """Counts carry thousands separators in every format (they printed as 1.09215e+06), and
+    Markdown cells escape HTML (a cProfile `<listcomp>` vanished when rendered)."""
+    count = replace(ROWS[1], base_median=1092148.0, new_median=2776660.0)
+    listcomp = replace(ROWS[3], name="matmul.py:20(<listcomp>)", raw_names=())
+    cell = replace(COMPARISON.cells[0], rows=(count, listcomp))
+    comparison = replace(COMPARISON, cells=(cell,))
+    text = "\n".join(text_lines(comparison))
+    assert "1,092,148  2,776,660" in text and "e+06" not in text
+    assert "1,092,148" in html_text(comparison)
+    md = markdown_lines(comparison)
+    assert any(line.startswith("| rocprof_kernel_count | 1,092,148 | 2,776,660 |") for line in md)
+    assert any(line.startswith("| matmul.py:20(&lt;listcomp&gt;) | 2 | 2.5 |") for line in md)
+    assert not any("<listcomp>" in line for line in md)

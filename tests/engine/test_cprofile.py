@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from aorta.collectors.base import Launch, TrialContext, TrialOutcome
-from aorta.collectors.cprofile import CProfileCollector, CProfileOptions
+from aorta.collectors.cprofile.collector import CProfileCollector, CProfileOptions
 from aorta.collectors.python_launch import split_python_launch
 from aorta.errors import SetupError
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from aorta.rendering import md_text
+
 from aorta_testing import bare_python, run_aorta, trial_result, write_recipe
 
 HAS_TORCH = not os.system(f"{sys.executable} -c 'import torch' 2>/dev/null")
@@ -42,7 +44,7 @@ def test_a_failing_trial_says_why_and_where_its_stderr_is(tmp_path: Path, failin
     assert "\x1b" not in proc.stderr + proc.stdout and "\x07" not in proc.stderr
     assert trial_result(out / "adhoc", "default", 0)["reason"] == want
     perf = (out / "adhoc" / "perf.md").read_text()
-    assert (f"- default: {want} (trial_0, trial_1; see "
+    assert (f"- default: {md_text(want)} (trial_0, trial_1; see "
             f"cells/default/trial_0/stderr.log)") in perf
     assert f"default: {want} (trial_0, trial_1;" in proc.stdout
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from aorta.collectors.proton_host import gpu_vendor
+from aorta.collectors.proton.host import gpu_vendor
 from examples_catalog import ROOT, Example, aorta_command, commands, section
 from aorta_testing import flat_metrics
 
@@ -126,7 +126,7 @@ def test_portable_gemm_source_runs_on_nvidia(tmp_path: Path):
 @needs_nvidia
 @needs_torch
 def test_nsys_torch_matmul(tmp_path: Path):
-    from aorta.collectors.nsys import NsysCollector
+    from aorta.collectors.nsys.collector import NsysCollector
 
     capability = NsysCollector().probe()
     if not capability.usable:   # the sweep's preflight refuses it for this same reason

@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from aorta.collectors.proton import env_overlay
-from aorta.collectors.proton_options import ProtonOptions
+from aorta.collectors.proton.collector import env_overlay
+from aorta.collectors.proton.options import ProtonOptions
 from examples_catalog import PROFILING, PROTON_EXAMPLES, PYTHON_EXAMPLES, Example
 from payload_ast import exit_calls, load_functions, main_guard, string_constants
 

@@ -25,7 +25,8 @@ from typing import Any
 import pytest
 import yaml
 
-from aorta.collectors.tool_process import gpu_present, host_counter_access
+from aorta.collectors.binaries import gpu_present
+from aorta.collectors.ncu.counters import host_counter_access
 from aorta_testing import flat_metrics
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -25,8 +25,8 @@ import pytest
 import yaml
 
 from aorta.collectors.base import Launch, TrialContext, TrialOutcome
-from aorta.collectors.nsys import NsysCollector, find_qdstrm_importer
-from aorta.collectors.tool_process import gpu_present
+from aorta.collectors.nsys.collector import NsysCollector, find_qdstrm_importer
+from aorta.collectors.binaries import gpu_present
 from aorta_testing import flat_metrics
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-from aorta.collectors.torch import torch_build
+from aorta.collectors.torch.collector import torch_build
 from aorta_testing import flat_metrics
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -65,7 +65,7 @@ def test_password_never_reaches_output_page_or_database(db_url: str, tmp_path: P
 
 
 def _cli():  # type: ignore[no-untyped-def]
-    from aorta.cli import cli
+    from aorta.cli.group import cli
 
     return cli
 

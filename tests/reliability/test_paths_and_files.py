@@ -14,6 +14,7 @@ import pytest
 
 from aorta.cli import main
 from aorta.collectors import registry
+from aorta_testing import install_plugin
 
 
 def _sweep(tmp_path: Path, recipe: str, *command: str, name: str = "r.yaml",
@@ -139,14 +140,16 @@ class BoomCollector(Collector):
 
 def test_a_collector_that_raises_leaves_an_unparsed_capture(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "boom_collector.py").write_text(BOOM)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(registry.BUILTIN, "boom", "boom_collector:BoomCollector")
+    site = install_plugin(tmp_path / "site", "boom_collector", BOOM,
+                          {"boom": "boom_collector:BoomCollector"})
+    monkeypatch.syspath_prepend(str(site))
     registry.get.cache_clear()
+    registry._table.cache_clear()
     try:
         assert _sweep(tmp_path, "schema_version: 1\nticket: b\ntrials: 2\ncollect: [boom]\n") == 0
     finally:
         registry.get.cache_clear()
+        registry._table.cache_clear()
     for i in range(2):
         result: dict[str, Any] = json.loads(
             (tmp_path / f"out/b/cells/default/trial_{i}/result.json").read_text())

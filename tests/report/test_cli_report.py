@@ -8,7 +8,8 @@ import textwrap
 
 import pytest
 
-from aorta.cli import COMMANDS, main
+from aorta.cli import main
+from aorta.cli.commands import COMMANDS
 from aorta.cli.report import ReportOptions, run
 from aorta.errors import EXIT_USAGE, RunDirError
 

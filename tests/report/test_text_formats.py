@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from aorta.report import build_report, render_html, render_json, render_markdown
-from aorta.report.markdown import md_code, md_text
+from aorta.rendering import md_code, md_text
 from report_helpers import kernels, HOSTILE, trial
 
 

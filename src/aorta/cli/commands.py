@@ -1,8 +1,5 @@
-"""The table of `aorta` subcommands, and the one-line escaping every error message gets.
-
-Import-free on purpose: both the click group (`aorta.cli.group`) and the fast path
-(`aorta.cli.light`) read it.
-"""
+"""The table of `aorta` subcommands (loaded lazily by `aorta.cli.group`), and the one-line
+escaping every error message gets."""
 
 from __future__ import annotations
 

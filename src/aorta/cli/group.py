@@ -1,7 +1,5 @@
-"""The click group behind the `aorta` command. Subcommands load lazily.
-
-`aorta.cli.main` answers a few well-formed invocations without this module (`aorta.cli.light`)
-and hands everything else to `click_main`, so usage errors and edge cases are click's.
+"""The click group behind the `aorta` command. Subcommands load lazily: a subcommand's module
+is imported only when it runs or its help is asked for (click's lazy-group pattern).
 
 Errors leave through one door: `click_main` turns a `UserError` into one line on stderr and its
 exit code; anything else is a bug (exit 1) and says so.

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
 from pathlib import Path
 
 import click
 
-from aorta.cli.sweep_status_text import status_lines, status_text
 from aorta.errors import EXIT_OK
-
-__all__ = ["SweepStatusOptions", "run", "status_command", "status_lines"]
-
-
-@dataclass(frozen=True)
-class SweepStatusOptions:
-    run_dir: Path
-    as_json: bool = False
 
 
 @click.command("status")
@@ -32,9 +23,8 @@ def status_command(run_dir: Path, as_json: bool) -> int:
     \b
     aorta sweep status aorta_results/matmul-dtype
     """
-    return run(SweepStatusOptions(run_dir, as_json))
+    from aorta.run.status import run_status
 
-
-def run(opts: SweepStatusOptions) -> int:
-    click.echo(status_text(opts.run_dir, opts.as_json), nl=False)
+    status = run_status(run_dir)
+    click.echo(json.dumps(status.to_json(), indent=2) if as_json else "\n".join(status.lines()))
     return EXIT_OK

@@ -1,53 +1,85 @@
-"""Which interpreter will import what a collector's launcher needs?
+"""Which interpreter will import what a collector's launcher needs, and can it?
 
-`aorta doctor` and the sweep's preflight used to ask aorta's interpreter, while a command like
-`python3 train.py` runs whatever `python3` the trial's PATH finds first. This module resolves
-that interpreter the way the child will (`python3` on the child's PATH; a `pytest` script's
-shebang); `aorta.collectors.import_checks` then asks it, `[python, -c, "import torch"]`.
+A command like `python3 train.py` runs whatever `python3` the trial's PATH finds first, not
+aorta's own interpreter. `command_python` resolves that interpreter the way the child will
+(`python3` on the child's PATH; a `pytest` script's shebang); `check_imports` then asks it,
+`[python, -c, "import torch"]`, for `aorta doctor` and the sweep's preflight. Checks run
+without a shell, with a timeout, in the environment given (a recipe's PYTHONPATH counts),
+several at once: each is a whole interpreter start.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
-from aorta.collectors.probes import proton_python_override
-from aorta.pathsearch import which
-
-__all__ = ["command_python", "builtin_child_python", "default_child_python", "DEFAULT_PYTHONS"]
+from aorta.base.tools import run_tool
+from aorta.collectors.python_launch import split_python_launch
+from aorta.errors import SetupError
 
 #: Without a command, the interpreters a `-- python3 script.py` (or `python`) command would run.
 DEFAULT_PYTHONS = ("python3", "python")
+IMPORT_TIMEOUT_S = 30.0     # importing torch takes seconds on a slow disk, not minutes
 
 
 def command_python(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
     """The interpreter that runs `argv` (a Python launch), resolved on `env`'s PATH; None
     when `argv` is not a Python launch (a collector's own check refuses those)."""
-    from aorta.collectors.python_launch import split_python_launch
-    from aorta.errors import SetupError
-
     try:
-        launch = split_python_launch(tuple(argv), "check", "")
+        python = split_python_launch(tuple(argv), "check", "").python
     except SetupError:
         return None
-    python = launch.python
     if os.sep in python:
         return python
-    return which(python, path=env.get("PATH", os.defpath))
+    return shutil.which(python, path=env.get("PATH", os.defpath))
 
 
-def builtin_child_python(name: str, argv: Sequence[str], env: Mapping[str, str]) -> str | None:
-    """`Collector.child_python` of the built-in collector `name`: the command's interpreter,
-    except for proton where $AORTA_PROTON_PYTHON names the one that has Triton."""
-    return _override(name, env) or command_python(argv, env)
+@dataclass(frozen=True)
+class ChildImport:
+    """What `python` answered to `import <module>`: ok True or False (`problem`: its last line
+    of stderr), or None when the check could not finish (`problem` says why)."""
+
+    python: str
+    module: str
+    ok: bool | None
+    problem: str = ""
 
 
-def default_child_python(name: str, python: str, env: Mapping[str, str]) -> str | None:
-    """`builtin_child_python(name, (python, "script.py"), env)` for a bare interpreter name
-    (one of DEFAULT_PYTHONS), without parsing a command line: `aorta doctor` asks this before
-    anything heavy is loaded."""
-    return _override(name, env) or which(python, path=env.get("PATH", os.defpath))
+_cache: dict[tuple[str, str, tuple[tuple[str, str], ...]], ChildImport] = {}
 
 
-def _override(name: str, env: Mapping[str, str]) -> str | None:
-    return proton_python_override(env) if name == "proton" else None
+def check_import(python: str, module: str, env: Mapping[str, str],
+                 timeout: float = IMPORT_TIMEOUT_S) -> ChildImport:
+    """Run `python -c "import <module>"` in `env`; cached per interpreter, module and
+    environment for the life of this process (any variable can change what imports: PATH,
+    VIRTUAL_ENV, LD_LIBRARY_PATH, PYTHONHOME, ...)."""
+    key = (python, module, tuple(sorted(env.items())))
+    if key not in _cache:
+        if not module.replace(".", "").replace("_", "").isalnum():
+            raise ValueError(f"not a module name: {module!r}")
+        result = run_tool([python, "-c", f"import {module}"], timeout, env=env,
+                          merge_stderr=False)
+        if result.returncode is None:
+            found = ChildImport(python, module, None, result.problem)
+        elif result.ok:
+            found = ChildImport(python, module, True)
+        else:
+            lines = [line.strip() for line in result.errors.splitlines() if line.strip()]
+            found = ChildImport(python, module, False, lines[-1][:300] if lines else
+                                f"exit status {result.returncode}")
+        _cache[key] = found
+    return _cache[key]
+
+
+def check_imports(checks: Sequence[tuple[str, str]], env: Mapping[str, str],
+                  timeout: float = IMPORT_TIMEOUT_S) -> dict[tuple[str, str], ChildImport]:
+    """`check_import` of every (python, module) in `checks`, all at once."""
+    todo = list(dict.fromkeys(checks))
+    if not todo:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
+        found = pool.map(lambda check: check_import(*check, env, timeout), todo)
+        return dict(zip(todo, found))

@@ -1,41 +1,26 @@
-"""The table of collectors: built-ins by import path (loaded lazily), plus plug-ins.
-
-Third-party collectors register through the `aorta.collectors` entry point group; each entry
-point names a `Collector` subclass. A plug-in is checked when it loads, naming what is wrong.
+"""The table of collectors: every collector, built-in or third-party, is an entry point of the
+`aorta.collectors` group naming a `Collector` subclass (aorta's own are declared in its
+pyproject.toml). A collector is loaded when it is first asked for, and checked then, naming
+what is wrong.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from functools import cache
+from importlib.metadata import EntryPoint, entry_points
 
 from aorta.collectors.base import Collector
-from aorta.collectors.builtin import BUILTIN
 from aorta.errors import UserError
 
-__all__ = ["BUILTIN", "names", "get", "wrap_order"]
+GROUP = "aorta.collectors"
 
 
 @cache
-def _plugins() -> dict[str, str]:
-    from importlib.metadata import entry_points
-
-    found = {}
-    for ep in entry_points(group="aorta.collectors"):
-        if ep.name not in BUILTIN:
-            found[ep.name] = ep.value
+def _table() -> dict[str, EntryPoint]:
+    found: dict[str, EntryPoint] = {}
+    for ep in entry_points(group=GROUP):
+        found.setdefault(ep.name, ep)      # the first distribution on sys.path wins
     return found
-
-
-def _table() -> dict[str, str]:
-    return {**{n: p for n, p in BUILTIN.items() if _importable(p)}, **_plugins()}
-
-
-def _importable(path: str) -> bool:
-    # Built-ins land one module at a time; a name whose module is absent is not offered.
-    module = path.split(":")[0]
-    return importlib.util.find_spec(module) is not None
 
 
 def names() -> list[str]:
@@ -48,17 +33,22 @@ def get(name: str) -> Collector:
     """The collector called `name`; `UserError` listing the known names if there is none."""
     table = _table()
     if name not in table:
-        raise UserError(f"unknown collector {name!r}; known: {', '.join(sorted(table))}")
-    module_name, _, attr = table[name].partition(":")
-    cls = getattr(importlib.import_module(module_name), attr)
+        known = ", ".join(sorted(table)) or ("none: aorta's own collectors are registered when "
+                                             "it is installed (pip install -e .)")
+        raise UserError(f"unknown collector {name!r}; known: {known}")
+    try:
+        cls = table[name].load()
+    except Exception as exc:   # a plug-in that cannot even import is the plug-in's fault
+        raise UserError(f"collector {name!r}: {table[name].value} cannot be loaded: "
+                        f"{type(exc).__name__}: {exc}") from None
     _check(name, cls)
     collector: Collector = cls()
     return collector
 
 
-def _check(name: str, cls: type) -> None:
+def _check(name: str, cls: object) -> None:
     if not (isinstance(cls, type) and issubclass(cls, Collector)):
-        raise UserError(f"collector {name!r}: {cls!r} is not a aorta Collector subclass")
+        raise UserError(f"collector {name!r}: {cls!r} is not an aorta Collector subclass")
     for attr in ("name", "wrap_rank", "options_model"):
         if not hasattr(cls, attr):
             raise UserError(f"collector {name!r}: class {cls.__name__} does not set {attr!r}")

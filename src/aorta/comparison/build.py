@@ -21,6 +21,7 @@ from aorta.comparison.names import normalise
 from aorta.comparison.stats import can_reach, median
 from aorta.comparison.verdict import Judgement, Measurement, decide, measure
 from aorta.errors import UserError
+from aorta.rendering import fmt
 
 __all__ = ["compare_runs"]
 
@@ -211,7 +212,7 @@ def _kernel_row(cell: str, table: str, name: str, base: Sequence[_Merged],
     if seen_b < len(b) or seen_n < len(n):
         extra.append(f"ran in {seen_b}/{len(b)} base and {seen_n}/{len(n)} new trials")
     if calls_b is not None and calls_n is not None and calls_b != calls_n:
-        extra.append(f"calls {calls_b:g} -> {calls_n:g}")
+        extra.append(f"calls {fmt(calls_b)} -> {fmt(calls_n)}")
 
     def make(j: Judgement) -> Row:
         return Row(cell, "kernel", name, "time", j.verdict, len(b), len(n), j.base_median,

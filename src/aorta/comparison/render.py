@@ -2,24 +2,24 @@
 `render_html`, shared wording in `wording`. Renderers only read the rows; every number was
 computed before.
 
-Long kernel names are shortened for the tables (`display`): in text to fit the terminal
-`width` when one is given, in Markdown to 64 characters. JSON keeps every name whole.
+Long kernel names are shortened for the tables (the render kit's `short_names`): in text to
+fit the terminal `width` when one is given, in Markdown to 64 characters. JSON keeps every
+name whole.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from aorta.comparison.display import short_names
 from aorta.comparison.gate import Gate
 from aorta.comparison.model import Comparison, Row
-from aorta.comparison.wording import (METRIC_HEAD, cell_header, family_line, gate_line,
-                                   kernel_cells, kernel_groups, kernel_head, left_out_line,
-                                   method_line, metric_cells, p_head, summary_line)
-from aorta.store.files import finite_json
+from aorta.comparison.wording import (cell_header, family_line, gate_line, kernel_cells,
+                                      kernel_groups, kernel_head, left_out_line, method_line,
+                                      metric_cells, metric_head, p_head, summary_line)
+from aorta.rendering import json_text as strict_json
+from aorta.rendering import md_code, md_table, md_text, short_names, text_table
 
 __all__ = ["text_lines", "markdown_lines", "json_text", "COMPARE_SCHEMA", "MARKDOWN_NAME_WIDTH"]
 
@@ -41,9 +41,8 @@ def text_lines(comparison: Comparison, top: int = 20, gate: Gate | None = None,
     for cell in comparison.cells:
         lines += ["", cell_header(cell)]
         lines += [f"  note: {n}" for n in cell.notes]
-        metrics = cell.metric_rows()
-        if metrics:
-            lines += _table(_head(METRIC_HEAD, p), [metric_cells(r) for r in metrics], width)
+        if cell.metric_rows():
+            lines += _table(metric_head(p), [metric_cells(r) for r in cell.metric_rows()], width)
         for table, shown, left_out in kernel_groups(cell, top):
             lines += ["", f"  {table}, by absolute change:"]
             lines += _table(kernel_head(table, p), [kernel_cells(r) for r in shown], width)
@@ -55,22 +54,11 @@ def text_lines(comparison: Comparison, top: int = 20, gate: Gate | None = None,
     return lines
 
 
-def _head(head: tuple[str, ...], p: str) -> tuple[str, ...]:
-    return tuple(p if h == "p" else h for h in head)
-
-
 def _table(head: Sequence[str], rows: Sequence[Sequence[str]], width: int | None) -> list[str]:
     if width is not None:
         rows = _shortened(rows, _name_width(head, rows, width))
-    table = [head, *rows]
-    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
     numeric = {1, 2, 3, 4} if len(head) == 9 else {1, 2, 3}
-    lines = []
-    for row in table:
-        cells = [v.rjust(w) if i in numeric else v.ljust(w)
-                 for i, (v, w) in enumerate(zip(row, widths))]
-        lines.append((_INDENT + "  ".join(cells)).rstrip())
-    return lines
+    return text_table([head, *rows], numeric, _INDENT)
 
 
 def _name_width(head: Sequence[str], rows: Sequence[Sequence[str]], width: int) -> int:
@@ -86,33 +74,27 @@ def _shortened(rows: Sequence[Sequence[str]], width: int) -> list[tuple[str, ...
     return [(short[r[0]], *r[1:]) for r in rows]
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def _md_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    rows = _shortened(rows, MARKDOWN_NAME_WIDTH)
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    out += ["| " + " | ".join(_md_escape(c) for c in row) + " |" for row in rows]
-    return out
+    """Names (shortened) and notes are run-derived and escaped; the figures are ours."""
+    return md_table(head, [(md_text(r[0]), *r[1:-1], md_text(r[-1]))
+                           for r in _shortened(rows, MARKDOWN_NAME_WIDTH)])
 
 
 def markdown_lines(comparison: Comparison, top: int = 20, gate: Gate | None = None) -> list[str]:
     """The same content as `text_lines`, as Markdown tables."""
-    lines = ["# aorta compare", "", f"- base: `{comparison.base}`", f"- new: `{comparison.new}`",
-             f"- {method_line(comparison)}", f"- {family_line(comparison, gate)}"]
-    lines += [f"- note: {n}" for n in comparison.notes]
-    lines += [f"- **warning**: {w}" for w in (gate.warnings if gate else ())]
+    lines = ["# aorta compare", "", f"- base: {md_code(comparison.base)}",
+             f"- new: {md_code(comparison.new)}", f"- {method_line(comparison)}",
+             f"- {family_line(comparison, gate)}"]
+    lines += [f"- note: {md_text(n)}" for n in comparison.notes]
+    lines += [f"- **warning**: {md_text(w)}" for w in (gate.warnings if gate else ())]
     p = p_head(comparison)
     for cell in comparison.cells:
-        lines += ["", f"## {cell_header(cell)}", ""]
-        lines += [f"- note: {n}" for n in cell.notes]
-        if cell.notes:
-            lines.append("")
+        lines += ["", f"## {md_text(cell_header(cell))}", ""]
+        lines += [f"- note: {md_text(n)}" for n in cell.notes] + ([""] if cell.notes else [])
         if cell.metric_rows():
-            lines += _md_table(_head(METRIC_HEAD, p), [metric_cells(r) for r in cell.metric_rows()])
+            lines += _md_table(metric_head(p), [metric_cells(r) for r in cell.metric_rows()])
         for table, shown, left_out in kernel_groups(cell, top):
-            lines += ["", f"### {table}, by absolute change", ""]
+            lines += ["", f"### {md_text(table)}, by absolute change", ""]
             lines += _md_table(kernel_head(table, p), [kernel_cells(r) for r in shown])
             if left_out:
                 lines += ["", left_out_line(left_out)]
@@ -127,7 +109,7 @@ def json_text(comparison: Comparison, gate: Gate | None = None) -> str:
     open-ended trial advice, is null). `gate` adds what --fail-on watched and failed on."""
     settings = asdict(comparison.settings)
     settings["metrics"] = list(comparison.settings.metrics)
-    doc = {
+    return strict_json({
         "schema_version": COMPARE_SCHEMA, "base": comparison.base, "new": comparison.new,
         "settings": settings, "notes": list(comparison.notes),
         "family": {"tested": comparison.tested, "correction": comparison.settings.correction,
@@ -145,8 +127,7 @@ def json_text(comparison: Comparison, gate: Gate | None = None) -> str:
             "metrics": [_row_doc(r) for r in c.metric_rows()],
             "kernels": [_row_doc(r) for r in c.kernel_rows()],
         } for c in comparison.cells],
-    }
-    return json.dumps(finite_json(doc), indent=2, allow_nan=False)
+    })
 
 
 def _row_doc(row: Row) -> dict[str, Any]:

@@ -1,20 +1,17 @@
 """A comparison as one self-contained HTML page: inline style, no script, no network.
 
-Long kernel names show shortened (`display`); the cell's tooltip holds the full name, and the
-names it was matched from when normalisation changed them.
+Long kernel names show shortened (the render kit's `short_name`); the cell's tooltip holds the
+full name, and the names it was matched from when normalisation changed them.
 """
 
 from __future__ import annotations
 
-from html import escape
-
-from aorta.comparison.display import short_name
 from aorta.comparison.gate import Gate
 from aorta.comparison.model import CellComparison, Comparison, Row
-from aorta.comparison.wording import (cell_header, deciding_p, family_line, fmt_interval,
-                                   fmt_number, fmt_p, fmt_ratio, gate_line, kernel_groups,
-                                   kernel_head, left_out_line, method_line, p_head,
-                                   summary_line, verdict_text)
+from aorta.comparison.wording import (cell_header, family_line, gate_line, kernel_cells,
+                                      kernel_groups, kernel_head, left_out_line, method_line,
+                                      metric_cells, metric_head, p_head, summary_line)
+from aorta.rendering import h, short_name
 
 __all__ = ["html_text", "HTML_NAME_WIDTH"]
 
@@ -41,59 +38,45 @@ def html_text(comparison: Comparison, top: int = 20, gate: Gate | None = None) -
     parts = ["<!DOCTYPE html>", "<html><head><meta charset='utf-8'>",
              "<title>aorta compare</title>", f"<style>{_STYLE}</style></head><body>",
              "<h1>aorta compare</h1>",
-             f"<p>base: <code>{escape(comparison.base)}</code><br>"
-             f"new: <code>{escape(comparison.new)}</code><br>{escape(method_line(comparison))}"
-             f"<br>{escape(family_line(comparison, gate))}</p>"]
-    parts += [f"<p class='note'>note: {escape(n)}</p>" for n in comparison.notes]
-    parts += [f"<p class='warning'>warning: {escape(w)}</p>"
-              for w in (gate.warnings if gate else ())]
+             f"<p>base: <code>{h(comparison.base)}</code><br>"
+             f"new: <code>{h(comparison.new)}</code><br>{h(method_line(comparison))}"
+             f"<br>{h(family_line(comparison, gate))}</p>"]
+    parts += [f"<p class='note'>note: {h(n)}</p>" for n in comparison.notes]
+    parts += [f"<p class='warning'>warning: {h(w)}</p>" for w in (gate.warnings if gate else ())]
     for cell in comparison.cells:
         parts += _cell(cell, top, p_head(comparison))
-    parts.append(f"<p><strong>{escape(summary_line(comparison))}</strong></p>")
+    parts.append(f"<p><strong>{h(summary_line(comparison))}</strong></p>")
     if gate is not None and gate.fail_on:
-        parts.append(f"<p><strong>{escape(gate_line(gate))}</strong></p>")
+        parts.append(f"<p><strong>{h(gate_line(gate))}</strong></p>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
 
 def _cell(cell: CellComparison, top: int, p: str) -> list[str]:
-    parts = [f"<h2>{escape(cell_header(cell))}</h2>"]
-    parts += [f"<p class='note'>note: {escape(n)}</p>" for n in cell.notes]
+    parts = [f"<h2>{h(cell_header(cell))}</h2>"]
+    parts += [f"<p class='note'>note: {h(n)}</p>" for n in cell.notes]
     if cell.metric_rows():
-        parts.append(_table(("metric", "base", "new", "ratio", "interval", p, "verdict",
-                             "note"), [_metric_row(r) for r in cell.metric_rows()]))
+        parts.append(_table(metric_head(p), [_row(r, metric_cells(r)) for r in cell.metric_rows()]))
     for table, shown, left_out in kernel_groups(cell, top):
-        parts.append(f"<h3>{escape(table)}, by absolute change</h3>")
-        parts.append(_table(kernel_head(table, p), [_kernel_row(r) for r in shown]))
+        parts.append(f"<h3>{h(table)}, by absolute change</h3>")
+        parts.append(_table(kernel_head(table, p), [_row(r, kernel_cells(r)) for r in shown]))
         if left_out:
-            parts.append(f"<p class='note'>{escape(left_out_line(left_out))}</p>")
+            parts.append(f"<p class='note'>{h(left_out_line(left_out))}</p>")
     return parts
 
 
 def _table(head: tuple[str, ...], rows: list[str]) -> str:
-    cells = "".join(f"<th class='name'>{escape(h)}</th>" if i in (0, len(head) - 1)
-                    else f"<th>{escape(h)}</th>" for i, h in enumerate(head))
+    cells = "".join(f"<th class='name'>{h(text)}</th>" if i in (0, len(head) - 1)
+                    else f"<th>{h(text)}</th>" for i, text in enumerate(head))
     return f"<table><thead><tr>{cells}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
-def _row(row: Row, middle: list[str]) -> str:
+def _row(row: Row, cells: tuple[str, ...]) -> str:
+    """The name shortened (its tooltip whole), the figures, the verdict styled, the note."""
     tip = [row.name] + ([f"matched from: {', '.join(row.raw_names)}"]
                         if row.raw_names and row.raw_names != (row.name,) else [])
-    cells = [f"<td class='name' title='{escape(chr(10).join(tip))}'>"
-             f"{escape(short_name(row.name, HTML_NAME_WIDTH))}</td>"]
-    cells += [f"<td>{escape(v)}</td>" for v in middle]
-    cells.append(f"<td class='{row.verdict}'>{escape(verdict_text(row))}</td>")
-    cells.append(f"<td class='note'>{escape(row.note)}</td>")
-    return "<tr>" + "".join(cells) + "</tr>"
-
-
-def _metric_row(row: Row) -> str:
-    count = row.kind == "count"
-    return _row(row, [fmt_number(row.base_median, count), fmt_number(row.new_median, count),
-                      fmt_ratio(row.ratio), fmt_interval(row), fmt_p(deciding_p(row))])
-
-
-def _kernel_row(row: Row) -> str:
-    return _row(row, [fmt_number(row.base_median), fmt_number(row.new_median),
-                      f"{row.change:+.4g}", fmt_ratio(row.ratio), fmt_interval(row),
-                      fmt_p(deciding_p(row))])
+    return (f"<tr><td class='name' title='{h(chr(10).join(tip))}'>"
+            f"{h(short_name(row.name, HTML_NAME_WIDTH))}</td>"
+            + "".join(f"<td>{h(v)}</td>" for v in cells[1:-2])
+            + f"<td class='{row.verdict}'>{h(cells[-2])}</td>"
+            f"<td class='note'>{h(row.note)}</td></tr>")

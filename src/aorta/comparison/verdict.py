@@ -36,6 +36,7 @@ from aorta.comparison.interval import ratio_interval
 from aorta.comparison.kinds import MetricKind, direction_words
 from aorta.comparison.model import CompareSettings, Verdict
 from aorta.comparison.stats import RankTest, can_reach, mann_whitney, median
+from aorta.rendering import fmt
 
 __all__ = ["Judgement", "Measurement", "measure", "decide", "judge"]
 
@@ -129,7 +130,7 @@ def _judge_count(base_median: float, new_median: float) -> Judgement:
     if base_median == new_median:
         return Judgement("SAME", base_median, new_median, ratio)
     return Judgement("CHANGED", base_median, new_median, ratio,
-                     note=f"{_plain(base_median)} -> {_plain(new_median)}")
+                     note=f"{fmt(base_median)} -> {fmt(new_median)}")
 
 
 def _uncertain(found: Judgement, m: Measurement, threshold: float, alpha: float,
@@ -146,7 +147,3 @@ def _bound(value: float) -> float | None:
 
 def _median_or_none(values: Sequence[float]) -> float | None:
     return median(values) if values else None
-
-
-def _plain(value: float) -> str:
-    return f"{value:g}"

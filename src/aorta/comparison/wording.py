@@ -4,51 +4,23 @@ guarantee lines, the summary. They only read the rows; every number was computed
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 
 from aorta.comparison.gate import Gate
 from aorta.comparison.model import CellComparison, Comparison, Row, TrialCounts
+from aorta.rendering import fmt, fmt_interval, fmt_p, fmt_ratio, signed
 
-__all__ = ["fmt_number", "fmt_ratio", "fmt_interval", "fmt_p", "deciding_p", "p_head",
-           "verdict_text", "method_line", "family_line", "summary_line", "gate_line",
-           "kernel_groups", "left_out_line", "cell_header", "kernel_head", "metric_cells",
-           "kernel_cells", "METRIC_HEAD", "KERNEL_HEAD"]
-
-METRIC_HEAD = ("metric", "base", "new", "ratio", "interval", "p", "verdict", "note")
-KERNEL_HEAD = ("name", "base ms", "new ms", "change ms", "ratio", "interval", "p", "verdict",
-               "note")
-_CORRECTED = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
+__all__ = ["interval_text", "deciding_p", "p_head", "verdict_text", "method_line",
+           "family_line", "summary_line", "gate_line", "kernel_groups", "left_out_line",
+           "cell_header", "metric_head", "kernel_head", "metric_cells", "kernel_cells"]
 
 
-def fmt_number(value: float | None, count: bool = False) -> str:
-    """Four significant digits (a count as a plain number); '-' for no value."""
-    if value is None:
-        return "-"
-    if not math.isfinite(value) or count:
-        return f"{value:g}"
-    if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
-        return f"{value:.3e}"
-    return f"{value:.0f}" if abs(value) >= 1000 else f"{value:#.4g}"
-
-
-def fmt_ratio(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
-def fmt_interval(row: Row) -> str:
+def interval_text(row: Row) -> str:
+    """The ratio's interval; `[unbounded]` when the test ran but bounds none, `-` untested."""
     if row.ci_low is None and row.ci_high is None:
         return "-" if row.p_value is None else "[unbounded]"
-    low = "0" if row.ci_low is None else f"{row.ci_low:.3f}"
-    high = "inf" if row.ci_high is None else f"{row.ci_high:.3f}"
-    return f"[{low}, {high}]"
-
-
-def fmt_p(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
+    return fmt_interval(row.ci_low, row.ci_high)
 
 
 def deciding_p(row: Row) -> float | None:
@@ -124,23 +96,25 @@ def cell_header(cell: CellComparison) -> str:
     return f"cell {cell.label}: {side('base', cell.base_trials)}, {side('new', cell.new_trials)}"
 
 
+def metric_head(p: str = "p") -> tuple[str, ...]:
+    return ("metric", "base", "new", "ratio", "interval", p, "verdict", "note")
+
+
 def kernel_head(table: str, p: str = "p") -> tuple[str, ...]:
     """Column names for a kernel table; cProfile's table holds functions, not kernels."""
     first = "function" if table.endswith("_functions") else "kernel"
-    return (first,) + KERNEL_HEAD[1:6] + (p,) + KERNEL_HEAD[7:]
+    return (first, "base ms", "new ms", "change ms", "ratio", "interval", p, "verdict", "note")
 
 
 def metric_cells(row: Row) -> tuple[str, ...]:
-    count = row.kind == "count"
-    return (row.name, fmt_number(row.base_median, count), fmt_number(row.new_median, count),
-            fmt_ratio(row.ratio), fmt_interval(row), fmt_p(deciding_p(row)), verdict_text(row),
-            row.note)
+    return (row.name, fmt(row.base_median), fmt(row.new_median), fmt_ratio(row.ratio),
+            interval_text(row), fmt_p(deciding_p(row)), verdict_text(row), row.note)
 
 
 def kernel_cells(row: Row) -> tuple[str, ...]:
-    return (row.name, fmt_number(row.base_median), fmt_number(row.new_median),
-            f"{row.change:+.4g}", fmt_ratio(row.ratio), fmt_interval(row),
-            fmt_p(deciding_p(row)), verdict_text(row), row.note)
+    return (row.name, fmt(row.base_median), fmt(row.new_median), signed(row.change),
+            fmt_ratio(row.ratio), interval_text(row), fmt_p(deciding_p(row)), verdict_text(row),
+            row.note)
 
 
 def left_out_line(left_out: Sequence[Row]) -> str:

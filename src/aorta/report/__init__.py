@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from aorta.rendering import json_text
+from aorta.redaction import PATTERN_ONLY
 from aorta.report.build import build_report
 from aorta.report.html import render_html
-from aorta.report.json_doc import render_json
 from aorta.report.markdown import render_markdown
 from aorta.report.model import Report
-from aorta.redaction import PATTERN_ONLY
 from aorta.store.files import write_anywhere
 from aorta.store.run_dir import RunStore
 
@@ -19,6 +19,14 @@ __all__ = ["Report", "build_report", "render_html", "render_markdown", "render_j
            "write_report", "write_html", "write_report_file", "REPORT_FILE"]
 
 REPORT_FILE = "report.html"
+
+
+def render_json(report: Report, run_dir: Path) -> str:
+    """`{"schema_version": 1, "run_dir": ..., "header": ..., "cells": [...], ...}`: the
+    `Report` record itself, plus where the run lives."""
+    doc = report.to_json()
+    return json_text({"schema_version": doc.pop("schema_version"), "run_dir": str(run_dir),
+                      **doc}) + "\n"
 
 
 def write_report(run_dir: Path) -> Path:

@@ -17,7 +17,7 @@ from aorta.report.header import env_notices, run_header
 from aorta.report.model import (CellReport, KernelBar, KernelChart, MetricSummary, Notice,
                                 Overhead, Point, Report, TrialRef)
 from aorta.report.notices import cell_notices, clean_text, failures, run_notices
-from aorta.report.numbers import unit_of
+from aorta.rendering import unit_of
 from aorta.results import TrialResult
 from aorta.run.stop_after import skipped_by_cell, stop_note
 from aorta.store.run_dir import ENV, MATRIX, RECIPE, RunStore, Slot

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import shlex
 
-from aorta.report.model import CellReport, Failure, Overhead, Report, RunHeader
+from aorta.rendering import fmt_interval, fmt_ratio, fmt_with_unit, unit_of
+from aorta.report.model import CellReport, Failure, Report, RunHeader
 
 __all__ = ["STATUS_WORDS", "verdict_counts", "header_rows", "cell_flags", "capture_text",
-           "failure_facts", "repeats_text", "overhead_text"]
+           "failure_facts", "repeats_text", "overhead_rows"]
 
 _MAIN_SOFTWARE = ("python", "aorta", "torch", "triton", "CUDA", "ROCm", "CUDA/ROCm")
 STATUS_WORDS = {"complete": "complete", "interrupted": "interrupted",
@@ -99,8 +100,18 @@ def repeats_text(f: Failure) -> str:
     return f"{shown}{more} the same way"
 
 
-def overhead_text(o: Overhead) -> tuple[str, str]:
-    """(`1.12x`, `95% interval 1.05x–1.20x`), or the reason there is no interval."""
-    interval = (f"95% interval {o.low:.3g}x–{o.high:.3g}x" if o.low is not None
-                and o.high is not None else "too few trials for an interval")
-    return f"{o.ratio:.3g}x", interval
+def overhead_rows(report: Report) -> list[tuple[str, ...]]:
+    """Per cell and metric with a baseline: cell, metric, profiled median, baseline median,
+    ratio (`1.048x`), its interval (or why there is none), trials on each side."""
+    rows: list[tuple[str, ...]] = []
+    for cell in report.cells:
+        for o in cell.overhead.values():
+            unit = unit_of(o.metric)
+            profiled, base = cell.metrics.get(o.metric), cell.baseline.get(o.metric)
+            interval = (f"95% interval {fmt_interval(o.low, o.high)}" if o.low is not None
+                        and o.high is not None else "too few trials for an interval")
+            rows.append((cell.name, o.metric,
+                         fmt_with_unit(profiled.median if profiled else None, unit),
+                         fmt_with_unit(base.median if base else None, unit),
+                         f"{fmt_ratio(o.ratio)}x", interval, f"{o.n_profiled} / {o.n_baseline}"))
+    return rows

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from aorta.collectors.import_checks import check_import
+from aorta.collectors.child_python import check_import
 from aorta.errors import SetupError
 from aorta.plan import Plan
 from aorta.run.launch import child_environment

@@ -15,11 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aorta.errors import UserError
-from aorta.pathsearch import which
+from shutil import which
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import subprocess
+import subprocess
 
 __all__ = ["JobState", "SlurmError", "QUEUED", "ENDED", "sbatch", "query_jobs", "cancel_jobs",
            "parse_squeue", "parse_sacct", "missing_command", "wait_gone"]

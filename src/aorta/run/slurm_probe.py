@@ -39,7 +39,7 @@ ANSWER_SCHEMA = 1
 def node_answer(spec: TrialSpec, env: Mapping[str, str]) -> dict[str, Any]:
     """What this node says about the trial's collectors: doctor's rows and lines, and, when
     they can all measure, whether they can wrap the trial's command here."""
-    from aorta.cli.doctor import doctor_lines, doctor_refusal, doctor_rows
+    from aorta.collectors.doctor import doctor_lines, doctor_refusal, doctor_rows
 
     names = list(spec.collectors)
     pin, device = gpu_pin(env)

@@ -15,7 +15,8 @@ from aorta.store.layout import (cells_on_disk, parse_trial_name, read_run_fields
                                 slot_names)
 from aorta.store.names import name_problem
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any
 
@@ -74,6 +75,29 @@ class RunStatus:
                 "started_at": self.started_at, "finished_at": self.finished_at,
                 "trials": [t.to_json() for t in self.trials], "note": self.note,
                 "counts": self.counts()}
+
+    def lines(self) -> list[str]:
+        """What `aorta sweep status` prints: a header, the counts, one aligned row a trial."""
+        counts, verdicts = self.counts(), self.verdicts()
+        parts = [f"{counts.get('complete', 0)} complete" + (
+            " (" + ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())) + ")"
+            if verdicts else "")]
+        parts += [f"{counts[s]} {s}" for s in STATES[1:] if counts.get(s)]
+        when = f"finished {self.finished_at}" if self.finished_at \
+            else f"started {self.started_at}"
+        based = sum(t.name.startswith("baseline_") for t in self.trials)
+        kinds = f" ({len(self.trials) - based} profiled, {based} baseline with no collector)" \
+            if based else ""
+        lines = [f"run {self.run} ({self.run_dir}): {self.status}, {when}",
+                 f"{len(self.trials)} trial(s){kinds}: " + ", ".join(parts)]
+        if self.note:
+            lines.append(f"aorta: {self.note}")
+        rows = [("cell", "trial", "state", "verdict", "job", "host", "reason")]
+        rows += [(t.cell, t.name, t.state, t.verdict or "-", t.job or "-", t.host or "-",
+                  t.reason or "") for t in self.trials]
+        widths = [max(len(r[i]) for r in rows) for i in range(6)]
+        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[6] for r in rows]
+        return [line.rstrip() for line in lines]
 
 
 def _tally(values: Any) -> dict[str, int]:

@@ -22,11 +22,9 @@ from contextlib import contextmanager
 
 from aorta.errors import RunDirError
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:     # reading a run (sweep status) should not load pathlib or typing
-    from collections.abc import Iterator, Sequence
-    from pathlib import Path
-    from typing import Any
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
 
 __all__ = ["open_dir", "write_bytes", "write_text", "write_anywhere", "write_json",
            "write_json_file", "json_text", "finite_json", "is_disk_full", "remove_tree"]

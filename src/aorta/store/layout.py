@@ -26,11 +26,9 @@ from aorta.record_checks import NewerRecord, RecordError, checked_run, checked_t
 from aorta.store.reading import read_json_file, read_text_file
 from aorta.store.names import name_problem
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
-    PathLike = str | os.PathLike[str]
+PathLike = str | os.PathLike[str]
 
 __all__ = ["RUN_JSON", "RECIPE", "ENV", "MATRIX", "PERF", "RESULT", "RUNNING", "RERUN",
            "CELLS", "QUARANTINE", "RESERVE", "TRIAL_FILES", "trial_name", "trial_log",

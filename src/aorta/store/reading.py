@@ -1,5 +1,4 @@
-"""Reading records and logs: the read side of `aorta.store.files`, light enough for the
-commands that only read (no `json`, `pathlib` or `typing` at import).
+"""Reading records and logs: the read side of `aorta.store.files`.
 
 - JSON is read strictly: no NaN or Infinity and a size limit; nesting too deep for the parser
   fails as a value error too. (Record validation bounds the depth of what it accepts.)
@@ -9,14 +8,10 @@ commands that only read (no `json`, `pathlib` or `typing` at import).
 
 from __future__ import annotations
 
+import json
 import os
 import stat
-
-from aorta.strict_json import loads
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 __all__ = ["RecordError", "MAX_RECORD_BYTES", "read_text_file", "read_json_file", "read_tail"]
 
@@ -44,7 +39,7 @@ def read_json_file(path: str | os.PathLike[str], limit: int = MAX_RECORD_BYTES) 
     not strict JSON (NaN/Infinity, nested past the parser's limit, too large)."""
     text = read_text_file(path, limit)
     try:
-        return loads(text, parse_constant=_no_constant)
+        return json.loads(text, parse_constant=_no_constant)
     except (ValueError, RecursionError) as exc:
         raise RecordError(f"not valid JSON ({exc})") from None
 

@@ -1,0 +1,2 @@
+"""The bottom layer: errors, redaction, names, and running the host's tools. Imports nothing
+from the rest of aorta."""

@@ -1,0 +1,112 @@
+"""Running the host's and the profilers' command-line tools (nvidia-smi, ncu, rocprofv3, an
+interpreter asked whether it can import torch), never through a shell.
+
+A tool runs in a session of its own with stdin from /dev/null, under a timeout. Its output
+goes to temporary files rather than pipes, so a descendant that left the session cannot keep
+the caller waiting for the end of a pipe, and a tool that writes without end is stopped at
+`MAX_OUTPUT_BYTES` instead of being held in memory. However the call ends (the tool exits, runs
+too long, writes too much, or the caller is interrupted), the tool's whole session is killed:
+nothing a tool starts outlives the call.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+#: More than any tool asked here answers (nvidia-smi's queries of 8 GPUs: a few KiB; amd-smi's
+#: JSON: hundreds of KiB). Not applied to a `stdout_path` the caller asked for.
+MAX_OUTPUT_BYTES = 64 << 20
+
+
+@dataclass(frozen=True)
+class ToolRun:
+    """How a tool call ended. `returncode` is None when the tool did not finish: `problem`
+    then says why (it could not start, ran past its timeout, or wrote too much)."""
+
+    returncode: int | None
+    output: str = ""          # stdout, with stderr too unless asked apart
+    errors: str = ""          # stderr, when asked apart
+    problem: str = ""
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+def run_tool(argv: Sequence[str], timeout_s: float, *, env: Mapping[str, str] | None = None,
+             stdout_path: Path | None = None, merge_stderr: bool = True) -> ToolRun:
+    """Run `argv` and wait at most `timeout_s` seconds. stdout goes to `stdout_path` when
+    given (stderr is then returned in `output`), else it is returned; with `merge_stderr`
+    false, stderr comes back apart in `errors`. A bare program name is looked up on the PATH
+    of `env` (default: this process's), as exec does. Never raises for the tool's failures."""
+    with ExitStack() as stack:
+        try:
+            out: IO[bytes] = stack.enter_context(
+                open(stdout_path, "wb") if stdout_path else tempfile.TemporaryFile())
+        except OSError as exc:
+            return ToolRun(None, problem=f"could not write {stdout_path}: {exc}")
+        err = stack.enter_context(tempfile.TemporaryFile()) \
+            if stdout_path or not merge_stderr else out
+        try:
+            proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    env=dict(env) if env is not None else None,
+                                    start_new_session=True)
+        except OSError as exc:
+            return ToolRun(None, problem=f"could not start {argv[0]}: {exc.strerror or exc}")
+        captured = [f for f in (out, err) if not (stdout_path and f is out)]
+        try:
+            problem = _wait(proc, timeout_s, captured)
+        finally:
+            _kill_session(proc)
+        said = {id(f): _read(f) for f in captured}
+    text, errors = said.get(id(out), ""), said.get(id(err), "") if err is not out else ""
+    if stdout_path:
+        text, errors = errors, ""
+    if problem:
+        return ToolRun(None, text, errors, f"{argv[0]} {problem}", timed_out="within" in problem)
+    return ToolRun(proc.returncode, text, errors)
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout_s: float, captured: list[IO[bytes]]) -> str:
+    """'' once the tool exits; why it was stopped otherwise. Polls, at first often (most
+    tools answer in milliseconds), then every tenth of a second."""
+    deadline = time.monotonic() + timeout_s
+    pause = 0.002
+    while True:
+        try:
+            proc.wait(timeout=max(0.0, min(pause, deadline - time.monotonic())))
+            return ""
+        except subprocess.TimeoutExpired:
+            pass
+        if any(os.fstat(f.fileno()).st_size > MAX_OUTPUT_BYTES for f in captured):
+            return f"wrote more than {MAX_OUTPUT_BYTES >> 20} MiB; its answer was not read"
+        if time.monotonic() >= deadline:
+            return f"did not answer within {timeout_s:g} s"
+        pause = min(pause * 2, 0.1)
+
+
+def _kill_session(proc: subprocess.Popen[bytes]) -> None:
+    """Kill what is left of the tool's session, the tool first (should it still run), then
+    reap it. The session's id stays the tool's pid while any member lives, so it names no
+    other process."""
+    proc.kill()                          # Popen's own: a no-op once the tool was reaped
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def _read(f: IO[bytes]) -> str:
+    f.seek(0)
+    return f.read(MAX_OUTPUT_BYTES).decode("utf-8", "replace")

@@ -1,0 +1,1 @@
+"""The `cprofile` collector: Python's cProfile. The class is `collector`'s; the rest are its parts."""

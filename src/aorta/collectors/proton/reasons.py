@@ -1,0 +1,117 @@
+"""Why a Proton capture is missing or empty, as precisely as the facts allow.
+
+Under `mode: cli` the payload runs in aorta's launcher (`aorta.launchers.proton_run`), which
+finalizes Proton however the script ends, so the traps of Triton's own CLI are gone: up to 3.6
+it skipped `finalize()` on `sys.exit()`, on 3.5-3.6 on any exception, and up to 3.4 it reported
+a failing script as exit 0 (triton-lang/triton `third_party/proton/proton/proton.py`,
+`execute_as_main()`). What remains is what no launcher can survive (SIGKILL, a crash, a timeout
+whose SIGTERM found the payload in native code), a session the launcher refused to start (its
+`aorta: proton: the payload was not run: ...` line on stderr), and Proton writing no file.
+"""
+
+from __future__ import annotations
+
+
+from aorta.collectors.base import TrialOutcome
+from aorta.collectors.proton.options import ProtonOptions
+from aorta.parsers.hatchet import HatchetSummary
+from aorta.store.reading import read_tail
+
+__all__ = ["missing_reason", "empty_reason"]
+
+Release = tuple[int, int] | None
+
+#: The launcher's own lines on stderr (aorta.launchers.proton_run).
+NOT_RUN = "aorta: proton: the payload was not run: "
+FINALIZE_FAILED = "aorta: proton: proton.finalize() failed: "
+_TAIL_BYTES = 8192
+
+
+def missing_reason(opts: ProtonOptions, outcome: TrialOutcome, release: Release,
+                   others: list[str], offered: tuple[str, ...] = ()) -> str:
+    """Why no `.hatchet` (or `.chrome_trace`) was written.
+
+    `release`: the installed Triton's (major, minor), when known; `offered`: the backends that
+    Triton offers (its CLI's `-b` choices), when known."""
+    want = ".chrome_trace" if opts.data == "trace" else ".hatchet"
+    code = outcome.exit_code
+    if not outcome.launched:
+        return "the payload never started"
+    cli = opts.mode == "cli"
+    stderr = (read_tail(outcome.stderr_path, _TAIL_BYTES) or "") if cli else ""
+    if cli and offered and opts.backend not in offered:
+        return (f"the installed Triton offers the backends {', '.join(offered)} (its CLI's -b "
+                f"choices), not {opts.backend}: proton.start() refused it before the payload "
+                f"ran (exit {code}); use backend: auto or a Triton that has {opts.backend}")
+    said = _last_line(stderr, NOT_RUN)
+    if said:
+        return f"aorta's launcher did not run the payload: {said}"
+    if cli and "No module named 'aorta" in stderr:
+        return ("the payload's Python cannot import aorta's launcher (No module named 'aorta'); "
+                "install aorta into that interpreter (the command's python, or "
+                "$AORTA_PROTON_PYTHON), or use mode: env")
+    if outcome.timed_out:
+        if cli:
+            return (f"the trial timed out, and the payload was still in native code when the "
+                    f"grace period ended, so it was killed before aorta's launcher could "
+                    f"finalize Proton (no {want})")
+        return f"the trial timed out before Proton wrote its {want} (it writes at finalize)"
+    if outcome.signal:
+        if cli:
+            return (f"the payload was killed by signal {outcome.signal} before aorta's launcher "
+                    f"could finalize Proton (no {want}); SIGINT and SIGTERM are finalized, "
+                    f"SIGKILL and crashes cannot be")
+        return f"the payload was killed by signal {outcome.signal} before Proton wrote its {want}"
+    if others:
+        msgpack = any(o.endswith("_msgpack") for o in others)
+        fix = ("finalize with output_format='hatchet'" if msgpack
+               else "a payload that starts Proton itself must pass "
+                    "data=os.environ['AORTA_PROTON_DATA']")
+        return (f"Proton wrote {', '.join(sorted(others))} but no {want}, which data: "
+                f"{opts.data} reads; {fix}")
+    if not cli:
+        exited = f"; it exited {code}" if code else ""
+        return (f"no {want}: under mode: env the payload must call proton.start("
+                f"os.environ['AORTA_PROTON_NAME'], ...) and proton.finalize(){exited}")
+    failed = _last_line(stderr, FINALIZE_FAILED)
+    if failed:
+        return f"proton.finalize() failed, so no {want} was written: {failed}"
+    version = f"Triton {release[0]}.{release[1]}'s " if release else ""
+    return (f"aorta's launcher finalized Proton, but {version}Proton wrote no {want} (the "
+            f"payload exited {code}); see stderr.log")
+
+
+def empty_reason(summary: HatchetSummary, opts: ProtonOptions, outcome: TrialOutcome,
+                 release: Release) -> str:
+    """Why a tree that parsed holds nothing to publish."""
+    if summary.frames == 0:
+        reason = "the tree holds only ROOT: Proton recorded no GPU kernel"
+    elif opts.backend == "instrumentation":
+        reason = ("no leaf carries cycles: the kernels need pl.enter_scope()/pl.exit_scope() "
+                  "(and pl.enable_semantic('triton') for Triton kernels), compiled inside the "
+                  "session")
+    else:
+        reason = "no leaf frame carries a time column: Proton recorded no GPU kernel"
+    if opts.mode == "env":
+        reason += "; under mode: env the session must be active while the kernels launch"
+    if outcome.exit_code:
+        reason += f"; the payload exited {outcome.exit_code}"
+    elif summary.frames == 0 and opts.mode == "env" and \
+            opts.backend in ("auto", "roctracer", "rocprofiler"):
+        # Under mode: cli the launcher imports triton.profiler first and lets Proton pick (and
+        # so bring up) the runtime; a payload that starts Proton itself must do both.
+        reason += "; on AMD, roctracer records nothing unless the HIP runtime is up before " \
+                  "proton.start()"
+        if release is None or release >= (3, 8):
+            reason += ", and Triton 3.8 needs triton.profiler imported before torch"
+    return reason
+
+
+
+
+def _last_line(text: str, prefix: str) -> str:
+    """The rest of the last line of `text` that starts with `prefix`, else ""."""
+    for line in reversed(text.splitlines()):
+        if line.startswith(prefix):
+            return line[len(prefix):].strip()
+    return ""

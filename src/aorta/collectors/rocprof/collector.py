@@ -1,0 +1,290 @@
+"""`rocprof`: rocprofv3 (ROCprofiler-SDK), the whole-process tracer of AMD GPUs.
+
+Wraps the command as
+
+    <rocprofv3> --output-directory <dir> --output-file aorta_%pid% --output-format csv
+        --kernel-trace [--hip-trace ...] [--stats] --summary --summary-output-file rocprof_summary
+        [--summary-units U] [--kernel-include-regex R] [--pmc C1 C2 ...] -- <command...>
+
+Long flags only: short ones changed meaning between releases (`-p` meant `--summary` in 2024).
+`--output-file` carries `%pid%` because every process of a multi-process payload loads its own
+rocprofv3 tool and writes its own files; with one fixed name they would overwrite each other.
+The summary goes to a file: without `--summary-output-file` it lands on stderr, mixed with the
+payload's. `--pmc` takes any number of values, so it comes last before `--`.
+
+Numbers come from the CSV files only: `*kernel_stats.csv` first, else `*kernel_trace.csv`
+(read by column name, so ROCm 6.x and 7.x layouts both parse), found recursively and summed
+over processes. Flags:
+https://rocm.docs.amd.com/projects/rocprofiler-sdk/en/latest/how-to/using-rocprofv3.html
+
+Metrics: the common scheme (`rocprof_gpu_time_ms`, `rocprof_kernel_count` when every count is
+trusted, `rocprof_top_kernel_ms`, `rocprof_top_kernels`, `rocprof_kernels`,
+`rocprof_artifact_dir`, `rocprof_capture`), plus `rocprof_source` ("stats" or "trace"),
+`rocprof_csv_layout` ("rocm6", "rocm7" or "unknown") when a trace was read,
+`rocprof_skipped` when rows were left out (the capture is then `partial`),
+`rocprof_untrusted_counts` when some stats rows had a `Calls` that could not be trusted, and
+`rocprof_stats_note`/`rocprof_trace_note` when the file not used disagrees or was damaged
+(`collectors/rocprof_figures.py`, docs/collectors/reading.md).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import Field, field_validator
+
+from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
+                                   TrialContext, TrialOutcome, capture_status)
+from aorta.collectors.options import split_words
+from aorta.collectors.binaries import find_binary, read_tail, resolve_binary, run_tool
+from aorta.errors import SetupError
+
+if TYPE_CHECKING:  # readers load only when a capture is read: listing collectors stays quick
+    from aorta.collectors.rocprof.figures import Verdict
+
+__all__ = ["RocprofCollector", "RocprofOptions", "RocprofUnavailableError", "TRACE_FLAGS",
+           "rocprof_argv", "ENV_BIN"]
+
+ENV_BIN = "ROCPROF_BIN"
+OUTPUT_FILE = "aorta_%pid%"
+SUMMARY_STEM = "rocprof_summary"
+KFD = Path("/dev/kfd")
+VERSION_TIMEOUT_S = 10.0
+
+TRACE_FLAGS = {
+    "kernel": "--kernel-trace",
+    "hip": "--hip-trace",
+    "hip_runtime": "--hip-runtime-trace",
+    "memory_copy": "--memory-copy-trace",
+    "rccl": "--rccl-trace",
+    "marker": "--marker-trace",
+    "scratch": "--scratch-memory-trace",
+}
+TraceDomain = Literal["kernel", "hip", "hip_runtime", "memory_copy", "rccl", "marker", "scratch"]
+OutputFormat = Literal["csv", "json", "pftrace", "otf2", "rocpd"]
+# Counter names as rocprofv3-avail lists them: SQ_WAVES, TCC_HIT[0], GRBM_GUI_ACTIVE, MemUnitBusy.
+_COUNTER = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:]*(\[\d+\])?$")
+
+
+def _default_trace() -> list[TraceDomain]:
+    return ["kernel"]
+
+
+def _default_formats() -> list[OutputFormat]:
+    return ["csv"]
+
+
+class RocprofUnavailableError(SetupError):
+    """rocprofv3 is not on this machine (or not where $ROCPROF_BIN says)."""
+
+
+def _tokens(value: Any, lower: bool, what: str) -> Any:
+    """A comma/space separated string (or a list) -> a de-duplicated list, order kept."""
+    if isinstance(value, str):
+        value = split_words(value)
+    if isinstance(value, (list, tuple)):
+        value = [v.strip().lower() if lower and isinstance(v, str) else v for v in value]
+        value = list(dict.fromkeys(value))
+        if not value:
+            raise ValueError(f"must name at least one {what}")
+    return value
+
+
+class RocprofOptions(CollectorOptions):
+    trace: list[TraceDomain] = Field(
+        default_factory=_default_trace,
+        description="what to trace: kernel, hip, hip_runtime, memory_copy, rccl, marker, "
+                    "scratch (comma list accepted); GPU time comes from kernel")
+    output_format: list[OutputFormat] = Field(
+        default_factory=_default_formats,
+        description="files rocprofv3 writes: csv, json, pftrace, otf2, rocpd; aorta reads "
+                    "numbers from csv only")
+    stats: bool = Field(True, description="also write *_stats.csv (per-kernel totals)")
+    pmc: list[str] | None = Field(
+        None, description="hardware counters to collect, e.g. SQ_WAVES GRBM_GUI_ACTIVE")
+    kernel_include_regex: str | None = Field(
+        None, description="only kernels matching this regular expression")
+    summary_units: Literal["sec", "msec", "usec", "nsec"] | None = Field(
+        None, description="time unit of the text summary file")
+
+    @field_validator("trace", mode="before")
+    @classmethod
+    def _trace_list(cls, value: Any) -> Any:
+        return _tokens(value, True, f"domain ({', '.join(TRACE_FLAGS)})")
+
+    @field_validator("output_format", mode="before")
+    @classmethod
+    def _format_list(cls, value: Any) -> Any:
+        return _tokens(value, True, "format (csv, json, pftrace, otf2, rocpd)")
+
+    @field_validator("pmc", mode="before")
+    @classmethod
+    def _counter_list(cls, value: Any) -> Any:
+        value = _tokens(value, False, "counter (leave the key out to collect none)")
+        bad = [v for v in value if not (isinstance(v, str) and _COUNTER.match(v))] \
+            if isinstance(value, list) else []
+        if bad:
+            raise ValueError(f"{bad[0]!r} is not a counter name (letters, digits, _ . : and an "
+                             f"optional [index], e.g. SQ_WAVES or TCC_HIT[0])")
+        return value
+
+    @field_validator("summary_units", mode="before")
+    @classmethod
+    def _lowercase(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("kernel_include_regex")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("must not be empty (leave the key out to keep every kernel)")
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
+
+
+def rocprof_argv(binary: str, options: RocprofOptions, out_dir: Path) -> list[str]:
+    """The rocprofv3 prefix, ending with `--`, that makes `out_dir` hold the capture."""
+    argv = [binary, "--output-directory", str(out_dir), "--output-file", OUTPUT_FILE,
+            "--output-format", *options.output_format]
+    argv += [TRACE_FLAGS[domain] for domain in options.trace]
+    if options.stats:
+        argv.append("--stats")
+    argv += ["--summary", "--summary-output-file", SUMMARY_STEM]
+    if options.summary_units:
+        argv += ["--summary-units", options.summary_units]
+    if options.kernel_include_regex is not None:
+        argv += ["--kernel-include-regex", options.kernel_include_regex]
+    if options.pmc:
+        argv += ["--pmc", *options.pmc]
+    return argv + ["--"]
+
+
+class RocprofCollector(Collector):
+    name = "rocprof"
+    wrap_rank = 10
+    options_model: ClassVar[type[CollectorOptions]] = RocprofOptions
+    summary = "rocprofv3: kernel dispatch trace and per-kernel stats of AMD GPUs"
+
+    def claims(self, options: CollectorOptions) -> frozenset[str]:
+        return frozenset({"hsa-queue"})
+
+    def wrap(self, launch: Launch, out_dir: Path, options: CollectorOptions,
+             ctx: TrialContext) -> Launch:
+        assert isinstance(options, RocprofOptions)
+        if not launch.argv:
+            raise SetupError("rocprof: the command is empty; give the command after `--`")
+        binary = resolve_binary(ENV_BIN, "rocprofv3", ctx.base_env, self.name,
+                                error=RocprofUnavailableError)
+        return launch.with_prefix(rocprof_argv(os.path.abspath(binary), options, out_dir))
+
+    def summarize(self, out_dir: Path, options: CollectorOptions,
+                  outcome: TrialOutcome) -> Metrics:
+        assert isinstance(options, RocprofOptions)
+        metrics: Metrics = {"rocprof_artifact_dir": str(out_dir)}
+        try:
+            state, reason, numbers = _read_capture(out_dir, options, outcome)
+        except Exception as exc:   # the contract: summarize never raises, it reports
+            state, reason, numbers = "unparsed", f"aorta could not read the capture: {exc!r}", {}
+        skipped = numbers.pop("rocprof_skipped", None)
+        return metrics | numbers | capture_status(self.name, state, reason, skipped)
+
+    def probe(self) -> Capability:
+        binary = find_binary(ENV_BIN, "rocprofv3", os.environ)
+        details = {"binary": binary, "kfd": os.path.exists("/dev/kfd")}
+        if binary is None:
+            return Capability(self.name, False, reason="rocprofv3 not found ($ROCPROF_BIN unset "
+                              "or not executable, and no rocprofv3 on PATH)",
+                              fix="install ROCm's rocprofiler-sdk, or set ROCPROF_BIN to "
+                                  "rocprofv3", details=details)
+        version = rocprof_version(binary)
+        if not details["kfd"]:
+            return Capability(self.name, False, version, "no AMD GPU here (/dev/kfd is missing)",
+                              "run on a host with an AMD GPU and the amdgpu driver; in a "
+                              "container pass --device /dev/kfd --device /dev/dri", details)
+        return Capability(self.name, True, version, f"{binary} and /dev/kfd present",
+                          details=details)
+
+
+def rocprof_version(binary: str) -> str | None:
+    """`version` (and `rocm_version`) from `rocprofv3 --version`, which prints lines like
+    `             version: 1.0.0`."""
+    result = run_tool([binary, "--version"], VERSION_TIMEOUT_S)
+    if not result.ok:
+        return None
+    found = dict(re.findall(r"^\s*(version|rocm_version):\s*(\S+)", result.output, re.MULTILINE))
+    if "version" not in found:
+        return None
+    rocm = found.get("rocm_version")
+    return f"{found['version']} (ROCm {rocm})" if rocm and "@" not in rocm else found["version"]
+
+
+# --- reading a capture ----------------------------------------------------------------------
+
+
+def _read_capture(out_dir: Path, options: RocprofOptions, outcome: TrialOutcome) -> Verdict:
+    if out_dir.is_symlink():
+        return "unparsed", (f"{out_dir} is a symbolic link; aorta reads only the directory it "
+                            "created, never one a link points to"), {}
+    if not out_dir.is_dir():
+        return "missing", f"the artifact directory {out_dir} does not exist", {}
+    files, links = _regular_files(out_dir)
+    if not files:
+        if links:
+            return "unparsed", (f"only symbolic links here ({links[0]}); aorta does not "
+                                "follow them"), {}
+        return (*_why_no_files(outcome), {})
+    if "csv" not in options.output_format:
+        return "unparsed", (f"output_format {', '.join(options.output_format)} writes no CSV and "
+                            "aorta reads numbers only from CSV; add csv to output_format (or run "
+                            "`rocpd convert -i <db> --output-format csv` yourself)"), {}
+    stats = [f for f in files if f.name.endswith("kernel_stats.csv")]
+    traces = [f for f in files if f.name.endswith("kernel_trace.csv")]
+    if not stats and not traces:
+        if "kernel" not in options.trace:
+            return "unparsed", (f"trace {', '.join(options.trace)} records no kernel dispatch, "
+                                "so there is no GPU time; add kernel to trace"), {}
+        return "unparsed", "rocprofv3 wrote no *kernel_stats.csv or *kernel_trace.csv", {}
+    from aorta.collectors.rocprof.figures import numbers
+
+    return numbers(stats, traces, outcome)
+
+
+def _regular_files(root: Path) -> tuple[list[Path], list[str]]:
+    """Every regular file under `root` (sorted), and the symbolic links met and not followed."""
+    files, links = [], []
+    for folder, dirs, names in os.walk(root, followlinks=False):
+        for name in sorted(dirs + names):
+            path = Path(folder, name)
+            try:
+                mode = path.lstat().st_mode
+            except OSError:
+                continue
+            if stat.S_ISLNK(mode):
+                links.append(str(path.relative_to(root)))
+            elif stat.S_ISREG(mode):
+                files.append(path)
+    return sorted(files), links
+
+
+def _why_no_files(outcome: TrialOutcome) -> tuple[str, str]:
+    if not outcome.launched:
+        return "missing", "the payload never started, so rocprofv3 wrote nothing"
+    fatal = [line for line in read_tail(outcome.stderr_path).splitlines()
+             if line.startswith("Fatal error:")]
+    if fatal:
+        return "missing", f"rocprofv3 failed: {fatal[-1][len('Fatal error:'):].strip()[:300]}"
+    if outcome.timed_out:
+        return "missing", "the payload timed out and was killed before rocprofv3 wrote its files"
+    if outcome.signal is not None:
+        return "missing", (f"the payload was killed by signal {outcome.signal} before rocprofv3 "
+                           "wrote its files")
+    return "empty", "rocprofv3 wrote no files: the payload dispatched no GPU work"

@@ -1,0 +1,365 @@
+"""`torch`: the PyTorch profiler (Kineto), attached to a Python payload.
+
+`mode: cli` rewrites `python [safe flags] script.py args` (or `pytest ...`, `python -m pytest ...`)
+into
+
+    <that python> [safe flags] -m aorta.launchers.torch_profile --out <dir> --activities cpu,gpu
+        [--record-shapes] [--with-stack] [--profile-memory] --row-limit N [--pytest] -- <target...>
+
+The launcher runs the target under `torch.profiler.profile` and writes `trace.json`,
+`kernels.txt` and `summary.json` into `<dir>` even when the target fails; the target's exit
+status passes through unchanged. `mode: env` leaves argv alone and hands the payload
+`AORTA_TORCH_{DIR,TRACE,ACTIVITIES,RECORD_SHAPES,WITH_STACK,PROFILE_MEMORY,ROW_LIMIT,SCHEDULE}`.
+
+Metrics: the common scheme (`torch_gpu_time_ms`, `torch_kernel_count`, `torch_top_kernel_ms`,
+`torch_top_kernels`, `torch_kernels`) from the trace's GPU kernel events; without any (no GPU),
+CPU operator figures (`torch_cpu_time_ms`, `torch_cpu_op_count`, `torch_top_op_ms`,
+`torch_top_ops`, `torch_ops`); plus `torch_version` and `torch_activities` from the launcher,
+and `torch_skipped` when events were left out (the capture is then `partial`: the shared rule
+in docs/collectors/reading.md).
+Options, states and reasons: docs/collectors/torch.md. torch is never imported here.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from aorta.collectors.base import (RANK_TOKEN, Capability, Collector, CollectorOptions, Launch,
+                                   Metrics, TrialContext, TrialOutcome, capture_status, settle)
+from aorta.collectors.options import split_words
+from aorta.collectors.ranks import rank_capture, rollup
+from aorta.collectors.attach_failure import with_attach_failure
+from aorta.collectors.binaries import gpu_vendor
+from aorta.collectors.child_import import importable_by_child
+from aorta.collectors.python_launch import split_python_launch
+from aorta.errors import SetupError
+from aorta.parsers.skips import Skips
+from aorta.store.reading import read_tail
+
+__all__ = ["TorchCollector", "TorchOptions", "TorchSchedule", "TorchLaunchError", "cli_argv",
+           "env_overlay", "torch_build"]
+
+LAUNCHER = "aorta.launchers.torch_profile"
+ENV_PREFIX = "AORTA_TORCH_"
+TRACE, SUMMARY = "trace.json", "summary.json"
+GPU_NAMES = frozenset({"gpu", "cuda", "hip", "xpu"})
+ESCAPE = ("use mode: env instead (argv stays as it is; the payload runs torch.profiler itself "
+          "from the AORTA_TORCH_* variables, e.g. aorta.launchers.torch_profile."
+          "profiler_from_env())")
+_STDERR_TAIL = 8192
+
+Activity = Literal["cpu", "gpu", "cuda", "hip", "xpu"]
+DEFAULT_ACTIVITIES: tuple[Activity, ...] = ("cpu", "gpu")
+
+
+#: `cuda: Optional[str] = '13.0'` or `hip = None` at the start of a line of torch/version.py.
+_BUILD_LINE = re.compile(r"^(cuda|hip|xpu)\s*(?::[^=\n]*)?=(.+)$", re.MULTILINE)
+
+
+class TorchLaunchError(SetupError):
+    """The torch profiler cannot take over this launch; the message names `mode: env`."""
+
+
+class TorchSchedule(CollectorOptions):
+    """`torch.profiler.schedule`: skip `wait` steps, warm up `warmup`, record `active`."""
+
+    wait: int = Field(0, ge=0, description="steps skipped at the start of each cycle")
+    warmup: int = Field(1, ge=0, description="steps traced but thrown away (profiler warm-up)")
+    active: int = Field(..., ge=1, description="steps recorded per cycle")
+    repeat: int = Field(1, ge=0, description="cycles; 0 keeps cycling until the payload stops")
+
+
+class TorchOptions(CollectorOptions):
+    mode: Literal["cli", "env"] = Field(
+        "cli", description="cli: the launcher runs the script; env: the payload runs the profiler")
+    activities: list[Activity] = Field(
+        default_factory=lambda: list(DEFAULT_ACTIVITIES),
+        description="cpu and one GPU: gpu (whatever this torch build drives), cuda, hip or xpu")
+    record_shapes: bool = Field(False, description="record operator input shapes")
+    with_stack: bool = Field(False, description="record Python stacks (large traces)")
+    profile_memory: bool = Field(False, description="record tensor allocations")
+    schedule: TorchSchedule | None = Field(
+        None, description="wait/warmup/active/repeat steps; needs mode: env (the payload steps)")
+    row_limit: int = Field(50, ge=1, description="rows of kernels.txt and of torch_ops")
+
+    @field_validator("activities", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = split_words(value)
+        if isinstance(value, (list, tuple)):
+            value = [v.strip().lower() if isinstance(v, str) else v for v in value]
+            value = list(dict.fromkeys(value))      # repeated names count once
+        return value
+
+    @field_validator("activities")
+    @classmethod
+    def _one_gpu(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("name at least one activity (cpu, gpu, cuda, hip, xpu)")
+        gpus = [v for v in value if v in GPU_NAMES]
+        if len(gpus) > 1:
+            raise ValueError(f"name at most one GPU activity, got {', '.join(gpus)} "
+                             f"(gpu means whatever GPU this torch build drives)")
+        return value
+
+    @field_validator("schedule")
+    @classmethod
+    def _schedule_needs_env(cls, value: TorchSchedule | None,
+                            info: ValidationInfo) -> TorchSchedule | None:
+        if value is not None and info.data.get("mode") == "cli":
+            raise ValueError("a schedule counts steps, and only the payload knows where a step "
+                             "ends (prof.step()); set mode: env and run the profiler in the "
+                             "payload (it gets AORTA_TORCH_SCHEDULE), or drop the schedule to "
+                             "record the whole run")
+        return value
+
+
+def _typed(options: CollectorOptions) -> TorchOptions:
+    assert isinstance(options, TorchOptions)
+    return options
+
+
+def _flag(value: bool) -> str:
+    return "1" if value else "0"
+
+
+def cli_argv(launch: Launch, out_dir: Path, opts: TorchOptions) -> list[str]:
+    """The launcher's argv for a `python script.py` / `pytest` launch (`TorchLaunchError` else)."""
+    py = split_python_launch(launch.argv, "torch", ESCAPE, TorchLaunchError)
+    argv = [py.python, *py.flags, "-m", LAUNCHER, "--out", str(out_dir),
+            "--activities", ",".join(opts.activities)]
+    for flag, on in (("--record-shapes", opts.record_shapes), ("--with-stack", opts.with_stack),
+                     ("--profile-memory", opts.profile_memory)):
+        if on:
+            argv.append(flag)
+    argv += ["--row-limit", str(opts.row_limit)]
+    target = ["--pytest", "--", *py.args] if py.is_pytest else ["--", py.script or "", *py.args]
+    return argv + target
+
+
+def env_overlay(out_dir: Path, opts: TorchOptions) -> dict[str, str]:
+    """`mode: env` variables, mirroring the launcher's flags."""
+    env = {
+        ENV_PREFIX + "DIR": str(out_dir),
+        ENV_PREFIX + "TRACE": str(out_dir / TRACE),
+        ENV_PREFIX + "ACTIVITIES": ",".join(opts.activities),
+        ENV_PREFIX + "RECORD_SHAPES": _flag(opts.record_shapes),
+        ENV_PREFIX + "WITH_STACK": _flag(opts.with_stack),
+        ENV_PREFIX + "PROFILE_MEMORY": _flag(opts.profile_memory),
+        ENV_PREFIX + "ROW_LIMIT": str(opts.row_limit),
+    }
+    if opts.schedule is not None:
+        s = opts.schedule
+        env[ENV_PREFIX + "SCHEDULE"] = (f"wait={s.wait},warmup={s.warmup},active={s.active},"
+                                        f"repeat={s.repeat}")
+    return env
+
+
+class TorchCollector(Collector):
+    name = "torch"
+    wrap_rank = 80
+    per_process = True
+    options_model = TorchOptions
+    summary = "PyTorch profiler: GPU time per kernel, or CPU time per operator without a GPU"
+
+    def describe(self, options: CollectorOptions) -> str:
+        return f"torch (activities: {', '.join(_typed(options).activities)})"
+
+    def claims(self, options: CollectorOptions) -> frozenset[str]:
+        # Kineto traces NVIDIA GPUs through CUPTI, which takes one subscriber per process.
+        gpu = any(a in GPU_NAMES for a in _typed(options).activities)
+        return frozenset({"cupti"}) if gpu else frozenset()
+
+    def child_imports(self, options: CollectorOptions) -> tuple[str, ...]:
+        # In mode env the payload imports torch itself; in mode cli aorta's launcher does.
+        return ("torch",) if _typed(options).mode == "cli" else ()
+
+    def wrap(self, launch: Launch, out_dir: Path, options: CollectorOptions,
+             ctx: TrialContext) -> Launch:
+        opts = _typed(options)
+        if ctx.per_rank:   # one directory per rank; the per-rank shim fills in the rank
+            out_dir = out_dir / f"rank{RANK_TOKEN}"
+        if opts.mode == "env":
+            return launch.with_env(env_overlay(out_dir, opts))
+        wrapped = Launch(tuple(cli_argv(launch, out_dir, opts)), launch.env, launch.unset)
+        # the payload interpreter's safe flags sit between it and `-m`
+        flags = wrapped.argv[1:wrapped.argv.index("-m")]
+        return importable_by_child(wrapped, ctx, flags, TorchLaunchError,
+                                   f"install aorta (pip install -e .) in the payload's Python, "
+                                   f"or {ESCAPE}")
+
+    def summarize(self, out_dir: Path, options: CollectorOptions,
+                  outcome: TrialOutcome) -> Metrics:
+        metrics = self._summarize_all(out_dir, options, outcome)
+        if _typed(options).mode == "cli":
+            return with_attach_failure(self.name, metrics, outcome)
+        return metrics
+
+    def _summarize_all(self, out_dir: Path, options: CollectorOptions,
+                       outcome: TrialOutcome) -> Metrics:
+        rank_dirs = {d.name[len("rank"):]: d for d in sorted(out_dir.glob("rank*"))
+                     if d.is_dir() and not d.is_symlink()}
+        if not rank_dirs:
+            return self._summarize_one(out_dir, options, outcome)
+        return {"torch_artifact_dir": str(out_dir)} | self._summarize_ranks(rank_dirs, options,
+                                                                             outcome)
+
+    def _summarize_ranks(self, rank_dirs: Mapping[str, Path], options: CollectorOptions,
+                         outcome: TrialOutcome) -> Metrics:
+        """Each rank's figures, rolled up: GPU time when any rank saw kernels, else CPU time."""
+        per_rank = {rank: self._summarize_one(d, options, outcome) for rank, d in rank_dirs.items()}
+        gpu = any("torch_gpu_time_ms" in m for m in per_rank.values())
+        time_key, count_key = ("gpu_time_ms", "kernel_count") if gpu else \
+            ("cpu_time_ms", "cpu_op_count")
+        figures = {r: {k: m[f"torch_{k}"] for k in (time_key, count_key) if f"torch_{k}" in m}
+                   for r, m in per_rank.items()}
+        return rollup(self.name, figures, time_key, count_key) | rank_capture(self.name, per_rank)
+
+    def _summarize_one(self, out_dir: Path, options: CollectorOptions,
+                       outcome: TrialOutcome) -> Metrics:
+        opts = _typed(options)
+        metrics: Metrics = {"torch_artifact_dir": str(out_dir)}
+        launcher = _read_summary(out_dir / SUMMARY)
+        metrics.update(_launcher_metrics(launcher))
+        # trace.json, then trace.2.json... (one per schedule cycle), or tensorboard_trace_handler's
+        traces = sorted({*out_dir.glob("trace*.json"), *out_dir.glob("*.pt.trace.json")})
+        if not traces:
+            return metrics | capture_status(
+                self.name, "missing", _missing_reason(out_dir, opts, launcher, outcome))
+        from aorta.parsers.torch_trace import read_trace_figures  # loads when read
+
+        skips = Skips()
+        try:
+            figures = read_trace_figures(traces, skips)
+        except (ValueError, OSError, RecursionError) as exc:
+            return metrics | capture_status(self.name, "unparsed", str(exc) or type(exc).__name__)
+        why = f"{skips.describe('event')}; figures cover only the events read"
+        if len(figures.kernels):
+            kernel_metrics = figures.kernels.metrics(self.name)
+            if not kernel_metrics:
+                return metrics | capture_status(self.name, "unparsed",
+                                                "kernel durations add up to infinity")
+            return metrics | settle(self.name, kernel_metrics, skips.count, why)
+        cpu_metrics = figures.cpu_metrics(self.name, opts.row_limit)
+        if figures.op_count and not cpu_metrics:
+            return metrics | capture_status(self.name, "unparsed",
+                                            "operator durations add up to infinity")
+        if skips:
+            return metrics | settle(self.name, cpu_metrics, skips.count, why)
+        metrics.update(cpu_metrics)
+        recorded = metrics.get("torch_activities", opts.activities)
+        if figures.launches and any(a in GPU_NAMES for a in recorded):
+            # Kernels were launched while a GPU activity was recorded, yet none arrived.
+            return metrics | capture_status(
+                self.name, "empty",
+                f"the payload launched {figures.launches} GPU kernels (runtime launch calls in "
+                f"the trace) but no kernel event was recorded: another CUPTI client (nsys, ncu, "
+                f"Proton) may hold the GPU; profile them in separate runs")
+        if cpu_metrics:
+            return metrics | capture_status(self.name, "ok")
+        return metrics | capture_status(
+            self.name, "empty", "the trace holds no GPU kernel and no CPU operator event: the "
+            "payload ran no torch operation while the profiler recorded")
+
+    def probe(self) -> Capability:
+        try:
+            dist = importlib.metadata.distribution("torch")
+        except importlib.metadata.PackageNotFoundError:
+            return Capability(self.name, False, reason=f"PyTorch is not installed for aorta's "
+                              f"Python ({sys.executable})",
+                              fix="pip install torch (a CUDA or ROCm build to see GPU kernels)")
+        build = torch_build(dist)
+        vendor = gpu_vendor()
+        kernels = (build.startswith("cuda") and vendor in ("nvidia", "both")) or \
+            (build.startswith("rocm") and vendor in ("amd", "both"))
+        details = {"build": build, "gpu": vendor, "gpu_kernels": kernels}
+        if kernels:
+            return Capability(self.name, True, dist.version, f"{build} build with a GPU: "
+                              f"kernels and CPU operators", details=details)
+        why = (f"{build} build of torch" if vendor else "no GPU on this machine") + \
+            ": only CPU operators are measured (torch_cpu_time_ms)"
+        fix = "" if not vendor else ("install a CUDA build of torch" if vendor == "nvidia"
+                                     else "install a ROCm build of torch") + \
+            " (https://pytorch.org/get-started/locally/) to see GPU kernels"
+        return Capability(self.name, True, dist.version, why, fix, details)
+
+
+def torch_build(dist: importlib.metadata.Distribution) -> str:
+    """`cuda 13.0`, `rocm 6.2.41133`, `xpu ...`, `cpu` or `unknown` for an installed torch
+    distribution, read from its `torch/version.py` (`cuda: Optional[str] = '13.0'`) without
+    importing torch; from the version's local tag (`+cu130`, `+rocm6.2`, `+cpu`) when that
+    file cannot be read."""
+    try:
+        text = Path(str(dist.locate_file("torch/version.py"))).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    values: dict[str, Any] = {}
+    for key, value in _BUILD_LINE.findall(text):
+        try:
+            values[key] = ast.literal_eval(value.strip())
+        except (ValueError, SyntaxError):
+            continue
+    for key, label in (("hip", "rocm"), ("cuda", "cuda"), ("xpu", "xpu")):
+        if values.get(key):
+            return f"{label} {values[key]}"
+    if values:
+        return "cpu"
+    tag = (dist.version or "").partition("+")[2]
+    for prefix, label in (("rocm", "rocm"), ("cu", "cuda"), ("xpu", "xpu"), ("cpu", "cpu")):
+        if tag.startswith(prefix):
+            return label
+    return "unknown"
+
+
+def _read_summary(path: Path) -> dict[str, Any]:
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _launcher_metrics(launcher: Mapping[str, Any]) -> Metrics:
+    out: Metrics = {}
+    if isinstance(launcher.get("torch_version"), str):
+        out["torch_version"] = launcher["torch_version"]
+    activities = launcher.get("activities")
+    if isinstance(activities, list) and all(isinstance(a, str) for a in activities):
+        out["torch_activities"] = activities
+    return out
+
+
+def _missing_reason(out_dir: Path, opts: TorchOptions, launcher: Mapping[str, Any],
+                    outcome: TrialOutcome) -> str:
+    if not outcome.launched:
+        return "the payload never started"
+    if launcher.get("error"):
+        return f"the launcher did not run the payload: {launcher['error']}"
+    if launcher.get("errors"):
+        return "the launcher could not write the trace: " + "; ".join(map(str, launcher["errors"]))
+    if opts.mode == "env":
+        return (f"the payload wrote no {TRACE}: in mode env it runs the profiler itself and "
+                f"must export the trace to $AORTA_TORCH_TRACE")
+    if outcome.timed_out or outcome.signal is not None:
+        how = "timed out" if outcome.timed_out else f"was killed by signal {outcome.signal}"
+        return f"the payload {how} before the launcher could write the trace"
+    if (out_dir / (TRACE + ".partial")).exists():
+        return "the trace export was cut short (trace.json.partial left behind)"
+    if "No module named 'aorta" in (read_tail(outcome.stderr_path, _STDERR_TAIL) or ""):
+        return ("the payload's Python cannot import aorta's launcher; install aorta into it "
+                f"or {ESCAPE}")
+    if not launcher:
+        return "the launcher never got to write its files (see stderr.log)"
+    return "the launcher wrote no trace (see stderr.log)"
+

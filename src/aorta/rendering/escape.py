@@ -1,0 +1,65 @@
+"""One escaping rule per format, for every text that came from a run (names, reasons, the
+payload's stderr): payload output is untrusted.
+
+HTML: `h` (text and attribute values) and `href` (a relative link). Markdown: `md_text`
+escapes Markdown's active characters and the HTML ones (`<`, `>`, `&` never appear raw, since
+Markdown renderers pass HTML through); `md_code` is an inline code span, written as an HTML
+`<code>` element when the text holds `<`, `>` or `&`, else in backticks longer than any run
+inside it; `md_block` fences a block the same way, or writes it as an escaped `<pre>`.
+"""
+
+from __future__ import annotations
+
+import re
+from html import escape
+from urllib.parse import quote
+
+__all__ = ["h", "href", "md_text", "md_code", "md_block"]
+
+_MD_SPECIAL = re.compile(r"([\\`*\[\]|])")
+_HTML_SPECIAL = re.compile(r"[<>&]")
+_ENTITY = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
+
+
+def h(text: object) -> str:
+    """Text for an HTML element or a quoted attribute value (quotes escaped too)."""
+    return escape(str(text), quote=True)
+
+
+def href(base: str, path: str) -> str:
+    """A relative link's attribute value: `base` + `path`, percent-encoded but for `/`."""
+    return h(quote(base + path, safe="/"))
+
+
+def md_text(text: str) -> str:
+    """Text on one line, with Markdown's and HTML's active characters escaped."""
+    flat = _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    return _entities(flat)
+
+
+def md_code(text: str) -> str:
+    """An inline code span that survives backticks, table pipes and HTML inside `text`."""
+    flat = " ".join(str(text).split())
+    if _HTML_SPECIAL.search(flat):
+        return "<code>" + _entities(flat).replace("|", "&#124;").replace("`", "&#96;") + "</code>"
+    flat = flat.replace("|", "\\|")
+    ticks = "`" * (_longest_backtick_run(flat) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{ticks}{pad}{flat}{pad}{ticks}"
+
+
+def md_block(text: str) -> list[str]:
+    """A block of text shown as written (a fence), or as an escaped `<pre>` when it holds
+    `<`, `>` or `&`, which some renderers would otherwise take for HTML."""
+    if _HTML_SPECIAL.search(text):
+        return ["<pre>" + _entities(text) + "</pre>"]
+    fence = "`" * max(3, _longest_backtick_run(text) + 1)
+    return [fence + "text", text, fence]
+
+
+def _entities(text: str) -> str:
+    return _HTML_SPECIAL.sub(lambda m: _ENTITY[m.group(0)], text)
+
+
+def _longest_backtick_run(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)

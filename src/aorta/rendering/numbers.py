@@ -1,0 +1,85 @@
+"""Numbers written for people, one way everywhere (the JSON keeps raw floats): figures and
+counts (`fmt`), units read off metric names, spreads, ratios, intervals and p-values."""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["unit_of", "fmt", "fmt_with_unit", "signed", "spread", "spread_text", "fmt_ratio",
+           "fmt_interval", "fmt_p"]
+
+# Longest suffix first, so `_mib` is not read as `_b`.
+_SUFFIX_UNITS = (
+    ("_percent", "%"), ("_bytes", "B"), ("_count", "count"), ("_cycles", "cycles"),
+    ("_pct", "%"), ("_mib", "MiB"), ("_gib", "GiB"), ("_kib", "KiB"), ("_ms", "ms"),
+    ("_us", "µs"), ("_ns", "ns"), ("_s", "s"),
+)
+
+
+def unit_of(metric: str) -> str:
+    """The unit a metric's name declares (`wall_s` -> `s`, `nsys_gpu_time_ms` -> `ms`), or ''."""
+    lowered = metric.lower()
+    for suffix, unit in _SUFFIX_UNITS:
+        if lowered.endswith(suffix):
+            return unit
+    return ""
+
+
+def fmt(value: float | None) -> str:
+    """Four significant figures, thousands grouped, no trailing zeros; a whole number below
+    1e7 in full (`1,092,148`); `-` for no value or one that is not finite."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    if value == 0:
+        return "0"
+    magnitude = abs(value)
+    if magnitude >= 1e7 or magnitude < 1e-3:
+        return f"{value:.3e}"
+    if value == int(value):
+        return f"{int(value):,}"
+    decimals = max(0, 3 - int(math.floor(math.log10(magnitude))))
+    text = f"{value:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def fmt_with_unit(value: float | None, unit: str) -> str:
+    """`3 ms`, `50%`; a count and a unitless figure alone."""
+    text = fmt(value)
+    if text == "-" or not unit or unit == "count":
+        return text
+    return f"{text} {unit}" if unit != "%" else f"{text}%"
+
+
+def signed(value: float) -> str:
+    """A difference: `+0.75`, `-1,024`."""
+    return ("+" if value >= 0 else "") + fmt(value)
+
+
+def spread(low: float, high: float, std: float) -> str:
+    """`[min–max] ±std`."""
+    return f"[{fmt(low)}–{fmt(high)}] ±{fmt(std)}"
+
+
+def spread_text(median: float, low: float, high: float, std: float, n: int) -> str:
+    """`median [min–max] ±std (n=N)`; one trial shows its value alone."""
+    if n <= 1:
+        return f"{fmt(median)} (n=1)"
+    return f"{fmt(median)} {spread(low, high, std)} (n={n})"
+
+
+def fmt_ratio(value: float | None) -> str:
+    """A ratio to three decimals (`1.048`); `-` for none."""
+    return "-" if value is None else f"{value:.3f}"
+
+
+def fmt_interval(low: float | None, high: float | None) -> str:
+    """`[0.979, 1.157]`; an open end reads `0` below and `inf` above."""
+    return (f"[{'0' if low is None else f'{low:.3f}'}, "
+            f"{'inf' if high is None else f'{high:.3f}'}]")
+
+
+def fmt_p(value: float | None) -> str:
+    """A p-value to three decimals, `<0.001` below that; `-` for none."""
+    if value is None:
+        return "-"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"

@@ -1,0 +1,117 @@
+"""Kernel names short enough for a table column, still telling kernels apart.
+
+Templated C++ kernels have names hundreds of characters long, such as
+`void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>(cutlass_80_simt_sgemm_
+256x128_8x4_nn_align1::Params)`, which push every other column off a terminal. A name longer
+than the column is shortened in steps, stopping as soon as it fits:
+
+1. a leading `void ` goes (kernels return nothing);
+2. the parameter list is elided: `(...)`;
+3. template argument lists keep their two ends: `Kernel2<cutlass_80_s...nn_align1>`;
+4. failing that, the middle of the name from step 2 gives way: `cutlass::Ke...align1>(...)`.
+
+Names that would come out the same are shortened by step 4 alone, and if they still collide
+they get a `~1`, `~2` suffix in the order given. The text and Markdown tables show these; the
+full name stays in JSON and in the HTML page's tooltip. Display only: compare matches kernels
+by their normalised names, never by these.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+__all__ = ["short_name", "short_names", "ELLIPSIS"]
+
+ELLIPSIS = "..."
+_MIN_WIDTH = 12
+
+
+def short_name(name: str, width: int) -> str:
+    """`name` cut to at most `width` characters (at least 12) by the steps above."""
+    width = max(width, _MIN_WIDTH)
+    if len(name) <= width:
+        return name
+    text = name[len("void "):] if name.startswith("void ") else name
+    if len(text) > width:
+        text = _elide_parameters(text, width)
+    if len(text) <= width:
+        return text
+    squeezed = _squeeze_templates(text, width)
+    # Step 4 works on the unsqueezed name, so that ellipses never stack.
+    return squeezed if len(squeezed) <= width else _middle(text, width)
+
+
+def short_names(names: Sequence[str], width: int) -> dict[str, str]:
+    """Each name's short form for one table, with no two distinct names alike."""
+    short = {name: short_name(name, width) for name in dict.fromkeys(names)}
+    clashes = Counter(short.values())
+    for name, text in short.items():
+        if clashes[text] > 1:
+            short[name] = _middle(name, max(width, _MIN_WIDTH))
+    clashes = Counter(short.values())
+    seen: Counter[str] = Counter()
+    for name, text in short.items():
+        if clashes[text] > 1:
+            seen[text] += 1
+            tag = f"~{seen[text]}"
+            short[name] = _middle(name, max(width, _MIN_WIDTH) - len(tag)) + tag
+    return short
+
+
+def _elide_parameters(text: str, width: int) -> str:
+    """`f<T>(a, b)` -> `f<T>(...)`: the last top-level parenthesised list, when it ends the
+    name (a kernel's parameters)."""
+    if not text.endswith(")"):
+        return text
+    depth = 0
+    for i in range(len(text) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(text[i], 0)
+        if depth == 0:
+            inside = text[i + 1:-1]
+            return text if len(inside) <= len(ELLIPSIS) else f"{text[:i + 1]}{ELLIPSIS})"
+    return text
+
+
+def _squeeze_templates(text: str, width: int) -> str:
+    """Shorten top-level `<...>` argument lists, longest first, keeping their two ends."""
+    spans = _template_spans(text)
+    excess, keep = len(text) - width, {}
+    for start, end in sorted(spans, key=lambda span: span[0] - span[1]):   # longest first
+        inside = end - start - 1
+        kept = max(len(ELLIPSIS) + 2, inside - excess)
+        if excess <= 0 or kept >= inside:
+            continue
+        keep[start] = kept
+        excess -= inside - kept
+    out, last = [], 0
+    for start, end in spans:
+        if start in keep:
+            out.append(text[last:start + 1] + _middle(text[start + 1:end], keep[start]))
+            last = end
+    return "".join(out) + text[last:]
+
+
+def _template_spans(text: str) -> list[tuple[int, int]]:
+    """(index of `<`, index of its `>`) for every top-level template argument list: a `<`
+    right after a name character, as in `names.strip_templates`."""
+    spans, depth, start = [], 0, -1
+    for i, char in enumerate(text):
+        if char == "<" and (depth or (i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_"))):
+            if depth == 0:
+                start = i
+            depth += 1
+        elif char == ">" and depth and text[i - 1] != "-":
+            depth -= 1
+            if depth == 0:
+                spans.append((start, i))
+    return spans
+
+
+def _middle(text: str, width: int) -> str:
+    """`text` with its middle replaced by an ellipsis to fit `width` (the head a bit longer)."""
+    if len(text) <= width:
+        return text
+    room = max(width - len(ELLIPSIS), 2)
+    head = (room + 1) // 2
+    return text[:head] + ELLIPSIS + text[len(text) - (room - head):]

@@ -1,0 +1,34 @@
+"""Tables three ways: text with aligned columns (lines for a terminal), Markdown (pipe
+tables) and HTML. Each takes cells already written and escaped for its format."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from aorta.rendering.escape import h
+
+__all__ = ["text_table", "md_table", "html_table"]
+
+
+def text_table(rows: Sequence[Sequence[str]], right: Collection[int] = (),
+               indent: str = "") -> list[str]:
+    """Columns two spaces apart, padded to their widest cell; columns in `right` (numbers)
+    align right. The first row is the head. Lines carry no trailing spaces."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [(indent + "  ".join(v.rjust(w) if i in right else v.ljust(w)
+                                for i, (v, w) in enumerate(zip(row, widths)))).rstrip()
+            for row in rows]
+
+
+def md_table(head: Sequence[str], rows: Sequence[Sequence[str]], align: str = "") -> list[str]:
+    """A pipe table; `align` holds one letter per column, `r` for right-aligned (numbers),
+    anything else (or nothing) for left."""
+    marks = "".join("---:|" if a == "r" else "---|" for a in align.ljust(len(head)))
+    return ["| " + " | ".join(head) + " |", "|" + marks,
+            *("| " + " | ".join(row) + " |" for row in rows)]
+
+
+def html_table(head: Sequence[str], rows: Sequence[str], attrs: str = "") -> list[str]:
+    """`<table>`, a head row of escaped `head` text, the `<tr>` lines in `rows`, `</table>`."""
+    cells = "".join(f"<th>{h(text)}</th>" for text in head)
+    return [f"<table{attrs}><tr>{cells}</tr>", *rows, "</table>"]
