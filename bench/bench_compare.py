@@ -38,12 +38,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from aorta.results import TrialResult
+from aorta.store.records import TrialResult
 
 try:                                   # where write_json lives since the run-directory store
     from aorta.store.files import write_json
 except ImportError:                    # the trees before it, so one script times both
-    from aorta.results import write_json  # type: ignore[attr-defined,no-redef]
+    from aorta.store.records import write_json  # type: ignore[attr-defined,no-redef]
 
 # (name, cells, base trials, new trials, kernels per table, decimals of a kernel's ms)
 SCENARIOS = (

@@ -1,4 +1,4 @@
-"""What demangling kernel names costs a parse: `aorta.demangle` per backend, on real names.
+"""What demangling kernel names costs a parse: `aorta.parsers.demangle` per backend, on real names.
 
 Takes the 14 distinct mangled kernel names of the H200 Proton capture
 (`tests/fixtures/proton/h200/cli-tree/proton.hatchet`), makes `--names` distinct ones from them
@@ -40,7 +40,7 @@ def names(count: int) -> list[str]:
 
 
 def worker(kind: str, count: int) -> dict[str, float]:
-    import aorta.demangle as d
+    import aorta.parsers.demangle as d
 
     batch = names(count)
     if kind == "tool":

@@ -23,7 +23,7 @@ from aorta_testing import REPO, run_aorta, write_recipe
 HEAVY = ("pydantic", "yaml", "rich", "sqlalchemy", "pyarrow", "pynvml", "pandas", "polars",
          "numpy", "torch", "triton")
 COLLECTORS = ("aorta.collectors.", "aorta.parsers.", "aorta.comparison.", "aorta.report.",
-              "aorta.history.", "aorta.recipe", "aorta.plan")
+              "aorta.history.", "aorta.recipe.schema", "aorta.run.plan")
 
 _PROBE = textwrap.dedent("""
     import contextlib, io, json, sys

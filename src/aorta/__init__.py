@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+from aorta.base.version import VERSION as __version__
 __all__ = ["__version__", "open_run", "compare", "API_VERSION"]
 
 _API = {"open_run", "compare", "API_VERSION", "Run", "Trial"}
@@ -21,7 +21,7 @@ _API = {"open_run", "compare", "API_VERSION", "Run", "Trial"}
 
 def __getattr__(name: str) -> Any:
     if name in _API:
-        from aorta import api
+        from aorta.api import run
 
-        return getattr(api, name)
+        return getattr(run, name)
     raise AttributeError(f"module 'aorta' has no attribute {name!r}")

@@ -16,7 +16,7 @@ import pytest
 
 import aorta
 from aorta.cli import main
-from aorta.errors import RunDirError, UserError
+from aorta.base.errors import RunDirError, UserError
 
 H200 = Path(__file__).resolve().parents[1] / "fixtures" / "report" / "h200-proton-softmax"
 
@@ -30,11 +30,11 @@ def h200(tmp_path: Path) -> Path:
 
 def test_import_aorta_stays_light() -> None:
     code = ("import sys, aorta; assert aorta.API_VERSION == 2; "
-            "heavy = [m for m in ('pydantic', 'pandas', 'yaml', 'sqlalchemy', 'aorta.api') "
+            "heavy = [m for m in ('pydantic', 'pandas', 'yaml', 'sqlalchemy', 'aorta.api.run') "
             "if m in sys.modules]; print(heavy)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
-    # API_VERSION loads aorta.api (and what it needs to read records), never pandas or pydantic
+    # API_VERSION loads aorta.api.run (and what it needs to read records), never pandas or pydantic
     assert "pandas" not in done.stdout and "pydantic" not in done.stdout
 
 

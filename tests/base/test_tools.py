@@ -104,8 +104,8 @@ def test_a_tool_that_writes_without_end_is_stopped_not_held_in_memory() -> None:
 
 
 def test_a_snapshot_tool_that_writes_without_end_is_recorded_not_read(tmp_path: Path) -> None:
-    from aorta.envsnap_health import _guarded
-    from aorta.envsnap_stack import tool_output
+    from aorta.host.health import _guarded
+    from aorta.host.stack import tool_output
 
     script = tmp_path / "chatty"
     script.write_text("#!/bin/sh\nexec yes\n")

@@ -63,7 +63,7 @@ def test_env_rejects_unknown_flags():
 def test_host_facts_are_platforms():
     import platform
 
-    from aorta.envsnap import _host
+    from aorta.host.snapshot import _host
 
     host, uname = _host(), platform.uname()
     assert (host["hostname"], host["os"], host["kernel"], host["machine"]) == \
@@ -71,7 +71,7 @@ def test_host_facts_are_platforms():
 
 
 def test_the_cuda_version_is_the_number_after_its_label():
-    from aorta.envsnap import _version_after
+    from aorta.host.snapshot import _version_after
 
     assert _version_after("Cuda compilation tools, release 13.0, V13.0.48", "release ") == "13.0"
     assert _version_after("| Driver Version: 580.1   CUDA Version: 12.8     |",

@@ -24,7 +24,7 @@ from aorta.collectors.ncu.collector import (LAUNCH_RECORD_LIMIT, NcuCollector, N
 from aorta.collectors.binaries import gpu_present
 from aorta.collectors.ncu.counters import counter_access
 from aorta.collectors.registry import get, wrap_order
-from aorta.errors import ConflictError, OptionError, SetupError
+from aorta.base.errors import ConflictError, OptionError, SetupError
 from aorta.parsers.ncu_csv import NcuLaunch, NcuProfile
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ncu"

@@ -22,7 +22,7 @@ from aorta.collectors.nsys.collector import (NsysCollector, NsysOptions, find_qd
                                    run_stats)
 from aorta.collectors.binaries import gpu_present
 from aorta.collectors.registry import get
-from aorta.errors import OptionError, SetupError
+from aorta.base.errors import OptionError, SetupError
 
 WRITTEN = Path(__file__).resolve().parents[1] / "fixtures" / "nsys" / "written"
 

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from aorta.collectors.conflicts import check_conflicts
 from aorta.collectors.proton.collector import ProtonCollector
 from aorta.collectors.proton.options import ProtonOptions, mode_argument
-from aorta.errors import ConflictError, OptionError
+from aorta.base.errors import ConflictError, OptionError
 
 PROTON = ProtonCollector()
 

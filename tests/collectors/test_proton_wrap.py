@@ -16,7 +16,7 @@ from aorta.collectors.child_import import aorta_root
 from aorta.collectors.proton.collector import ProtonCollector, ProtonWrapError, env_overlay
 from aorta.collectors.proton.host import translate_devices
 from aorta.collectors.proton.options import ProtonOptions
-from aorta.errors import SetupError
+from aorta.base.errors import SetupError
 
 PROTON = ProtonCollector()
 OUT = Path("/runs/r/cells/c/trial_0/proton")

@@ -21,7 +21,7 @@ import pytest
 from aorta.collectors.base import Launch, TrialContext, TrialOutcome
 from aorta.collectors.rocprof.collector import (RocprofCollector, RocprofOptions, RocprofUnavailableError,
                                       rocprof_version)
-from aorta.errors import OptionError, SetupError
+from aorta.base.errors import OptionError, SetupError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "rocprof"
 GEMM = "void gemm_kernel<float, 128, 64>(float const*, float const*, float*, int, int, int)"
@@ -230,7 +230,7 @@ def test_only_proton_instrumentation_shares_a_trial(proton: dict[str, str],
     pytest.importorskip("aorta.collectors.proton.collector")
     from aorta.collectors.conflicts import check_conflicts
     from aorta.collectors.registry import get
-    from aorta.errors import ConflictError
+    from aorta.base.errors import ConflictError
 
     selected = {"rocprof": opts(), "proton": get("proton").validate(proton)}
     if refused:

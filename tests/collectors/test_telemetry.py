@@ -21,7 +21,7 @@ import pytest
 
 from aorta.cli import main
 from aorta.collectors.telemetry.collector import TelemetryCollector, telemetry_metrics
-from aorta.gpu_state import gpu_state_notes
+from aorta.run.gpu_notes import gpu_state_notes
 
 
 def standin_nvml(throttle: int = 0, sm_clock: int = 1980, fail_read: bool = False,
@@ -253,7 +253,7 @@ def test_a_process_listed_before_the_payload_is_known_is_nobodys_yet(tmp_path: P
     # trial work can be contended with before the payload runs).
     from aorta.collectors.telemetry.collector import _Recorder
     from aorta.collectors.telemetry.sources import DeviceInfo
-    from aorta.run.proc_table import proc_info
+    from aorta.host.proc_table import proc_info
 
     sleeper = [sys.executable, "-c", "import time; time.sleep(30)"]
     with subprocess.Popen(sleeper) as payload, subprocess.Popen(sleeper) as other:

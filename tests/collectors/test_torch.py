@@ -23,7 +23,7 @@ from aorta.collectors.base import Launch, TrialContext, TrialOutcome
 from aorta.collectors.conflicts import check_conflicts
 from aorta.collectors.registry import get
 from aorta.collectors.torch.collector import TorchCollector, TorchLaunchError, TorchOptions, torch_build
-from aorta.errors import ConflictError, OptionError, SetupError
+from aorta.base.errors import ConflictError, OptionError, SetupError
 
 TORCH = TorchCollector()
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "torch"

@@ -221,7 +221,7 @@ def test_an_activity_the_build_lacks_stops_before_the_payload(
 def test_without_aorta_importable_the_reason_says_so(tmp_path: Path,
                                                      script: Callable[..., Path]) -> None:
     # -I ignores PYTHONPATH; the checkout is then unreachable, so wrap refuses up front.
-    from aorta.errors import SetupError
+    from aorta.base.errors import SetupError
 
     with pytest.raises(SetupError, match="ignores PYTHONPATH"):
         run_wrapped(tmp_path, [sys.executable, "-I", str(script())])

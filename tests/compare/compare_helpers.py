@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from aorta.results import TrialResult, Verdict
+from aorta.store.records import TrialResult, Verdict
 from aorta.store.files import write_json
 
 

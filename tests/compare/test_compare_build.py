@@ -9,7 +9,7 @@ import pytest
 from aorta.comparison.build import compare_runs
 from aorta.comparison.load import RunRef, load_run
 from aorta.comparison.model import CompareSettings, Row
-from aorta.errors import UserError
+from aorta.base.errors import UserError
 
 from compare_helpers import kernels, make_run, timed_cell, trial
 

@@ -11,7 +11,7 @@ import pytest
 from aorta.cli import main
 from aorta.cli.commands import COMMANDS
 from aorta.cli.compare import CompareOptions, run
-from aorta.errors import EXIT_OK, EXIT_REGRESSION, EXIT_USAGE
+from aorta.base.errors import EXIT_OK, EXIT_REGRESSION, EXIT_USAGE
 
 from aorta_testing import run_aorta
 from compare_helpers import kernels, make_run, timed_cell, trial

@@ -6,7 +6,7 @@ import pytest
 
 from aorta.comparison.gate import Gate, evaluate, parse_fail_on, regressions
 from aorta.comparison.model import CellComparison, CompareSettings, Comparison, Row, TrialCounts
-from aorta.errors import UserError
+from aorta.base.errors import UserError
 
 ROWS = (
     Row("c", "metric", "wall_s", "time", "SLOWER", 5, 5, 1.0, 1.2, 1.2, 1.15, 1.26, 0.008),

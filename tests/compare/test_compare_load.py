@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from aorta.comparison.load import RunRef, load_run, pair_cells, parse_ref
-from aorta.errors import UserError
+from aorta.base.errors import UserError
 from aorta.store.files import write_json
 
 from compare_helpers import kernels, make_run, timed_cell, trial

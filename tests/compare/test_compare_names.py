@@ -90,7 +90,7 @@ def test_strip_templates(raw, expected):
 
 
 def test_matching_goes_through_the_demangler_hook(monkeypatch):
-    # The demangler (aorta.demangle, issue 12.3) plugs in at names.demangled; until then it
+    # The demangler (aorta.parsers.demangle, issue 12.3) plugs in at names.demangled; until then it
     # passes names through, and matching must call it first.
     assert names.demangled("add_kernel(float*, float*)") == "add_kernel(float*, float*)"
     monkeypatch.setattr(names, "demangled",

@@ -11,7 +11,7 @@ import pytest
 from aorta.collectors.base import Launch, TrialContext, TrialOutcome
 from aorta.collectors.cprofile.collector import CProfileCollector, CProfileOptions
 from aorta.collectors.python_launch import split_python_launch
-from aorta.errors import SetupError
+from aorta.base.errors import SetupError
 
 C = CProfileCollector()
 OK = TrialOutcome(exit_code=0, signal=None, timed_out=False, launched=True)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from aorta.envsnap_health import _guarded, system_health
-from aorta.envsnap_stack import (NoAnswer, container_info, hipblaslt_info, python_env_info,
+from aorta.host.health import _guarded, system_health
+from aorta.host.stack import (NoAnswer, container_info, hipblaslt_info, python_env_info,
                                  tool_output)
 from aorta_testing import run_aorta
 
@@ -126,7 +126,7 @@ def test_a_failing_tool_hands_over_to_the_next_source(monkeypatch, tmp_path: Pat
     _tool(bin_dir, "amd-smi", "#!/bin/sh\necho 'AMDSMI_STATUS_DRIVER_NOT_LOADED'\n")
     _tool(bin_dir, "rocm-smi", "#!/bin/sh\necho '{\"card0\": {\"Temperature (Sensor edge) (C)\": \"35.0\"}}'\n")
     monkeypatch.setenv("PATH", str(bin_dir))
-    from aorta.envsnap_stack import hip_info
+    from aorta.host.stack import hip_info
 
     assert hip_info({"ROCM_PATH": str(tmp_path)}) == {
         "version": "6.2.41133-dd7f95766", "source": "hipcc --version"}
@@ -154,7 +154,7 @@ def test_the_newest_hipblaslt_library_wins_by_number_not_text(tmp_path: Path):
 
 def test_the_snapshot_reads_nvidia_smi_and_nvcc(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from aorta.envsnap import snapshot
+    from aorta.host.snapshot import snapshot
 
     bin_dir = tmp_path / "bin"
     _tool(bin_dir, "nvidia-smi", (

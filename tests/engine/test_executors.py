@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from aorta.errors import UserError
+from aorta.base.errors import UserError
 from aorta.run.devices import parse_gpus
 from aorta_testing import interruptible, run_aorta, trial_result, write_recipe
 

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from aorta.run.proc_table import TOKEN_VARIABLE, in_trial, proc_info
+from aorta.host.proc_table import TOKEN_VARIABLE, in_trial, proc_info
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 

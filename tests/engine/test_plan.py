@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from aorta.errors import ConflictError, OptionError, RecipeError, UserError
-from aorta.plan import Overrides, build_plan, parse_collect_flag
-from aorta.recipe import LoadedRecipe, recipe_from_mapping
+from aorta.base.errors import ConflictError, OptionError, RecipeError, UserError
+from aorta.run.overrides import Overrides, parse_collect_flag
+from aorta.run.plan import build_plan
+from aorta.recipe.schema import LoadedRecipe, recipe_from_mapping
 
 
 def loaded(doc):

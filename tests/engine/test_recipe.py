@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from aorta.errors import RecipeError
-from aorta.recipe import BUNDLES, load_recipe, recipe_from_mapping
+from aorta.base.errors import RecipeError
+from aorta.recipe.schema import BUNDLES, load_recipe, recipe_from_mapping
 
 BAD = [
     ({"schema_version": 1, "trials": 0}, "r.yaml: trials: Input should be greater than or equal to 1, got 0"),

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from aorta.envsnap import redact, snapshot, steering_env
+from aorta.host.snapshot import redact, snapshot, steering_env
 from aorta.parsers.kernel_table import KernelTable
-from aorta.results import NewerRecord, TrialResult
+from aorta.store.records import NewerRecord, TrialResult
 from aorta.store.files import write_json_file
 from aorta.store.lock import RunLock
 from aorta.store.run_dir import RunStore
-from aorta.errors import RunDirError
-from aorta.summary import summarize_cell
+from aorta.base.errors import RunDirError
+from aorta.run.summary import summarize_cell
 
 
 def trial(verdict="pass", wall=1.0, exit_code=0, **metrics):
@@ -115,3 +115,19 @@ def test_unreadable_lock_is_stale(tmp_path: Path):
 def test_overflowing_metric_is_left_out_not_crashing():
     cell = summarize_cell("c", 2, [trial(big=1.7e308), trial(big=1.7e308)])
     assert "big" not in cell.metrics and "wall_s" in cell.metrics
+
+
+def test_known_secrets_and_byte_streams_are_scrubbed() -> None:
+    from aorta.base.redaction import CREDENTIALS_IN_BYTES, REDACTED, Redactor
+
+    assert Redactor(["s3cr3t-value"]).text("x s3cr3t-value y") == f"x {REDACTED} y"
+    data = b"log https://u:pw-123456@host/ and ghp_" + b"b" * 36
+    assert CREDENTIALS_IN_BYTES.sub(b"#", data) == b"log #host/ and #"
+
+
+def test_names_are_read_word_by_word() -> None:
+    from aorta.base.redaction import looks_secret
+
+    assert [looks_secret(n) for n in ("HF_TOKEN", "myApiKey", "--api-key", "AWS_SECRET_ACCESS_KEY",
+                                      "MAX_TOKENS", "num-tokens", "KEYBOARD", "monkey")] == \
+        [True, True, True, True, False, False, False, False]

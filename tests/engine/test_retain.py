@@ -112,7 +112,7 @@ def test_prune_never_enters_a_link_and_keeps_the_record(tmp_path: Path):
 
 
 def test_a_link_as_the_trial_directory_is_refused(tmp_path: Path):
-    from aorta.errors import RunDirError
+    from aorta.base.errors import RunDirError
 
     run = tmp_path / "run"
     (run / "cells" / "c").mkdir(parents=True)

@@ -101,7 +101,7 @@ def test_a_multi_line_secret_is_written_redacted(tmp_path: Path):
 
 def test_a_variable_the_child_does_not_get_is_not_checked():
     from aorta.collectors.base import Launch
-    from aorta.errors import UserError
+    from aorta.base.errors import UserError
     from aorta.run.env_file import refuse_unwritable_env
 
     caller = {"PATH": "/bin", "BASH_FUNC_f%%": "() {  echo\n}"}

@@ -9,8 +9,8 @@ import json
 import sys
 from pathlib import Path
 
-from aorta.recipe import StopAfter
-from aorta.results import TrialResult
+from aorta.recipe.schema import StopAfter
+from aorta.store.records import TrialResult
 from aorta.run.stop_after import cell_stop
 from aorta_testing import run_aorta, write_recipe
 

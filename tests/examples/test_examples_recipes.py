@@ -16,9 +16,10 @@ import pytest
 import yaml
 
 from aorta.collectors.registry import names as collector_names
-from aorta.errors import ConflictError, SetupError
-from aorta.plan import Overrides, build_plan, parse_collect_flag
-from aorta.recipe import load_recipe
+from aorta.base.errors import ConflictError, SetupError
+from aorta.run.overrides import Overrides, parse_collect_flag
+from aorta.run.plan import build_plan
+from aorta.recipe.schema import load_recipe
 from examples_catalog import EXAMPLES, PROTON_EXAMPLES, ROOT, Example, aorta_command
 
 # What the three amd-* recipes must pin, for the reasons the index README gives.

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from aorta.results import Capture, TrialResult
+from aorta.store.records import Capture, TrialResult
 from aorta.store.files import write_json
 
 # The role and password scripts/postgres-local.sh creates; override with AORTA_TEST_POSTGRES_URL.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Column, Integer, MetaData, Table, inspect
 
-from aorta.errors import UserError
+from aorta.base.errors import UserError
 from aorta.history.db import connect, read_connection, write_transaction
 from aorta.history.migrations import LATEST, MIGRATIONS, Migration, current_version, upgrade
 from aorta.history.schema import METADATA, MIGRATIONS_TABLE

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from sqlalchemy import MetaData, select
 
 from aorta.cli import main
-from aorta.errors import UserError
+from aorta.base.errors import UserError
 from aorta.history.db import read_connection, redact, resolve_url
 from aorta.history.session import open_history
 from history_helpers import PG_PASSWORD, POSTGRES_URL, series_runs

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from aorta.errors import UserError
+from aorta.base.errors import UserError
 from aorta.history import record_run
 from aorta.history.session import open_history
 from aorta.history.store import Filters, load_series

@@ -1,4 +1,4 @@
-"""`aorta.demangle` and demangled kernel tables (issue 12.3): Proton's mangled names read as the
+"""`aorta.parsers.demangle` and demangled kernel tables (issue 12.3): Proton's mangled names read as the
 PyTorch profiler prints them, on the H200 captures of one vector-add run."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-import aorta.demangle as demangle_module
-from aorta.demangle import demangle, demangle_all, demangler_name, looks_mangled
+import aorta.parsers.demangle as demangle_module
+from aorta.parsers.demangle import demangle, demangle_all, demangler_name, looks_mangled
 from aorta.parsers.chrome_trace import read_events
 from aorta.parsers.hatchet import HatchetSummary
 from aorta.parsers.kernel_table import KernelTable

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from aorta.results import TrialResult
+from aorta.store.records import TrialResult
 from aorta.store.files import write_json
 from aorta.store.run_dir import RunStore
-from aorta.summary import summarize_cell
+from aorta.run.summary import summarize_cell
 from report_helpers import ENV, FIXTURES
 
 MakeRun = Callable[..., Path]

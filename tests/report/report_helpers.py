@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from aorta.results import TrialResult
+from aorta.store.records import TrialResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "report"
 HOSTILE = "<script>alert('x')</script> & \"quoted\" | pipe ``` fence \x1b[31mred\x1b[0m"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from aorta.errors import RunDirError
-from aorta.results import Capture
+from aorta.base.errors import RunDirError
+from aorta.store.records import Capture
 from aorta.report import build_report
 from report_helpers import ENV, HOSTILE, kernels, trial
 

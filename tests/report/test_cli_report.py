@@ -11,7 +11,7 @@ import pytest
 from aorta.cli import main
 from aorta.cli.commands import COMMANDS
 from aorta.cli.report import ReportOptions, run
-from aorta.errors import EXIT_USAGE, RunDirError
+from aorta.base.errors import EXIT_USAGE, RunDirError
 
 REPORT_ENTRY = ("aorta.cli.report:report", "Report a run as one HTML page, Markdown or JSON.")
 

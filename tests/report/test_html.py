@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote
 
-from aorta.results import Capture
+from aorta.store.records import Capture
 from aorta.report import build_report, render_html, write_html, write_report
 from report_helpers import HOSTILE, kernels, trial
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from aorta.collectors.registry import get
-from aorta.errors import SetupError, UserError
-from aorta.recipe import ExecutorConfig
+from aorta.base.errors import SetupError, UserError
+from aorta.recipe.schema import ExecutorConfig
 from aorta.run.remote_preflight import driver_launch, executor_config, judge_answer
 from aorta.run.slurm import batch_script
 from aorta.run.slurm_script import job_script, setup_files

@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 
 from aorta.collectors.registry import get
-from aorta.recipe import ExecutorConfig
+from aorta.recipe.schema import ExecutorConfig
 from aorta.store.files import write_json
 from aorta.run.slurm import batch_script, job_name, sbatch_options
 from aorta.run.slurm_commands import JobState, parse_sacct, parse_squeue
 from aorta.run.slurm_lost import describe_end, lost_result
 from aorta.run.slurm_worker import (gpu_pin, read_manifest, spec_from_json, spec_to_json,
                                     write_manifest)
-from aorta.errors import UserError
+from aorta.base.errors import UserError
 from aorta.run.trial import TrialSpec
 from aorta.store.run_dir import RunStore
 from aorta_testing import REPO, run_aorta, trial_result, write_recipe

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from aorta.plan import Overrides, build_plan
-from aorta.recipe import load_recipe
+from aorta.run.plan import Overrides, build_plan
+from aorta.recipe.schema import load_recipe
 from aorta.run.progress import PlainProgress
 from aorta.run.slurm import SlurmExecutor, job_name
 from aorta.run.sweep import run_sweep

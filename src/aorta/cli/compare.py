@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, cast
 import click
 
 from aorta.comparison.family import CORRECTIONS
-from aorta.errors import EXIT_OK, EXIT_REGRESSION
+from aorta.base.errors import EXIT_OK, EXIT_REGRESSION
 
 if TYPE_CHECKING:
     from aorta.comparison.family import Correction
@@ -142,7 +142,7 @@ def _gpu_notes(base: LoadedRun, new: LoadedRun) -> list[str]:
     """Throttling or differing SM clocks between the two runs (telemetry collector)."""
     from statistics import median
 
-    from aorta.gpu_state import gpu_state_notes
+    from aorta.run.gpu_notes import gpu_state_notes
 
     medians = {f"{side}:{name}": {k: median(v) for k, v in cell.metrics.items()
                                   if k.startswith("telemetry_") and v}

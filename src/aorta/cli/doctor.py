@@ -7,7 +7,7 @@ import json
 import click
 
 from aorta.cli.option_guard import CommandAfterSeparator, check_separator
-from aorta.errors import EXIT_OK, EXIT_USAGE
+from aorta.base.errors import EXIT_OK, EXIT_USAGE
 
 
 @click.command(cls=CommandAfterSeparator)
@@ -32,7 +32,7 @@ def doctor(ctx: click.Context, collect: str | None, as_json: bool,
     exits 0.
     """
     from aorta.collectors.doctor import doctor_lines, doctor_refusal, doctor_rows
-    from aorta.plan import parse_collect_flag
+    from aorta.run.overrides import parse_collect_flag
 
     names = list(parse_collect_flag(collect)) if collect else None
     check_separator(ctx.meta.get("aorta_args", []), command, ctx)

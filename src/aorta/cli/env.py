@@ -14,7 +14,7 @@ __all__ = ["env"]
 @click.option("--json", "as_json", is_flag=True, help="Print JSON even on a terminal.")
 def env(as_json: bool) -> int:
     """Print the host, GPU and software snapshot (JSON, or a table on a terminal)."""
-    from aorta.envsnap import snapshot
+    from aorta.host.snapshot import snapshot
 
     snap = snapshot()
     if as_json or not sys.stdout.isatty():

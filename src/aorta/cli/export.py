@@ -10,7 +10,7 @@ from typing import Literal
 
 import click
 
-from aorta.errors import EXIT_OK, UserError
+from aorta.base.errors import EXIT_OK, UserError
 
 __all__ = ["export", "ExportOptions", "run"]
 
@@ -41,12 +41,12 @@ def export(run_dir: Path, fmt: Format, output: Path | None, allow_partial: bool)
 
 
 def run(opts: ExportOptions) -> int:
-    from aorta.api import open_run
-    from aorta.frames import kernel_columns, trial_columns
+    from aorta.api.run import open_run
+    from aorta.api.frames import kernel_columns, trial_columns
 
     source = open_run(opts.run_dir)
-    tables = {"trials": trial_columns(source, opts.allow_partial),
-              "kernels": kernel_columns(source, opts.allow_partial)}
+    tables = {"trials": trial_columns(source.name, source.trials, opts.allow_partial),
+              "kernels": kernel_columns(source.name, source.trials, opts.allow_partial)}
     encode = _csv if opts.format == "csv" else _parquet
     for name, columns in tables.items():
         target = f"{name}.{opts.format}"

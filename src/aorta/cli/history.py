@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from aorta.errors import EXIT_OK, EXIT_REGRESSION, UserError
+from aorta.base.errors import EXIT_OK, EXIT_REGRESSION, UserError
 
 if TYPE_CHECKING:
     from aorta.history.model import Recorded
@@ -157,7 +157,7 @@ def run_show(opts: ViewOptions) -> int:
 
 def run_report(opts: ViewOptions) -> int:
     from aorta.history.render_html import render_html
-    from aorta.redaction import PATTERN_ONLY
+    from aorta.base.redaction import PATTERN_ONLY
     from aorta.store.files import write_anywhere
 
     items, shown, failing = _load(opts)

@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from aorta.errors import UserError
+from aorta.base.errors import UserError
 
 __all__ = ["guard_command", "check_separator", "CommandAfterSeparator"]
 

@@ -8,7 +8,7 @@ from typing import Literal
 
 import click
 
-from aorta.errors import EXIT_OK
+from aorta.base.errors import EXIT_OK
 
 __all__ = ["report", "ReportOptions", "run"]
 

@@ -1,5 +1,5 @@
 """`sweep run|plan` flags that replace or overlay a recipe's run settings (see
-`aorta.plan_overrides` for the rules)."""
+`aorta.run.overrides` for the rules)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from aorta.env_modes import ENV_MODES
+from aorta.recipe.limits import ENV_MODES
 
 __all__ = ["run_setting_options"]
 

@@ -13,7 +13,7 @@ import click
 
 from aorta.cli.option_guard import CommandAfterSeparator, check_separator
 from aorta.cli.run_settings import run_setting_options
-from aorta.errors import EXIT_OK, UserError
+from aorta.base.errors import EXIT_OK, UserError
 
 __all__ = ["sweep", "SweepRunOptions", "run"]
 
@@ -135,9 +135,10 @@ def _collect_options(ctx: click.Context, kwargs: dict[str, Any],
 
 def run(opts: SweepRunOptions) -> int:
     """Plan, preflight and run (or print) a sweep. Returns the exit code."""
-    from aorta.plan import Overrides, build_plan, parse_collect_flag
-    from aorta.recipe import LoadedRecipe, Recipe, load_recipe
-    from aorta.render import plan_lines, summary_lines
+    from aorta.run.overrides import Overrides, parse_collect_flag
+    from aorta.run.plan import build_plan
+    from aorta.recipe.schema import LoadedRecipe, Recipe, load_recipe
+    from aorta.run.summary_text import plan_lines, summary_lines
     from aorta.run.env_file import refuse_unwritable_env
     from aorta.run.executors import make_executor
     from aorta.run.progress import make_progress

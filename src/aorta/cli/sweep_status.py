@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from aorta.errors import EXIT_OK
+from aorta.base.errors import EXIT_OK
 
 
 @click.command("status")

@@ -41,7 +41,7 @@ __all__ = [
 
 Metrics = dict[str, Any]
 
-from aorta.results import CAPTURE_STATES  # noqa: E402  (one owner: the trial record's)
+from aorta.store.records import CAPTURE_STATES  # noqa: E402  (one owner: the trial record's)
 #: Count metrics a partial capture leaves out: a count known to be short is an untrusted count.
 COUNT_KEYS = ("kernel_count", "cpu_op_count", "call_count")
 
@@ -105,7 +105,7 @@ class TrialOutcome:
 class Sampler(Protocol):
     """Something that records beside a running payload. `payload_started` tells it which
     process the payload is (its pid, start time in clock ticks and trial token, by which
-    `aorta.run.proc_table.in_trial` knows the payload's processes); `stop()` ends it and writes
+    `aorta.host.proc_table.in_trial` knows the payload's processes); `stop()` ends it and writes
     what it recorded into the collector's directory, where `summarize` reads it."""
 
     def payload_started(self, pid: int, start_ticks: int, token: str) -> None: ...

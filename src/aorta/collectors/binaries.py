@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from aorta.base.tools import ToolRun, run_tool
-from aorta.errors import SetupError
+from aorta.base.errors import SetupError
 from aorta.store.reading import read_tail as _read_tail
 
 __all__ = ["ToolRun", "find_binary", "resolve_binary", "run_tool", "tool_version", "read_tail",

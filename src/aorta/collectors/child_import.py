@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 
 from aorta.collectors.base import Launch, TrialContext
-from aorta.errors import SetupError
-from aorta.source_tree import aorta_root
+from aorta.base.errors import SetupError
+from aorta.base.source_tree import aorta_root
 
 __all__ = ["aorta_root", "importable_by_child"]
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from aorta.base.tools import run_tool
 from aorta.collectors.python_launch import split_python_launch
-from aorta.errors import SetupError
+from aorta.base.errors import SetupError
 
 #: Without a command, the interpreters a `-- python3 script.py` (or `python`) command would run.
 DEFAULT_PYTHONS = ("python3", "python")

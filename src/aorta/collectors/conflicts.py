@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from aorta.collectors.base import CollectorOptions
-from aorta.errors import ConflictError
+from aorta.base.errors import ConflictError
 
 __all__ = ["RESOURCES", "check_conflicts"]
 

@@ -8,8 +8,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from aorta.errors import OptionError
-from aorta.schema_errors import format_validation_error
+from aorta.base.errors import OptionError
+from aorta.base.schema_errors import format_validation_error
 
 __all__ = ["validate_options", "option_table", "split_words"]
 

@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from aorta.errors import SetupError
+from aorta.base.errors import SetupError
 
 __all__ = ["PythonLaunch", "split_python_launch", "SAFE_FLAGS"]
 

@@ -10,7 +10,7 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 
 from aorta.collectors.base import Collector
-from aorta.errors import UserError
+from aorta.base.errors import UserError
 
 GROUP = "aorta.collectors"
 

@@ -20,7 +20,7 @@ from aorta.comparison.model import CellComparison, CompareSettings, Comparison, 
 from aorta.comparison.names import normalise
 from aorta.comparison.stats import can_reach, median
 from aorta.comparison.verdict import Judgement, Measurement, decide, measure
-from aorta.errors import UserError
+from aorta.base.errors import UserError
 from aorta.rendering import fmt
 
 __all__ = ["compare_runs"]

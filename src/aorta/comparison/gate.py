@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from aorta.comparison.kinds import REGRESSIONS, metric_kind
 from aorta.comparison.model import Comparison, Row
 from aorta.comparison.stats import can_reach
-from aorta.errors import UserError
+from aorta.base.errors import UserError
 
 __all__ = ["Gate", "parse_fail_on", "evaluate", "regressions"]
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from aorta.comparison.model import TrialCounts
-from aorta.errors import UserError
-from aorta.results import TrialResult
+from aorta.base.errors import UserError
+from aorta.store.records import TrialResult
 from aorta.store.run_dir import RunStore, Slot
 
 __all__ = ["RunRef", "KernelEntry", "CellSamples", "LoadedRun", "parse_ref", "load_run",

@@ -43,9 +43,9 @@ _OPERATOR = re.compile(r"operator\s*(?:<<=|<<|<=>|<=|<|->\*|->|>>=|>>|>=|>)")
 
 def demangled(name: str) -> str:
     """The name as matching sees it, before the rules above: a mangled `_ZN...` name in its
-    C++ form (`aorta.demangle`), so that a kernel one profiler reports mangled matches the
+    C++ form (`aorta.parsers.demangle`), so that a kernel one profiler reports mangled matches the
     demangled name another reports; other names pass through unchanged."""
-    from aorta.demangle import demangle
+    from aorta.parsers.demangle import demangle
 
     return demangle(name)
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import median
 
-from aorta.errors import UserError
+from aorta.base.errors import UserError
 from aorta.history.changes import DEFAULT_METHOD, detect_changes
 from aorta.history.model import Change, Series
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aorta.errors import UserError
+from aorta.base.errors import UserError
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine, URL

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aorta.errors import UserError
-from aorta.results import TrialResult
+from aorta.base.errors import UserError
+from aorta.store.records import TrialResult
 from aorta.store.run_dir import ENV, RECIPE, RunStore, Slot
 
 __all__ = ["KernelRow", "CellData", "RunSnapshot", "read_run", "kernel_tables", "gpu_text"]
@@ -104,7 +104,7 @@ def gpu_text(run_doc: Mapping[str, Any], env: Mapping[str, Any]) -> str:
 
 def _collect(store: RunStore, collectors: Sequence[str]) -> dict[str, Any]:
     """Each collector's resolved options; a collector without a readable block gets None."""
-    from aorta.recipe import load_recipe
+    from aorta.recipe.schema import load_recipe
 
     path = store.path(RECIPE)
     try:

@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from sqlalchemy import func, inspect, select
 from sqlalchemy.engine import Connection
 
-from aorta.errors import UserError
+from aorta.base.errors import UserError
 from aorta.history.db import Database, read_connection, write_transaction
 from aorta.history.schema import METADATA, MIGRATIONS_TABLE
 

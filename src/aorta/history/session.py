@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from aorta.errors import UserError
+from aorta.base.errors import UserError
 from aorta.history.db import Database, connect
 
 __all__ = ["open_history"]

@@ -1,7 +1,7 @@
 """Per-kernel totals accumulated from any profiler, and the common metrics they give.
 
 Memory grows with the number of distinct kernel names, never with the number of launches.
-Names are published demangled (`aorta.demangle`), once per distinct name when the metrics are
+Names are published demangled (`aorta.parsers.demangle`), once per distinct name when the metrics are
 made, so Proton's `_ZN7cutlass7Kernel2I...` row reads as torch's and ncu's
 `void cutlass::Kernel2<...>(...)`; a row whose name changed keeps the original in `mangled`.
 """
@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from aorta.demangle import demangle_all
+from aorta.parsers.demangle import demangle_all
 
 __all__ = ["KernelTable", "KernelRow"]
 

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from aorta.rendering import json_text
-from aorta.redaction import PATTERN_ONLY
+from aorta.base.redaction import PATTERN_ONLY
 from aorta.report.build import build_report
 from aorta.report.html import render_html
 from aorta.report.markdown import render_markdown

@@ -18,10 +18,10 @@ from aorta.report.model import (CellReport, KernelBar, KernelChart, MetricSummar
                                 Overhead, Point, Report, TrialRef)
 from aorta.report.notices import cell_notices, clean_text, failures, run_notices
 from aorta.rendering import unit_of
-from aorta.results import TrialResult
+from aorta.store.records import TrialResult
 from aorta.run.stop_after import skipped_by_cell, stop_note
 from aorta.store.run_dir import ENV, MATRIX, RECIPE, RunStore, Slot
-from aorta.summary import summarize_cell
+from aorta.run.summary import summarize_cell
 
 __all__ = ["build_report"]
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from aorta.report.model import CellReport, Failure, Notice
-from aorta.results import TrialResult
+from aorta.store.records import TrialResult
 from aorta.store.reading import read_tail
 from aorta.store.run_dir import RunStore, Slot
 
@@ -113,7 +113,7 @@ def _trial_warnings(cell: str, done: list[Slot]) -> list[Notice]:
 
 
 def run_notices(status: str, cells: list[CellReport], has_matrix: bool) -> list[Notice]:
-    from aorta.gpu_state import gpu_state_notes
+    from aorta.run.gpu_notes import gpu_state_notes
 
     notices = [Notice("gpu", note) for note in gpu_state_notes(
         {c.name: {k: m.median for k, m in c.metrics.items() if k.startswith("telemetry_")}

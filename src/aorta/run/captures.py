@@ -18,7 +18,7 @@ from typing import Any
 
 from aorta.collectors.attach_failure import ATTACH_ERROR_SUFFIX
 from aorta.collectors.base import CollectorOptions, TrialContext, TrialOutcome
-from aorta.results import CAPTURE_STATES, Capture, clean_metrics
+from aorta.store.records import CAPTURE_STATES, Capture, clean_metrics
 
 __all__ = ["summarize_collectors"]
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from aorta.collectors.child_python import check_import
-from aorta.errors import SetupError
-from aorta.plan import Plan
+from aorta.base.errors import SetupError
+from aorta.run.plan import Plan
 from aorta.run.launch import child_environment
 
 __all__ = ["check_child_imports"]

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from aorta.errors import UserError
+from aorta.base.errors import UserError
 
 __all__ = ["pin_variable", "discover_gpus", "parse_gpus"]
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from aorta.collectors.base import Launch
-from aorta.errors import UserError
-from aorta.redaction import Redactor, looks_secret
+from aorta.base.errors import UserError
+from aorta.base.redaction import Redactor, looks_secret
 from aorta.store.run_dir import RunStore
 
 __all__ = ["ENV_FILE", "ENV_FILE_VARIABLE", "env_file_problem", "env_file_text",

@@ -16,8 +16,8 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import replace
 from typing import Protocol
 
-from aorta.recipe import ExecutorConfig
-from aorta.results import TrialResult
+from aorta.recipe.schema import ExecutorConfig
+from aorta.store.records import TrialResult
 from aorta.run.trial import TrialSpec, run_trial
 from aorta.run.warden import Warden
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from aorta.collectors.base import RANK_TOKEN, CollectorOptions, Launch, TrialContext
-from aorta.errors import SetupError
+from aorta.base.errors import SetupError
 from aorta.run.rerun import CLEAN_ENV_KEEP
 
 __all__ = ["child_environment", "wrap_launch"]

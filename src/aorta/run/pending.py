@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from aorta.errors import RunDirError
-from aorta.plan import Plan
+from aorta.base.errors import RunDirError
+from aorta.run.plan import Plan
 from aorta.run.sweep import trial_specs
 from aorta.store.run_dir import RunStore
 

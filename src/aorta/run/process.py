@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aorta.results import LogInfo
-from aorta.run.proc_table import TOKEN_VARIABLE
+from aorta.store.records import LogInfo
+from aorta.host.proc_table import TOKEN_VARIABLE
 from aorta.run.warden import Handle, SpawnFailed, Warden
 
 __all__ = ["ProcessResult", "run_process", "Cancelled", "DEFAULT_LOG_LIMIT"]

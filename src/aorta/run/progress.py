@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from aorta.results import TrialResult
+from aorta.store.records import TrialResult
 from aorta.run.trial_details import trial_details
 from aorta.store.run_dir import trial_name
 

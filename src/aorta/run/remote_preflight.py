@@ -30,10 +30,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from aorta import __version__
+from aorta.base.version import VERSION as __version__
 from aorta.collectors.base import Launch
-from aorta.errors import SetupError, UserError
-from aorta.recipe import ExecutorConfig
+from aorta.base.errors import SetupError, UserError
+from aorta.recipe.schema import ExecutorConfig
 from aorta.run.slurm_commands import (JobState, SlurmError, cancel_jobs, query_jobs,
                                       sbatch, wait_gone)
 from aorta.run.slurm_probe import ANSWER_SCHEMA

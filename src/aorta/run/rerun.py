@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Iterable
 
 from aorta.collectors.base import Launch
-from aorta.redaction import Redactor, looks_secret
+from aorta.base.redaction import Redactor, looks_secret
 
 __all__ = ["rerun_script", "CLEAN_ENV_KEEP"]
 

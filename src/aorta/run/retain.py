@@ -24,8 +24,8 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from aorta.recipe import RETAIN_LEVELS
-from aorta.results import Retention
+from aorta.recipe.schema import RETAIN_LEVELS
+from aorta.store.records import Retention
 from aorta.store.files import open_dir
 
 __all__ = ["file_class", "prune_trial", "MAX_LISTED"]

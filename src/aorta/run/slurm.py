@@ -28,9 +28,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from aorta.errors import SetupError
-from aorta.recipe import ExecutorConfig
-from aorta.results import TrialResult
+from aorta.base.errors import SetupError
+from aorta.recipe.schema import ExecutorConfig
+from aorta.store.records import TrialResult
 from aorta.run.slurm_commands import (JobState, SlurmError, cancel_jobs, missing_command,
                                       query_jobs, sbatch, wait_gone)
 from aorta.run.slurm_lost import lost_result

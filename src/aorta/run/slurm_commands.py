@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from aorta.errors import UserError
+from aorta.base.errors import UserError
 from shutil import which
 
 import subprocess

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aorta.redaction import Redactor
-from aorta.results import TrialResult
+from aorta.base.redaction import Redactor
+from aorta.store.records import TrialResult
 from aorta.run.slurm_commands import JobState
 from aorta.store.reading import read_tail
 from aorta.store.run_dir import RunStore

@@ -25,8 +25,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from aorta import __version__
-from aorta.errors import SetupError, UserError
+from aorta.base.version import VERSION as __version__
+from aorta.base.errors import SetupError, UserError
 from aorta.run.trial import TrialSpec, child_environment, spec_launch, trial_redactor
 from aorta.run.slurm_worker import gpu_pin, read_manifest, spec_from_json
 from aorta.store.run_dir import RunStore

@@ -22,8 +22,8 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from aorta.errors import SetupError
-from aorta.recipe import ExecutorConfig
+from aorta.base.errors import SetupError
+from aorta.recipe.schema import ExecutorConfig
 
 __all__ = ["job_script", "setup_files", "resource_options"]
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from aorta.errors import UserError
-from aorta.redaction import Redactor, looks_secret
+from aorta.base.errors import UserError
+from aorta.base.redaction import Redactor, looks_secret
 from aorta.run.process import Cancelled
 from aorta.run.trial import TrialSpec, run_trial, trial_redactor
 from aorta.store.reading import read_json_file
@@ -175,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return _EXIT_STOPPED
     if socket.gethostname() != driver_host:
-        from aorta.envsnap import snapshot
+        from aorta.host.snapshot import snapshot
 
         RunStore(spec.run_dir, trial_redactor(spec, env)).write_json(
             "node_env.json", snapshot(env), parts=("cells", spec.cell, spec.name))

@@ -10,7 +10,7 @@ import socket
 from collections.abc import Iterable
 from typing import Any
 
-from aorta.run.proc_table import boot_id, kill_all, proc_info, trial_members
+from aorta.host.proc_table import boot_id, kill_all, proc_info, trial_members
 from aorta.store.run_dir import RunStore
 
 __all__ = ["kill_stale_trials"]

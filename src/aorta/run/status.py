@@ -13,7 +13,7 @@ import os
 
 from aorta.store.layout import (cells_on_disk, parse_trial_name, read_run_fields, read_trial,
                                 slot_names)
-from aorta.store.names import name_problem
+from aorta.base.names import name_problem
 
 from typing import TYPE_CHECKING
 

@@ -17,10 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from aorta.results import TrialResult
+from aorta.store.records import TrialResult
 
 if TYPE_CHECKING:
-    from aorta.recipe import StopAfter
+    from aorta.recipe.schema import StopAfter
     from aorta.run.trial import TrialSpec
 
 __all__ = ["CellStop", "cell_stop", "stop_block", "run_with_stop_after", "skipped_by_cell",

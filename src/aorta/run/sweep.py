@@ -13,11 +13,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from aorta import __version__
-from aorta.errors import DiskFullError, RunDirError, SetupError
-from aorta.plan import Plan
-from aorta.redaction import Redactor
-from aorta.results import RunRecord, TrialResult
+from aorta.base.version import VERSION as __version__
+from aorta.base.errors import DiskFullError, RunDirError, SetupError
+from aorta.run.plan import Plan
+from aorta.base.redaction import Redactor
+from aorta.store.records import RunRecord, TrialResult
 from aorta.run.executors import Executor, SerialExecutor
 from aorta.run.progress import Progress
 from aorta.run.stale import kill_stale_trials
@@ -26,7 +26,7 @@ from aorta.run.trial import TrialSpec
 from aorta.run.warden import Warden
 from aorta.store.files import is_disk_full
 from aorta.store.run_dir import ENV, MATRIX, PERF, RECIPE, RunStore, Slot
-from aorta.summary import CellSummary, matrix_document, perf_markdown, summarize_cell
+from aorta.run.summary import CellSummary, matrix_document, perf_markdown, summarize_cell
 
 __all__ = ["SweepOutcome", "run_sweep", "preflight", "trial_specs", "plan_redactor"]
 
@@ -109,7 +109,7 @@ class _Sweep:
     def run(self, fresh: bool) -> SweepOutcome:
         import yaml
 
-        from aorta.envsnap import snapshot
+        from aorta.host.snapshot import snapshot
 
         store, plan = self.store, self.plan
         store.keep_reserve()

@@ -8,7 +8,7 @@ profiled trials all failed measured nothing, whatever its baselines did.
 
 from __future__ import annotations
 
-from aorta.errors import EXIT_INTERRUPTED, EXIT_NONE_PASSED, EXIT_OK, EXIT_STRICT
+from aorta.base.errors import EXIT_INTERRUPTED, EXIT_NONE_PASSED, EXIT_OK, EXIT_STRICT
 from aorta.run.sweep import SweepOutcome
 
 __all__ = ["sweep_exit_code", "none_passed"]

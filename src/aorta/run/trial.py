@@ -16,13 +16,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from aorta.collectors.base import CollectorOptions, Launch, TrialContext, TrialOutcome
-from aorta.errors import SetupError
-from aorta.redaction import Redactor
-from aorta.results import Capture, TrialResult
+from aorta.base.errors import SetupError
+from aorta.base.redaction import Redactor
+from aorta.store.records import Capture, TrialResult
 from aorta.run.captures import summarize_collectors
 from aorta.run.env_file import launch_with_env_file
 from aorta.run.launch import child_environment, wrap_launch
-from aorta.run.proc_table import boot_id, proc_info
+from aorta.host.proc_table import boot_id, proc_info
 from aorta.run.process import DEFAULT_LOG_LIMIT, ProcessResult, run_process
 from aorta.run.rerun import rerun_script
 from aorta.run.retain import prune_trial

@@ -8,7 +8,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from aorta.results import TrialResult
+from aorta.store.records import TrialResult
 from aorta.store.run_dir import trial_log
 
 __all__ = ["trial_details"]

@@ -21,8 +21,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from aorta.run.proc_table import ProcInfo, kill_all, trial_members
-from aorta.source_tree import aorta_root
+from aorta.host.proc_table import ProcInfo, kill_all, trial_members
+from aorta.base.source_tree import aorta_root
 
 __all__ = ["Warden", "Handle", "SpawnFailed"]
 

@@ -35,9 +35,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from aorta.redaction import credentials_in_bytes
+from aorta.base.redaction import CREDENTIALS_IN_BYTES
 from aorta.run.capped_log import CappedLog
-from aorta.run.proc_table import ProcInfo, has_token, kill_all, proc_info, processes, \
+from aorta.host.proc_table import ProcInfo, has_token, kill_all, proc_info, processes, \
     token_entry, trial_members
 
 _PR_SET_PDEATHSIG = 1
@@ -173,7 +173,7 @@ class Warden:
             assert pipe is not None
             os.set_blocking(pipe.fileno(), False)
             trial.pipes[pipe.fileno()] = (name, pipe)
-            trial.logs[name] = CappedLog(files[name], limit, secrets, credentials_in_bytes())
+            trial.logs[name] = CappedLog(files[name], limit, secrets, CREDENTIALS_IN_BYTES)
             self.sel.register(pipe.fileno(), selectors.EVENT_READ, tid)
         self.trials[tid] = self.by_pid[proc.pid] = trial
         self._emit({"id": tid, "event": "started", "pid": proc.pid,

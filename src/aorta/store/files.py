@@ -20,7 +20,7 @@ import os
 import stat
 from contextlib import contextmanager
 
-from aorta.errors import RunDirError
+from aorta.base.errors import RunDirError
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path

@@ -12,7 +12,7 @@
 
 Every read validates: a run's record is its checked fields or a `RunDirError` saying why not;
 a trial's is `complete`, `missing`, `corrupt` (with why) or `newer` (written by a newer
-aorta), never an exception. Records come back as the plain fields of `aorta.record_checks`;
+aorta), never an exception. Records come back as the plain fields of `aorta.store.record_checks`;
 `aorta.store.run_dir.RunStore` (which also writes) builds the record types from them, and
 `aorta sweep status` reads through here directly, so that it starts light.
 """
@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import os
 
-from aorta.errors import RunDirError
-from aorta.record_checks import NewerRecord, RecordError, checked_run, checked_trial
+from aorta.base.errors import RunDirError
+from aorta.store.record_checks import NewerRecord, RecordError, checked_run, checked_trial
 from aorta.store.reading import read_json_file, read_text_file
-from aorta.store.names import name_problem
+from aorta.base.names import name_problem
 
 from typing import Any
 

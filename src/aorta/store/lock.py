@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from types import TracebackType
 
-from aorta.errors import RunDirError
+from aorta.base.errors import RunDirError
 from aorta.store.files import open_dir
 
 __all__ = ["RunLock", "LOCK_NAME"]

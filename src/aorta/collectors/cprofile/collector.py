@@ -24,7 +24,7 @@ from aorta.collectors.base import (Capability, Collector, CollectorOptions, Laun
 from aorta.collectors.attach_failure import with_attach_failure
 from aorta.collectors.child_import import importable_by_child
 from aorta.collectors.python_launch import split_python_launch
-from aorta.errors import SetupError
+from aorta.base.errors import SetupError
 from aorta.collectors.ranks import rank_name, rank_of, rollup
 from aorta.parsers.skips import Skips
 

@@ -32,7 +32,7 @@ from aorta.collectors.options import split_words
 from aorta.collectors.binaries import (find_binary, gpu_present, read_tail, resolve_binary,
                                        run_tool, tool_version)
 from aorta.collectors.ncu.counters import PERMISSION_FIX, host_counter_access
-from aorta.errors import SetupError
+from aorta.base.errors import SetupError
 from aorta.parsers.ncu_csv import TIME_METRIC, NcuProfile, read_ncu_csv
 from aorta.parsers.skips import Skips
 

@@ -31,7 +31,7 @@ from aorta.collectors.base import (Capability, Collector, CollectorOptions, Laun
 from aorta.collectors.options import split_words
 from aorta.collectors.binaries import (find_binary, gpu_present, read_tail, resolve_binary,
                                        run_tool, tool_version)
-from aorta.errors import SetupError
+from aorta.base.errors import SetupError
 
 if TYPE_CHECKING:  # readers load only when a capture is read: listing collectors stays quick
     from aorta.parsers.nsys_csv import KernelSummary

@@ -40,7 +40,7 @@ from aorta.collectors.proton.options import (CUPTI_BACKENDS, QUEUE_INTERCEPTING,
                                              check_known_keys, cli_pin_problem, mode_argument)
 from aorta.collectors.python_launch import split_python_launch
 from aorta.collectors.ranks import rank_capture, rank_name, rank_of, rollup
-from aorta.errors import SetupError
+from aorta.base.errors import SetupError
 from aorta.parsers.skips import Skips
 
 __all__ = ["ProtonCollector", "ProtonWrapError", "cli_argv", "env_overlay"]

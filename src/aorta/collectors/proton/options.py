@@ -23,7 +23,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from aorta.collectors.base import CollectorOptions
 from aorta.collectors.proton.backends import BACKENDS, CUPTI_BACKENDS, QUEUE_INTERCEPTING
-from aorta.errors import OptionError
+from aorta.base.errors import OptionError
 
 __all__ = [
     "BACKENDS", "BACKEND_MODES", "CLI_UNPINNABLE", "CUPTI_BACKENDS", "GRANULARITIES",

@@ -41,7 +41,7 @@ from aorta.collectors.base import (Capability, Collector, CollectorOptions, Laun
                                    TrialContext, TrialOutcome, capture_status)
 from aorta.collectors.options import split_words
 from aorta.collectors.binaries import find_binary, read_tail, resolve_binary, run_tool
-from aorta.errors import SetupError
+from aorta.base.errors import SetupError
 
 if TYPE_CHECKING:  # readers load only when a capture is read: listing collectors stays quick
     from aorta.collectors.rocprof.figures import Verdict

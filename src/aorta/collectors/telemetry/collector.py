@@ -7,7 +7,7 @@ AMD SMI on AMD (collectors/telemetry_sources.py), and writes `samples.json` when
 ended. It claims no profiler resource, so it runs beside any other collector.
 
 Each sample also counts the processes NVML lists on the GPU, told apart into the trial's own
-(`aorta.run.proc_table.in_trial`) and others. The figures are read over the GPUs the trial's
+(`aorta.host.proc_table.in_trial`) and others. The figures are read over the GPUs the trial's
 processes ran on; where none was seen (a payload that used no GPU, NVML showing pids of another
 namespace, or AMD, whose process list is not read yet) over every sampled GPU, with
 `telemetry_device_note` (a trial warning) when that is more than one.
@@ -101,7 +101,7 @@ class _Recorder:
         return {"own_procs": float(own), "other_procs": float(other)}
 
     def _classify(self, pid: int) -> bool | None:
-        from aorta.run.proc_table import in_trial
+        from aorta.host.proc_table import in_trial
 
         if self.payload is None:
             # Not started as far as this thread knows (the warden's word may be on its way, and

@@ -40,7 +40,7 @@ from aorta.collectors.attach_failure import with_attach_failure
 from aorta.collectors.binaries import gpu_vendor
 from aorta.collectors.child_import import importable_by_child
 from aorta.collectors.python_launch import split_python_launch
-from aorta.errors import SetupError
+from aorta.base.errors import SetupError
 from aorta.parsers.skips import Skips
 from aorta.store.reading import read_tail
 

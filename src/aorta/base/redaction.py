@@ -21,9 +21,6 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["REDACTED", "MIN_SCRUB_CHARS", "Redactor", "credentials_in_bytes", "looks_secret",
-           "redact_env", "redact_argv", "redact_text", "PATTERN_ONLY"]
-
 REDACTED = "<redacted>"
 MIN_SCRUB_CHARS = 6
 
@@ -50,65 +47,18 @@ _TOKEN_SHAPES_SOURCE = "|".join((
     r"\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",
     r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)",
 ))
-# Text every match of the patterns above contains ("://" for a URL): where none occurs, no
-# pattern is run, or compiled (`re` costs a third of a bare start, and `aorta env` records
-# values without any of them).
-_URL_MARK = "://"
-_TOKEN_MARKS = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk-", "AKIA", "ASIA",
-                "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "hf_", "glpat-", "AIza",
-                "eyJ", "-----BEGIN ")
-_compiled: dict[str, re.Pattern[str]] = {}
-
-
-def _pattern(source: str) -> re.Pattern[str]:
-    if source not in _compiled:
-        import re
-
-        _compiled[source] = re.compile(source)
-    return _compiled[source]
-
-
-def _may_hold_token(text: str) -> bool:
-    return any(mark in text for mark in _TOKEN_MARKS)
-
-
-_bytes_pattern: list[re.Pattern[bytes]] = []
-
-
-def credentials_in_bytes() -> re.Pattern[bytes]:
-    """URL passwords and credential shapes, for byte streams (whole match replaced)."""
-    if not _bytes_pattern:
-        import re
-
-        _bytes_pattern.append(re.compile(
-            f"{_URL_PASSWORD_SOURCE}|{_TOKEN_SHAPES_SOURCE}".replace("(?P<head>", "(?:")
-            .replace("(?P<pw>", "(?:").encode()))
-    return _bytes_pattern[0]
-
-
-def _name_words(name: str) -> list[str]:
-    """`name` split at every run of characters other than ASCII letters and digits, and
-    between a lower-case letter or digit and an upper-case letter: "myApiKey" -> my Api Key."""
-    words: list[str] = []
-    start = None
-    for i, ch in enumerate(name):
-        if not (ch.isascii() and ch.isalnum()):
-            if start is not None:
-                words.append(name[start:i])
-                start = None
-        elif start is None:
-            start = i
-        elif ch.isupper() and not name[i - 1].isupper():
-            words.append(name[start:i])
-            start = i
-    if start is not None:
-        words.append(name[start:])
-    return words
+_URL_PASSWORD = re.compile(_URL_PASSWORD_SOURCE)
+_TOKEN_SHAPES = re.compile(_TOKEN_SHAPES_SOURCE)
+#: URL passwords and credential shapes, for byte streams (whole match replaced).
+CREDENTIALS_IN_BYTES = re.compile(f"{_URL_PASSWORD_SOURCE}|{_TOKEN_SHAPES_SOURCE}"
+                                  .replace("(?P<head>", "(?:").replace("(?P<pw>", "(?:").encode())
+# Names are read word by word: "myApiKey" -> my Api Key, "MAX_TOKENS" -> MAX TOKENS.
+_WORD_BREAK = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
 
 
 def looks_secret(name: str) -> bool:
     """Whether a variable or option name says that its value is a credential."""
-    words = [w.upper() for w in _name_words(name)]
+    words = [w.upper() for w in _WORD_BREAK.split(name) if w]
     if any(w in _SECRET_WORDS for w in words):
         return True
     return any(w == "KEY" and i > 0 and words[i - 1] in _KEY_QUALIFIERS
@@ -142,11 +92,7 @@ class Redactor:
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         kept = sorted({s for s in secrets if len(s) >= MIN_SCRUB_CHARS}, key=len, reverse=True)
         self.secrets: tuple[str, ...] = tuple(kept)
-        self._known: re.Pattern[str] | None = None
-        if kept:
-            import re
-
-            self._known = re.compile("|".join(re.escape(s) for s in kept))
+        self._known = re.compile("|".join(re.escape(s) for s in kept)) if kept else None
 
     @classmethod
     def for_inputs(cls, envs: Iterable[Mapping[str, str]] = (),
@@ -167,12 +113,8 @@ class Redactor:
         """Free text with every known secret, URL password and credential shape hidden."""
         if self._known is not None:
             text = self._known.sub(REDACTED, text)
-        if _URL_MARK in text:
-            text = _pattern(_URL_PASSWORD_SOURCE).sub(
-                lambda m: m.group("head") + REDACTED + "@", text)
-        if _may_hold_token(text):
-            text = _pattern(_TOKEN_SHAPES_SOURCE).sub(REDACTED, text)
-        return text
+        text = _URL_PASSWORD.sub(lambda m: m.group("head") + REDACTED + "@", text)
+        return _TOKEN_SHAPES.sub(REDACTED, text)
 
     def env(self, env: Mapping[str, str]) -> dict[str, str]:
         """An environment to record: values of secret names hidden, the rest scrubbed."""
@@ -211,11 +153,8 @@ class Redactor:
 
 def _secret_values(name: str, value: str) -> set[str]:
     found = {value} if looks_secret(name) and value else set()
-    if _URL_MARK in value:
-        found |= {m.group("pw") for m in _pattern(_URL_PASSWORD_SOURCE).finditer(value)}
-    if _may_hold_token(value):
-        found |= {m.group(0) for m in _pattern(_TOKEN_SHAPES_SOURCE).finditer(value)}
-    return found
+    found |= {m.group("pw") for m in _URL_PASSWORD.finditer(value)}
+    return found | {m.group(0) for m in _TOKEN_SHAPES.finditer(value)}
 
 
 def _argv_secrets(argv: Sequence[str]) -> set[str]:

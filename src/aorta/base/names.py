@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from aorta.errors import UserError
+from aorta.base.errors import UserError
 
 __all__ = ["MAX_NAME_BYTES", "is_plain_name", "name_problem", "check_name", "shorten",
            "printable"]

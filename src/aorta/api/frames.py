@@ -9,12 +9,11 @@ with `allow_partial`) is left empty, never zero.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
-from aorta.errors import UserError
-
-if TYPE_CHECKING:
-    from aorta.api import Run
+from aorta.base.errors import UserError
+from aorta.store.records import TrialResult
 
 __all__ = ["Columns", "trial_columns", "kernel_columns", "frame", "TRIAL_FIELDS",
            "KERNEL_FIELDS"]
@@ -29,18 +28,32 @@ KERNEL_FIELDS = ("run", "cell", "trial", "index", "baseline", "table", "name", "
 _NAN = float("nan")
 
 
-def trial_columns(run: Run, allow_partial: bool = False) -> Columns:
+class TrialRecord(Protocol):
+    """A trial's place in its run and its record (`aorta.Trial`)."""
+
+    cell: str
+    name: str
+    index: int
+    baseline: bool
+    state: str
+    result: TrialResult | None
+    problem: str | None
+
+
+def trial_columns(run: str, trials: Sequence[TrialRecord], allow_partial: bool = False
+                  ) -> Columns:
+    """One row per trial of run `run`."""
     cols: Columns = {name: [] for name in TRIAL_FIELDS}
-    captures = sorted({c for t in run.trials if t.result for c in t.result.captures})
+    captures = sorted({c for t in trials if t.result for c in t.result.captures})
     for c in captures:
         cols[f"capture_{c}"] = []
-    metrics = sorted({k for t in run.trials if t.result
+    metrics = sorted({k for t in trials if t.result
                       for k in t.result.numeric_metrics(allow_partial)} - set(TRIAL_FIELDS))
     for key in metrics:
         cols[key] = []
-    for t in run.trials:
+    for t in trials:
         r = t.result
-        values: dict[str, Any] = {"run": run.name, "cell": t.cell, "trial": t.name,
+        values: dict[str, Any] = {"run": run, "cell": t.cell, "trial": t.name,
                                   "index": t.index, "baseline": t.baseline, "state": t.state,
                                   "reason": t.problem}
         if r is not None:
@@ -56,9 +69,11 @@ def trial_columns(run: Run, allow_partial: bool = False) -> Columns:
     return cols
 
 
-def kernel_columns(run: Run, allow_partial: bool = False) -> Columns:
+def kernel_columns(run: str, trials: Sequence[TrialRecord], allow_partial: bool = False
+                   ) -> Columns:
+    """One row per passing trial and row of each of its per-kernel tables."""
     cols: Columns = {name: [] for name in KERNEL_FIELDS}
-    for t in run.trials:
+    for t in trials:
         r = t.result
         if r is None or r.verdict != "pass":
             continue
@@ -71,7 +86,7 @@ def kernel_columns(run: Run, allow_partial: bool = False) -> Columns:
                 if not isinstance(row.get("name"), str) or not _finite(total):
                     continue
                 calls = row.get("calls")
-                for key, value in (("run", run.name), ("cell", t.cell), ("trial", t.name),
+                for key, value in (("run", run), ("cell", t.cell), ("trial", t.name),
                                    ("index", t.index), ("baseline", t.baseline),
                                    ("table", table), ("name", row["name"]),
                                    ("mangled", row.get("mangled")),

@@ -18,13 +18,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from aorta.collectors.base import CollectorOptions
-from aorta.errors import RecipeError, UserError
-from aorta.plan_overrides import apply_run_overrides
-from aorta.recipe import MAX_TIMEOUT_S, ExecutorConfig, LoadedRecipe, Recipe, Variant
-from aorta.redaction import PATTERN_ONLY
-from aorta.results import MAX_TRIALS_PER_CELL
-from aorta.schema_errors import format_validation_error
-from aorta.store.names import check_name, name_problem, printable, shorten
+from aorta.base.errors import RecipeError, UserError
+from aorta.run.overrides import Overrides, apply_overrides
+from aorta.recipe.schema import MAX_TIMEOUT_S, ExecutorConfig, LoadedRecipe, Recipe, Variant
+from aorta.base.redaction import PATTERN_ONLY
+from aorta.store.records import MAX_TRIALS_PER_CELL
+from aorta.base.schema_errors import format_validation_error
+from aorta.base.names import check_name, name_problem, printable, shorten
 
 __all__ = ["Cell", "Overrides", "Plan", "build_plan", "parse_collect_flag"]
 
@@ -41,23 +41,6 @@ class Cell:
     variants: tuple[tuple[str, str], ...]      # (axis, variant) in axis order
     env: Mapping[str, str]
     args: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Overrides:
-    """What the command line changes in a recipe. None means: keep the recipe's."""
-
-    command: tuple[str, ...] | None = None
-    trials: int | None = None
-    timeout: float | None = None
-    collect: tuple[str, ...] | None = None     # REPLACES the recipe's collector list
-    gpus: str | None = None                    # "all" or "0,1": local trials in parallel
-    executor: str | None = None                # local | slurm
-    baseline: bool | None = None
-    ticket: str | None = None                  # replaces the recipe's ticket
-    env_mode: str | None = None                # replaces env_passthrough_mode
-    stop_after_events: int | None = None       # overlay halves of the recipe's stop_after
-    max_trials: int | None = None
 
 
 @dataclass(frozen=True)
@@ -122,43 +105,10 @@ class Plan:
         return doc
 
 
-def parse_collect_flag(value: str) -> tuple[str, ...]:
-    """`--collect a,b` -> ("a", "b"); `--collect none` -> () (no collector at all)."""
-    names = tuple(n.strip() for n in value.split(",") if n.strip())
-    if names == ("none",):
-        return ()
-    if "none" in names:
-        raise UserError("--collect: 'none' means no collector and cannot be combined with names")
-    if len(set(names)) != len(names):
-        raise UserError(f"--collect: a collector is named twice in {value!r}")
-    return names
-
-
 def build_plan(loaded: LoadedRecipe, overrides: Overrides) -> Plan:
     """Apply overrides, expand the axes, validate collectors and conflicts."""
-    recipe = loaded.recipe
+    recipe = apply_overrides(loaded.recipe, overrides)
     source = str(loaded.path) if loaded.path else "recipe"
-    updates: dict[str, Any] = {}
-    if overrides.trials is not None:
-        if not 1 <= overrides.trials <= MAX_TRIALS_PER_CELL:
-            raise UserError(f"--trials: {overrides.trials} is not between 1 and "
-                            f"{MAX_TRIALS_PER_CELL}")
-        updates["trials"] = overrides.trials
-    if overrides.timeout is not None:
-        if not (math.isfinite(overrides.timeout) and 0 < overrides.timeout <= MAX_TIMEOUT_S):
-            raise UserError(f"--timeout: {overrides.timeout} is not a number of seconds above "
-                            f"0 and at most {MAX_TIMEOUT_S:g}")
-        updates["timeout_per_trial"] = overrides.timeout
-    if overrides.collect is not None:
-        # The seed's rule: the flag replaces the list; survivors keep their option blocks.
-        updates["collect"] = {n: recipe.collect.get(n) for n in overrides.collect}
-    if overrides.baseline is not None:
-        updates["baseline"] = overrides.baseline
-    if overrides.executor is not None or overrides.gpus is not None:
-        updates["executor"] = _executor_override(recipe, overrides)
-    if updates:
-        recipe = recipe.model_copy(update=updates)
-    recipe = apply_run_overrides(recipe, overrides)
     command = overrides.command or (tuple(recipe.command) if recipe.command else None)
     if not command:
         raise UserError("no command to run: put it after '--' (aorta sweep run --recipe R -- "
@@ -176,18 +126,6 @@ def build_plan(loaded: LoadedRecipe, overrides: Overrides) -> Plan:
     return Plan(recipe=recipe, source=loaded.path, source_sha256=loaded.sha256,
                 run_name=_run_name(recipe, loaded.path), command=tuple(command),
                 cells=cells, collectors=collectors)
-
-
-def _executor_override(recipe: Recipe, overrides: Overrides) -> ExecutorConfig:
-    fields = recipe.executor.model_dump(exclude_unset=True)
-    if overrides.executor is not None and overrides.executor != recipe.executor.kind:
-        fields = {"kind": overrides.executor}   # another kind: the recipe's settings do not apply
-    if overrides.gpus is not None:
-        fields["gpus"] = overrides.gpus
-    try:
-        return ExecutorConfig.model_validate(fields)
-    except ValidationError as exc:
-        raise UserError(f"--executor/--gpus: {format_validation_error(exc, ('executor',))}") from None
 
 
 def _validate_collectors(raw: Mapping[str, Any], source: str,

@@ -24,7 +24,7 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aorta.results import TRIAL_SCHEMA, RunRecord, TrialResult
+from aorta.store.records import TRIAL_SCHEMA, RunRecord, TrialResult
 from aorta.store.run_dir import ENV, RunStore, Slot, SlotState
 
 if TYPE_CHECKING:
@@ -101,16 +101,16 @@ class Run:
         verdict and the harness's figures, each collector's capture state, and one column per
         numeric metric that is a measurement (see `allow_partial`); NaN where there is none.
         `backend`: "pandas" or "polars"."""
-        from aorta.frames import frame, trial_columns
+        from aorta.api.frames import frame, trial_columns
 
-        return frame(trial_columns(self, allow_partial), backend)
+        return frame(trial_columns(self.name, self.trials, allow_partial), backend)
 
     def kernels_frame(self, allow_partial: bool = False, backend: str = "pandas") -> Any:
         """One row per trial and kernel of every per-kernel table (`<c>_kernels`, and
         cProfile's functions): run, cell, trial, table, name, mangled, calls, total_ms."""
-        from aorta.frames import frame, kernel_columns
+        from aorta.api.frames import frame, kernel_columns
 
-        return frame(kernel_columns(self, allow_partial), backend)
+        return frame(kernel_columns(self.name, self.trials, allow_partial), backend)
 
     def __repr__(self) -> str:
         done = sum(t.state == "complete" for t in self.trials)
@@ -118,7 +118,7 @@ class Run:
 
 
 def open_run(path: str | PathLike[str]) -> Run:
-    """Read a run directory (`<output>/<run>`). Raises `aorta.errors.RunDirError` when it is
+    """Read a run directory (`<output>/<run>`). Raises `aorta.base.errors.RunDirError` when it is
     not one (no run.json, an unreadable one, or one written by a newer aorta)."""
     return Run(Path(path))
 

@@ -14,7 +14,7 @@ import shutil
 import sys
 
 from aorta.base.tools import run_tool
-from aorta.redaction import redact_text
+from aorta.base.redaction import redact_text
 
 from collections.abc import Mapping, Sequence
 from typing import Any

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from aorta.errors import RecipeError
+from aorta.base.errors import RecipeError
 
 __all__ = ["load_yaml", "MAX_RECIPE_BYTES", "MAX_DEPTH", "MAX_NODES", "MAX_INT_DIGITS"]
 

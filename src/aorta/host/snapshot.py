@@ -16,11 +16,11 @@ import platform
 import sys
 import time
 
-from aorta import __version__
-from aorta.envsnap_health import nvidia_query, system_health
-from aorta.envsnap_stack import (container_info, hip_info, hipblaslt_info, python_env_info,
+from aorta.base.version import VERSION as __version__
+from aorta.host.health import nvidia_query, system_health
+from aorta.host.stack import (container_info, hip_info, hipblaslt_info, python_env_info,
                                  tool_output)
-from aorta.redaction import looks_secret, redact_env
+from aorta.base.redaction import looks_secret, redact_env
 
 from collections.abc import Callable, Mapping
 from typing import Any

@@ -6,13 +6,13 @@ import shlex
 from pathlib import Path
 
 from aorta.collectors.base import Launch
-from aorta.plan import Plan
-from aorta.redaction import PATTERN_ONLY, Redactor
+from aorta.run.plan import Plan
+from aorta.base.redaction import PATTERN_ONLY, Redactor
 from aorta.rendering import fmt, text_table
 from aorta.run.pending import Pending
 from aorta.run.sweep import SweepOutcome
 from aorta.run.sweep_exit import none_passed
-from aorta.summary import cell_gpu_notes
+from aorta.run.summary import cell_gpu_notes
 
 __all__ = ["plan_lines", "summary_lines"]
 

@@ -2,7 +2,7 @@
 
 `checked_trial` / `checked_run` accept only what this aorta wrote (or an older aorta, migrated
 here) and return the record's fields; anything else is a `RecordError` naming the field, and
-a record from a newer aorta is a `NewerRecord` naming both versions. `aorta.results` builds its
+a record from a newer aorta is a `NewerRecord` naming both versions. `aorta.store.records` builds its
 frozen record types from these fields; a reader that needs no record type (`aorta sweep
 status`) uses them as they are, so that a command that only reads starts without loading the
 record types' machinery (dataclasses, typing).
@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 
 from aorta.store.reading import RecordError
-from aorta.store.names import MAX_NAME_BYTES, name_problem
+from aorta.recipe.limits import MAX_TRIALS_PER_CELL, RETAIN_LEVELS
+from aorta.base.names import MAX_NAME_BYTES, name_problem
 
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -32,7 +33,6 @@ RUN_STATES = ("running", "complete", "interrupted")
 #: ok: every record of the artifact was read; partial: some were skipped (see the reason);
 #: empty: the profiler ran and saw nothing; missing: no artifact; unparsed: unreadable.
 CAPTURE_STATES = ("ok", "partial", "empty", "missing", "unparsed")
-MAX_TRIALS_PER_CELL = 10_000
 _MAX_METRIC_DEPTH = 16
 RETENTION_LEVELS = ("none", "log", "summary", "full")
 

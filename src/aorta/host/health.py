@@ -12,7 +12,7 @@ needs privileges to read, so they are listed as unavailable rather than guessed.
 
 from __future__ import annotations
 
-from aorta.envsnap_stack import NoAnswer, tool_output
+from aorta.host.stack import NoAnswer, tool_output
 
 from collections.abc import Callable
 from typing import Any

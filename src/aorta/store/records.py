@@ -4,7 +4,7 @@ per run (`run.json`), with their schema versions, strict validation and migratio
 Records are frozen and checked when they are built. `trial_from_json` / `run_from_json` accept
 only what this aorta wrote (or an older aorta, migrated here): anything else is a
 `RecordError` naming the field, and a record from a newer aorta is a `NewerRecord` naming
-both versions. The checks themselves live in `aorta.record_checks`, which needs none of these
+both versions. The checks themselves live in `aorta.store.record_checks`, which needs none of these
 types; where files live is `aorta.store`'s business, not this module's.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from aorta.record_checks import (CAPTURE_STATES, MAX_TRIALS_PER_CELL, RUN_SCHEMA, RUN_STATES,
+from aorta.store.record_checks import (CAPTURE_STATES, MAX_TRIALS_PER_CELL, RUN_SCHEMA, RUN_STATES,
                                  TRIAL_SCHEMA, VERDICTS, NewerRecord, RecordError,
                                  capture_problem, checked_run, checked_trial, clean_metrics,
                                  retention_problem, run_problem, trial_problem)

@@ -31,11 +31,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from aorta.env_modes import ENV_MODES
-from aorta.errors import RecipeError
-from aorta.results import MAX_TRIALS_PER_CELL
-from aorta.schema_errors import format_validation_error
-from aorta.store.names import MAX_NAME_BYTES, is_plain_name
+from aorta.recipe.limits import ENV_MODES, MAX_TRIALS_PER_CELL, RETAIN_LEVELS
+from aorta.base.errors import RecipeError
+from aorta.base.schema_errors import format_validation_error
+from aorta.base.names import MAX_NAME_BYTES, is_plain_name
 
 __all__ = ["Recipe", "Variant", "ExecutorConfig", "RetainPolicy", "StopAfter", "RETAIN_LEVELS",
            "ENV_MODES", "BUNDLES", "SCHEMA_VERSION", "load_recipe",
@@ -43,9 +42,6 @@ __all__ = ["Recipe", "Variant", "ExecutorConfig", "RetainPolicy", "StopAfter", "
            "MAX_GRACE_S", "MAX_LOG_MIB", "DEFAULT_PROBE_TIMEOUT_S"]
 
 SCHEMA_VERSION = 1
-#: What a finished trial keeps, least to most: its record only; + logs; + collectors'
-#: summaries; everything.
-RETAIN_LEVELS = ("none", "log", "summary", "full")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _VARIANT_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.]*")
 _DEVICE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/\-]*")   # 0, GPU-<uuid>, MIG-<uuid>/1/0
@@ -396,7 +392,7 @@ class LoadedRecipe(BaseModel):
 
 def load_recipe(path: Path) -> LoadedRecipe:
     """Read and validate a YAML (or JSON) recipe; `RecipeError` with a one-line message."""
-    from aorta.recipe_yaml import load_yaml, read_recipe_bytes
+    from aorta.recipe.yaml_load import load_yaml, read_recipe_bytes
 
     data = read_recipe_bytes(path)
     doc = load_yaml(data, str(path))

@@ -14,9 +14,8 @@ __all__ = ["aorta_root"]
 def aorta_root() -> str | None:
     """The directory holding the `aorta` package, or None when it is installed in a site dir
     (a child Python then finds it by itself)."""
-    import aorta
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(aorta.__file__)))
+    here = os.path.abspath(__file__)                      # <root>/aorta/base/source_tree.py
+    root = os.path.dirname(os.path.dirname(os.path.dirname(here)))
     site_dirs = {*site.getsitepackages(), site.getusersitepackages(),
                  *(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))}
     return None if root in {os.path.abspath(p) for p in site_dirs} else root

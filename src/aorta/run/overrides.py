@@ -1,0 +1,133 @@
+"""What the command line (or `aorta.sweep`'s arguments) changes in a recipe: `Overrides`.
+
+`--trials`, `--timeout`, `--baseline`, `--ticket` and `--env-passthrough-mode` replace the
+recipe's value when given; `--collect` replaces its collector list, keeping the option blocks
+of the collectors that survive; `--executor`/`--gpus` its executor block. The two
+stop-after flags overlay their halves of the recipe's `stop_after` block (the verdict stays
+the recipe's, else `fail`); both halves must end up known: a block without a cap is refused,
+since the loop needs one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from aorta.base.errors import UserError
+from aorta.recipe.limits import MAX_TRIALS_PER_CELL
+from aorta.recipe.schema import ENV_MODES, MAX_TIMEOUT_S, ExecutorConfig, Recipe, StopAfter
+from aorta.base.schema_errors import format_validation_error
+from aorta.base.names import MAX_NAME_BYTES, is_plain_name, printable
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What the command line changes in a recipe. None means: keep the recipe's."""
+
+    command: tuple[str, ...] | None = None
+    trials: int | None = None
+    timeout: float | None = None
+    collect: tuple[str, ...] | None = None     # REPLACES the recipe's collector list
+    gpus: str | None = None                    # "all" or "0,1": local trials in parallel
+    executor: str | None = None                # local | slurm
+    baseline: bool | None = None
+    ticket: str | None = None                  # replaces the recipe's ticket
+    env_mode: str | None = None                # replaces env_passthrough_mode
+    stop_after_events: int | None = None       # overlay halves of the recipe's stop_after
+    max_trials: int | None = None
+
+
+def parse_collect_flag(value: str) -> tuple[str, ...]:
+    """`--collect a,b` -> ("a", "b"); `--collect none` -> () (no collector at all)."""
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    if names == ("none",):
+        return ()
+    if "none" in names:
+        raise UserError("--collect: 'none' means no collector and cannot be combined with names")
+    if len(set(names)) != len(names):
+        raise UserError(f"--collect: a collector is named twice in {value!r}")
+    return names
+
+
+def apply_overrides(recipe: Recipe, overrides: Overrides) -> Recipe:
+    """`recipe` with the flags' values in place; `UserError` naming the flag when bad."""
+    updates: dict[str, Any] = {}
+    if overrides.trials is not None:
+        if not 1 <= overrides.trials <= MAX_TRIALS_PER_CELL:
+            raise UserError(f"--trials: {overrides.trials} is not between 1 and "
+                            f"{MAX_TRIALS_PER_CELL}")
+        updates["trials"] = overrides.trials
+    if overrides.timeout is not None:
+        if not (math.isfinite(overrides.timeout) and 0 < overrides.timeout <= MAX_TIMEOUT_S):
+            raise UserError(f"--timeout: {overrides.timeout} is not a number of seconds above "
+                            f"0 and at most {MAX_TIMEOUT_S:g}")
+        updates["timeout_per_trial"] = overrides.timeout
+    if overrides.collect is not None:
+        # The seed's rule: the flag replaces the list; survivors keep their option blocks.
+        updates["collect"] = {n: recipe.collect.get(n) for n in overrides.collect}
+    if overrides.baseline is not None:
+        updates["baseline"] = overrides.baseline
+    if overrides.executor is not None or overrides.gpus is not None:
+        updates["executor"] = _executor_override(recipe, overrides)
+    if updates:
+        recipe = recipe.model_copy(update=updates)
+    updates = {}
+    if overrides.ticket is not None:
+        updates["ticket"] = _ticket(overrides.ticket)
+    if overrides.env_mode is not None:
+        if overrides.env_mode not in ENV_MODES:
+            raise UserError(f"--env-passthrough-mode: {printable(overrides.env_mode)} is not "
+                            f"one of {', '.join(ENV_MODES)}")
+        updates["env_passthrough_mode"] = overrides.env_mode
+    stop_after = _stop_after(recipe, overrides)
+    if stop_after is not None:
+        updates["stop_after"] = stop_after
+    if (overrides.trials is not None and (stop_after or recipe.stop_after) is not None):
+        raise UserError("--trials: with stop_after the cap on trials per cell is max_trials; "
+                        "use --max-trials instead")
+    return recipe.model_copy(update=updates) if updates else recipe
+
+
+def _ticket(value: str) -> str:
+    if not is_plain_name(value) or len(value.encode()) > MAX_NAME_BYTES:
+        raise UserError(f"--ticket: {printable(value)} is not a directory-safe name (letters, "
+                        f"digits, _ . -, not starting with . or -, at most {MAX_NAME_BYTES} "
+                        f"characters)")
+    return value
+
+
+def _stop_after(recipe: Recipe, overrides: Overrides) -> StopAfter | None:
+    if overrides.stop_after_events is None and overrides.max_trials is None:
+        return None
+    block: dict[str, Any] = recipe.stop_after.model_dump() if recipe.stop_after else {}
+    if overrides.stop_after_events is not None:
+        block["events"] = overrides.stop_after_events
+    if overrides.max_trials is not None:
+        block["max_trials"] = overrides.max_trials
+    if "max_trials" not in block:
+        raise UserError("--stop-after-events requires --max-trials (or stop_after.max_trials "
+                        "in the recipe): the loop needs a hard cap on trials per cell")
+    if "events" not in block:
+        raise UserError("--max-trials requires --stop-after-events (or stop_after.events in "
+                        "the recipe): the number of trials with the event verdict that stops "
+                        "a cell")
+    try:
+        return StopAfter.model_validate(block)
+    except ValidationError as exc:
+        raise UserError(f"--stop-after-events/--max-trials: "
+                        f"{format_validation_error(exc, ('stop_after',))}") from None
+
+
+def _executor_override(recipe: Recipe, overrides: Overrides) -> ExecutorConfig:
+    fields = recipe.executor.model_dump(exclude_unset=True)
+    if overrides.executor is not None and overrides.executor != recipe.executor.kind:
+        fields = {"kind": overrides.executor}   # another kind: the recipe's settings do not apply
+    if overrides.gpus is not None:
+        fields["gpus"] = overrides.gpus
+    try:
+        return ExecutorConfig.model_validate(fields)
+    except ValidationError as exc:
+        raise UserError(f"--executor/--gpus: {format_validation_error(exc, ('executor',))}") from None
