@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from aorta.base.version import VERSION as __version__
+
 __all__ = ["__version__", "open_run", "compare", "API_VERSION"]
 
 _API = {"open_run", "compare", "API_VERSION", "Run", "Trial"}

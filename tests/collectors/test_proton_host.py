@@ -11,9 +11,10 @@ import pytest
 
 from aorta.collectors.base import TrialContext
 from aorta.collectors.proton.collector import ProtonCollector
+from aorta.collectors.binaries import gpu_vendor
 from aorta.collectors.proton.host import (TritonInstall, argparse_choices, cli_backends,
-                                          find_triton, gpu_vendor, resolve_backend,
-                                          torch_build_vendor, version_tuple)
+                                          find_triton, resolve_backend, torch_build_vendor,
+                                          version_tuple)
 
 PROTON = ProtonCollector()
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from aorta.collectors.base import CAPTURE_STATES, TrialOutcome
+from aorta.collectors.base import TrialOutcome
+from aorta.store.record_checks import CAPTURE_STATES
 from aorta.collectors.proton.collector import ProtonCollector
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "proton"

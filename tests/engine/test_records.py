@@ -10,7 +10,8 @@ import pytest
 
 from aorta.host.snapshot import redact, snapshot, steering_env
 from aorta.parsers.kernel_table import KernelTable
-from aorta.store.records import NewerRecord, TrialResult
+from aorta.store.records import TrialResult
+from aorta.store.record_checks import NewerRecord
 from aorta.store.files import write_json_file
 from aorta.store.lock import RunLock
 from aorta.store.run_dir import RunStore

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from aorta.collectors.proton.host import gpu_vendor
+from aorta.collectors.binaries import gpu_vendor
 from examples_catalog import ROOT, Example, aorta_command, commands, section
 from aorta_testing import flat_metrics
 

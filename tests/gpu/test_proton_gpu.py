@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from aorta.collectors.proton.host import find_triton, gpu_vendor
+from aorta.collectors.binaries import gpu_vendor
+from aorta.collectors.proton.host import find_triton
 from aorta_testing import flat_metrics
 
 ROOT = Path(__file__).resolve().parents[2]

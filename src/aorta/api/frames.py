@@ -15,9 +15,6 @@ from typing import Any, Protocol
 from aorta.base.errors import UserError
 from aorta.store.records import TrialResult
 
-__all__ = ["Columns", "trial_columns", "kernel_columns", "frame", "TRIAL_FIELDS",
-           "KERNEL_FIELDS"]
-
 Columns = dict[str, list[Any]]
 
 TRIAL_FIELDS = ("run", "cell", "trial", "index", "baseline", "state", "verdict", "reason",
@@ -31,13 +28,20 @@ _NAN = float("nan")
 class TrialRecord(Protocol):
     """A trial's place in its run and its record (`aorta.Trial`)."""
 
-    cell: str
-    name: str
-    index: int
-    baseline: bool
-    state: str
-    result: TrialResult | None
-    problem: str | None
+    @property
+    def cell(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def index(self) -> int: ...
+    @property
+    def baseline(self) -> bool: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def result(self) -> TrialResult | None: ...
+    @property
+    def problem(self) -> str | None: ...
 
 
 def trial_columns(run: str, trials: Sequence[TrialRecord], allow_partial: bool = False

@@ -24,13 +24,13 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aorta.store.records import TRIAL_SCHEMA, RunRecord, TrialResult
-from aorta.store.run_dir import ENV, RunStore, Slot, SlotState
+from aorta.store.layout import ENV
+from aorta.store.record_checks import TRIAL_SCHEMA
+from aorta.store.records import RunRecord, TrialResult
+from aorta.store.run_dir import RunStore, Slot, SlotState
 
 if TYPE_CHECKING:
     from aorta.comparison.model import Comparison
-
-__all__ = ["API_VERSION", "Run", "Trial", "open_run", "compare"]
 
 API_VERSION = TRIAL_SCHEMA
 

@@ -6,13 +6,6 @@ line that says what is wrong, where, and what to do instead.
 
 from __future__ import annotations
 
-__all__ = [
-    "EXIT_OK", "EXIT_BROKEN", "EXIT_USAGE", "EXIT_STRICT", "EXIT_NONE_PASSED", "EXIT_REGRESSION",
-    "EXIT_INTERRUPTED",
-    "UserError", "RecipeError", "OptionError", "ConflictError", "SetupError", "RunDirError",
-    "DiskFullError",
-]
-
 EXIT_OK = 0
 EXIT_BROKEN = 1          # the run itself broke (an aorta bug or an unwritable disk)
 EXIT_USAGE = 2           # bad usage, bad recipe, a profiler that cannot measure: nothing ran

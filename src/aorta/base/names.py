@@ -14,9 +14,6 @@ import unicodedata
 
 from aorta.base.errors import UserError
 
-__all__ = ["MAX_NAME_BYTES", "is_plain_name", "name_problem", "check_name", "shorten",
-           "printable"]
-
 MAX_NAME_BYTES = 100
 _HASH_CHARS = 12
 _PLAIN_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -65,7 +62,7 @@ def shorten(name: str) -> str:
     raw = name.encode()
     if len(raw) <= MAX_NAME_BYTES:
         return name
-    import hashlib        # only a long name needs it; reading a run (sweep status) does not
+    import hashlib  # only a long name needs it; reading a run (sweep status) does not
 
     digest = hashlib.sha256(raw).hexdigest()[:_HASH_CHARS]
     head = raw[:MAX_NAME_BYTES - _HASH_CHARS - 1].decode("utf-8", "ignore").rstrip("-.")

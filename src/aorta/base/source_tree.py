@@ -7,8 +7,6 @@ import site
 import sysconfig
 from functools import cache
 
-__all__ = ["aorta_root"]
-
 
 @cache
 def aorta_root() -> str | None:

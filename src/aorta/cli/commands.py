@@ -3,8 +3,6 @@ escaping every error message gets."""
 
 from __future__ import annotations
 
-__all__ = ["COMMANDS", "one_line"]
-
 # name -> (import path of the click command, one-line help shown by `aorta --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("aorta.cli.sweep:sweep", "Run a command many times over a matrix, under profilers."),

@@ -8,16 +8,14 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
-from aorta.comparison.family import CORRECTIONS
 from aorta.base.errors import EXIT_OK, EXIT_REGRESSION
+from aorta.comparison.family import CORRECTIONS
 
 if TYPE_CHECKING:
     from aorta.comparison.family import Correction
     from aorta.comparison.gate import Gate
     from aorta.comparison.load import LoadedRun
     from aorta.comparison.model import Comparison
-
-__all__ = ["compare", "CompareOptions", "run"]
 
 FORMATS = ("text", "json", "md", "html")
 

@@ -6,8 +6,8 @@ import json
 
 import click
 
-from aorta.cli.option_guard import CommandAfterSeparator, check_separator
 from aorta.base.errors import EXIT_OK, EXIT_USAGE
+from aorta.cli.option_guard import CommandAfterSeparator, check_separator
 
 
 @click.command(cls=CommandAfterSeparator)

@@ -7,8 +7,6 @@ import sys
 
 import click
 
-__all__ = ["env"]
-
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON even on a terminal.")

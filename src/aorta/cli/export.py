@@ -12,8 +12,6 @@ import click
 
 from aorta.base.errors import EXIT_OK, UserError
 
-__all__ = ["export", "ExportOptions", "run"]
-
 Format = Literal["csv", "parquet"]
 
 
@@ -41,8 +39,8 @@ def export(run_dir: Path, fmt: Format, output: Path | None, allow_partial: bool)
 
 
 def run(opts: ExportOptions) -> int:
-    from aorta.api.run import open_run
     from aorta.api.frames import kernel_columns, trial_columns
+    from aorta.api.run import open_run
 
     source = open_run(opts.run_dir)
     tables = {"trials": trial_columns(source.name, source.trials, opts.allow_partial),

@@ -13,11 +13,9 @@ from typing import Any
 
 import click
 
+from aorta.base.errors import EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_USAGE, UserError
 from aorta.base.version import VERSION as __version__
 from aorta.cli.commands import COMMANDS, one_line
-from aorta.base.errors import EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_USAGE, UserError
-
-__all__ = ["cli", "click_main"]
 
 
 class LazyGroup(click.Group):

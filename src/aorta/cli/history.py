@@ -15,8 +15,6 @@ from aorta.base.errors import EXIT_OK, EXIT_REGRESSION, UserError
 if TYPE_CHECKING:
     from aorta.history.model import Recorded
 
-__all__ = ["history", "AddOptions", "ViewOptions", "run_add", "run_show", "run_report"]
-
 F = TypeVar("F", bound=Callable[..., Any])
 
 _DB_HELP = ("A file path (SQLite) or postgresql://USER@HOST/DB. Default: $AORTA_HISTORY_DB, "
@@ -156,8 +154,8 @@ def run_show(opts: ViewOptions) -> int:
 
 
 def run_report(opts: ViewOptions) -> int:
-    from aorta.history.render_html import render_html
     from aorta.base.redaction import PATTERN_ONLY
+    from aorta.history.render_html import render_html
     from aorta.store.files import write_anywhere
 
     items, shown, failing = _load(opts)
@@ -172,8 +170,7 @@ def run_report(opts: ViewOptions) -> int:
 
 
 def _load(opts: ViewOptions) -> tuple[list[Any], str, list[Any]]:
-    from aorta.history.analyse import (Settings, analyse, parse_fail_on, regressions,
-                                       top_kernels)
+    from aorta.history.analyse import Settings, analyse, parse_fail_on, regressions, top_kernels
     from aorta.history.session import open_history
     from aorta.history.store import Filters, load_series
 

@@ -22,8 +22,6 @@ import click
 
 from aorta.base.errors import UserError
 
-__all__ = ["guard_command", "check_separator", "CommandAfterSeparator"]
-
 _GUARDED = "_aorta_option_guard"
 
 

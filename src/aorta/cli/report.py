@@ -10,8 +10,6 @@ import click
 
 from aorta.base.errors import EXIT_OK
 
-__all__ = ["report", "ReportOptions", "run"]
-
 Format = Literal["html", "md", "json"]
 
 
@@ -45,8 +43,8 @@ def report(run_dir: Path, fmt: Format, output: Path | None, allow_partial: bool)
 
 def run(opts: ReportOptions) -> int:
     """Build the report and write or print it. Returns the exit code."""
-    from aorta.report import (REPORT_FILE, build_report, render_json, render_markdown,
-                              write_html, write_report_file)
+    from aorta.report import (REPORT_FILE, build_report, render_json, render_markdown, write_html,
+                              write_report_file)
 
     built = build_report(opts.run_dir, opts.allow_partial)
     if opts.format == "html":

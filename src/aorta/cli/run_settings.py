@@ -9,8 +9,6 @@ import click
 
 from aorta.recipe.limits import ENV_MODES
 
-__all__ = ["run_setting_options"]
-
 
 def run_setting_options() -> list[Any]:
     return [

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from aorta.base.errors import EXIT_OK, UserError
 from aorta.cli.option_guard import CommandAfterSeparator, check_separator
 from aorta.cli.run_settings import run_setting_options
-from aorta.base.errors import EXIT_OK, UserError
-
-__all__ = ["sweep", "SweepRunOptions", "run"]
 
 
 @dataclass(frozen=True)
@@ -135,14 +133,14 @@ def _collect_options(ctx: click.Context, kwargs: dict[str, Any],
 
 def run(opts: SweepRunOptions) -> int:
     """Plan, preflight and run (or print) a sweep. Returns the exit code."""
-    from aorta.run.overrides import Overrides, parse_collect_flag
-    from aorta.run.plan import build_plan
     from aorta.recipe.schema import LoadedRecipe, Recipe, load_recipe
-    from aorta.run.summary_text import plan_lines, summary_lines
     from aorta.run.env_file import refuse_unwritable_env
     from aorta.run.executors import make_executor
+    from aorta.run.overrides import Overrides, parse_collect_flag
+    from aorta.run.plan import build_plan
     from aorta.run.progress import make_progress
     from aorta.run.remote_preflight import driver_launch, executor_config
+    from aorta.run.summary_text import plan_lines, summary_lines
     from aorta.run.sweep import plan_redactor, preflight, run_sweep, trial_specs
     from aorta.run.sweep_exit import sweep_exit_code
 
@@ -214,4 +212,5 @@ def _record_history(run_dir: Path, db: str | None, caller_env: dict[str, str],
 
 
 from aorta.cli.sweep_status import status_command  # noqa: E402  (a sibling verb, registered here)
+
 sweep.add_command(status_command)

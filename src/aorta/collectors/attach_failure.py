@@ -18,8 +18,6 @@ from aorta.collectors.base import Metrics, TrialOutcome
 from aorta.launchers.attach import attach_line
 from aorta.store.reading import read_tail
 
-__all__ = ["attach_failure", "with_attach_failure", "ATTACH_ERROR_SUFFIX"]
-
 #: `<collector>_attach_error`: the metric a collector publishes when it could not attach.
 ATTACH_ERROR_SUFFIX = "_attach_error"
 _TAIL_BYTES = 16384

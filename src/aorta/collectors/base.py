@@ -41,7 +41,8 @@ __all__ = [
 
 Metrics = dict[str, Any]
 
-from aorta.store.records import CAPTURE_STATES  # noqa: E402  (one owner: the trial record's)
+from aorta.store.record_checks import CAPTURE_STATES
+
 #: Count metrics a partial capture leaves out: a count known to be short is an untrusted count.
 COUNT_KEYS = ("kernel_count", "cpu_op_count", "call_count")
 

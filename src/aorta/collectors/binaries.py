@@ -10,12 +10,9 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from aorta.base.tools import ToolRun, run_tool
 from aorta.base.errors import SetupError
+from aorta.base.tools import run_tool
 from aorta.store.reading import read_tail as _read_tail
-
-__all__ = ["ToolRun", "find_binary", "resolve_binary", "run_tool", "tool_version", "read_tail",
-           "gpu_present", "gpu_vendor"]
 
 
 def find_binary(env_var: str, default: str, env: Mapping[str, str]) -> str | None:

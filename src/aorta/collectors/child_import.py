@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import os
 
-from aorta.collectors.base import Launch, TrialContext
 from aorta.base.errors import SetupError
 from aorta.base.source_tree import aorta_root
-
-__all__ = ["aorta_root", "importable_by_child"]
+from aorta.collectors.base import Launch, TrialContext
 
 
 def importable_by_child(launch: Launch, ctx: TrialContext, flags: tuple[str, ...],

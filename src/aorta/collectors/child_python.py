@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from aorta.base.errors import SetupError
 from aorta.base.tools import run_tool
 from aorta.collectors.python_launch import split_python_launch
-from aorta.base.errors import SetupError
 
 #: Without a command, the interpreters a `-- python3 script.py` (or `python`) command would run.
 DEFAULT_PYTHONS = ("python3", "python")
@@ -81,5 +81,5 @@ def check_imports(checks: Sequence[tuple[str, str]], env: Mapping[str, str],
     if not todo:
         return {}
     with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
-        found = pool.map(lambda check: check_import(*check, env, timeout), todo)
+        found = pool.map(lambda check: check_import(check[0], check[1], env, timeout), todo)
         return dict(zip(todo, found))

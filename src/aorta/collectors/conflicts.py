@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from aorta.collectors.base import CollectorOptions
 from aorta.base.errors import ConflictError
-
-__all__ = ["RESOURCES", "check_conflicts"]
+from aorta.collectors.base import CollectorOptions
 
 # resource -> (why two claimants fight, what to do instead)
 RESOURCES: dict[str, tuple[str, str]] = {

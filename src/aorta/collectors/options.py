@@ -11,8 +11,6 @@ from pydantic import BaseModel, ValidationError
 from aorta.base.errors import OptionError
 from aorta.base.schema_errors import format_validation_error
 
-__all__ = ["validate_options", "option_table", "split_words"]
-
 M = TypeVar("M", bound=BaseModel)
 
 

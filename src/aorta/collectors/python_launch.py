@@ -19,8 +19,6 @@ from pathlib import Path
 
 from aorta.base.errors import SetupError
 
-__all__ = ["PythonLaunch", "split_python_launch", "SAFE_FLAGS"]
-
 SAFE_FLAGS = frozenset({"-u", "-B", "-E", "-s", "-S", "-O", "-OO", "-I", "-b", "-q"})
 _PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?$")
 

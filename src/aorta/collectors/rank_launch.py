@@ -16,8 +16,6 @@ from pathlib import Path
 
 from aorta.collectors.python_launch import _pytest_python, is_python
 
-__all__ = ["RankLaunch", "split_rank_launch"]
-
 # torchrun options that take no value (everything else starting with "-" consumes one token,
 # unless written --opt=value). From `torchrun --help` (torch.distributed.run).
 _TORCHRUN_FLAGS = frozenset({"--standalone", "--no-python", "--no_python", "--run-path",

@@ -15,8 +15,6 @@ from typing import Any
 
 from aorta.collectors.base import RANK_TOKEN, capture_status
 
-__all__ = ["rank_of", "rollup", "RANK_TOKEN", "rank_name", "rank_capture"]
-
 _RANK_IN_NAME = re.compile(r"\.rank(\d+|pid\d+)\.")
 
 

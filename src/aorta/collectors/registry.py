@@ -9,8 +9,8 @@ from __future__ import annotations
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 
-from aorta.collectors.base import Collector
 from aorta.base.errors import UserError
+from aorta.collectors.base import Collector
 
 GROUP = "aorta.collectors"
 

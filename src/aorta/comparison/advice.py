@@ -42,8 +42,6 @@ from statistics import NormalDist
 
 from aorta.comparison.stats import median, min_trials_per_side
 
-__all__ = ["Advice", "advise", "assurance", "trials_for", "MEDIAN_SE_FACTOR", "POWER"]
-
 MEDIAN_SE_FACTOR = math.sqrt(math.pi / 2)  # SE(median) / SE(mean) for normal data
 POWER = 0.8                                # power at the low end, assurance at the high end
 _MOST = 10_000                             # trials per side past which advice is open-ended

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from aorta.base.errors import UserError
 from aorta.comparison.family import adjust
 from aorta.comparison.kinds import metric_kind
 from aorta.comparison.load import CellSamples, LoadedRun, TrialTable, pair_cells
@@ -20,10 +21,7 @@ from aorta.comparison.model import CellComparison, CompareSettings, Comparison, 
 from aorta.comparison.names import normalise
 from aorta.comparison.stats import can_reach, median
 from aorta.comparison.verdict import Judgement, Measurement, decide, measure
-from aorta.base.errors import UserError
 from aorta.rendering import fmt
-
-__all__ = ["compare_runs"]
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-__all__ = ["Correction", "CORRECTIONS", "adjust"]
-
 Correction = Literal["none", "holm", "bh"]
 CORRECTIONS: tuple[str, ...] = ("none", "holm", "bh")
 

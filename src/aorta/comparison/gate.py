@@ -18,12 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from aorta.base.errors import UserError
 from aorta.comparison.kinds import REGRESSIONS, metric_kind
 from aorta.comparison.model import Comparison, Row
 from aorta.comparison.stats import can_reach
-from aorta.base.errors import UserError
-
-__all__ = ["Gate", "parse_fail_on", "evaluate", "regressions"]
 
 _WORDS = ("slower", "kernels")
 

@@ -40,8 +40,6 @@ try:
 except ImportError:             # built without a C compiler: the Python search alone
     _compiled_quantiles = None
 
-__all__ = ["ratio_interval", "RatioLaw", "ratio"]
-
 _ROUNDING = 1e-12      # masses within this of a tail count as inside the interval
 
 

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["MetricKind", "metric_kind", "direction_words", "REGRESSIONS"]
-
 MetricKind = Literal["time", "rate", "size", "count", "other"]
 
 _RATE = ("_per_s", "_per_sec", "_tflops", "_gflops", "_flops", "_gbps", "_gb_per_s",

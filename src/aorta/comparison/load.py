@@ -14,14 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aorta.comparison.model import TrialCounts
 from aorta.base.errors import UserError
+from aorta.comparison.model import TrialCounts
 from aorta.store.records import TrialResult
 from aorta.store.run_dir import RunStore, Slot
-
-__all__ = ["RunRef", "KernelEntry", "CellSamples", "LoadedRun", "parse_ref", "load_run",
-           "pair_cells"]
-
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,6 @@ from functools import lru_cache
 from itertools import accumulate, compress, islice, repeat
 from operator import add, lt, ne, sub, truediv
 
-__all__ = ["median_law", "MedianLaw", "law_of"]
-
 _NEGLIGIBLE = 1e-15
 
 

@@ -18,9 +18,6 @@ from typing import Literal
 from aorta.comparison.family import CORRECTIONS, Correction
 from aorta.comparison.kinds import MetricKind
 
-__all__ = ["Verdict", "VERDICTS", "Scope", "CompareSettings", "TrialCounts", "Row",
-           "CellComparison", "Comparison"]
-
 Verdict = Literal["FASTER", "SLOWER", "SAME", "UNCERTAIN", "SMALLER", "LARGER", "LOWER",
                   "HIGHER", "CHANGED", "NEW", "GONE", "INCOMPARABLE"]
 VERDICTS: tuple[str, ...] = ("FASTER", "SLOWER", "SAME", "UNCERTAIN", "SMALLER", "LARGER",

@@ -28,8 +28,6 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["normalise", "demangled", "strip_templates"]
-
 _SPACES = re.compile(r"\s+")
 _AMD_DESCRIPTOR = re.compile(r"\.kd$")
 _CLONES = re.compile(r"(?:\.(?:clone|isra|constprop|part|lto_priv)(?:\.\d+)?|\.cold)+$"

@@ -36,8 +36,6 @@ import math
 from collections.abc import Sequence
 from functools import lru_cache, reduce
 
-__all__ = ["untied_cumulative", "tied_tails", "TIED_BUDGET"]
-
 TIED_BUDGET = 4e6      # field-bits x shift-adds beyond which the exact tied count declines
 
 

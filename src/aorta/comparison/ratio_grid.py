@@ -30,8 +30,6 @@ from typing import NamedTuple
 
 from aorta.comparison.median_law import MedianLaw
 
-__all__ = ["Grid", "Cut"]
-
 _LIST_AT = 64          # list the bracket once it holds this many outcomes plus one per row
 _MAX_ROUNDS = 64
 _SMALL = 256          # grids of up to this many outcomes are listed whole

@@ -21,8 +21,6 @@ from aorta.comparison.wording import (cell_header, family_line, gate_line, kerne
 from aorta.rendering import json_text as strict_json
 from aorta.rendering import md_code, md_table, md_text, short_names, text_table
 
-__all__ = ["text_lines", "markdown_lines", "json_text", "COMPARE_SCHEMA", "MARKDOWN_NAME_WIDTH"]
-
 COMPARE_SCHEMA = 2
 MARKDOWN_NAME_WIDTH = 64
 _MIN_NAME = 24           # the name column never shrinks below this, however narrow the terminal

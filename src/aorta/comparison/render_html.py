@@ -13,8 +13,6 @@ from aorta.comparison.wording import (cell_header, family_line, gate_line, kerne
                                       metric_cells, metric_head, p_head, summary_line)
 from aorta.rendering import h, short_name
 
-__all__ = ["html_text", "HTML_NAME_WIDTH"]
-
 HTML_NAME_WIDTH = 80
 
 _STYLE = """

@@ -28,9 +28,6 @@ from statistics import NormalDist
 
 from aorta.comparison.rank_null import tied_tails, untied_cumulative
 
-__all__ = ["RankTest", "mann_whitney", "smallest_p", "can_reach", "min_trials_per_side",
-           "median", "EXACT_LIMIT"]
-
 EXACT_LIMIT = 50                          # trials per side up to which p is exact
 
 

@@ -38,8 +38,6 @@ from aorta.comparison.model import CompareSettings, Verdict
 from aorta.comparison.stats import RankTest, can_reach, mann_whitney, median
 from aorta.rendering import fmt
 
-__all__ = ["Judgement", "Measurement", "measure", "decide", "judge"]
-
 
 class Judgement(NamedTuple):
     """One row's verdict and the numbers behind it (a named tuple: one per row, made often)."""

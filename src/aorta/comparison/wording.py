@@ -11,10 +11,6 @@ from aorta.comparison.gate import Gate
 from aorta.comparison.model import CellComparison, Comparison, Row, TrialCounts
 from aorta.rendering import fmt, fmt_interval, fmt_p, fmt_ratio, signed
 
-__all__ = ["interval_text", "deciding_p", "p_head", "verdict_text", "method_line",
-           "family_line", "summary_line", "gate_line", "kernel_groups", "left_out_line",
-           "cell_header", "metric_head", "kernel_head", "metric_cells", "kernel_cells"]
-
 
 def interval_text(row: Row) -> str:
     """The ratio's interval; `[unbounded]` when the test ran but bounds none, `-` untested."""

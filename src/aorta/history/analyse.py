@@ -16,8 +16,6 @@ from aorta.base.errors import UserError
 from aorta.history.changes import DEFAULT_METHOD, detect_changes
 from aorta.history.model import Change, Series
 
-__all__ = ["Analysed", "Settings", "analyse", "top_kernels", "parse_fail_on", "regressions"]
-
 _WORDS = ("slower", "kernels")
 
 

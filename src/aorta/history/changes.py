@@ -23,9 +23,6 @@ from aorta.history.detect_bayes import detect_bayes
 from aorta.history.detect_bic import detect_bic
 from aorta.history.model import Change, ChangeVerdict, Series
 
-__all__ = ["METHODS", "DEFAULT_METHOD", "WINDOW", "SIDE_RUNS", "log_medians", "find_steps",
-           "detect_changes"]
-
 Detector = Callable[[Sequence[float]], list[int]]
 METHODS: dict[str, Detector] = {"bayes": detect_bayes, "bic": detect_bic}
 DEFAULT_METHOD = "bic"

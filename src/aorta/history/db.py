@@ -25,10 +25,7 @@ from typing import TYPE_CHECKING, Any
 from aorta.base.errors import UserError
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection, Engine, URL
-
-__all__ = ["DEFAULT_DB", "ENV_VAR", "Database", "resolve_url", "redact", "connect",
-           "write_transaction", "read_connection"]
+    from sqlalchemy.engine import URL, Connection, Engine
 
 DEFAULT_DB = Path("aorta_results") / "history.sqlite"
 ENV_VAR = "AORTA_HISTORY_DB"

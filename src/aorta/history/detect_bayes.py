@@ -22,8 +22,6 @@ import math
 from collections.abc import Sequence
 from statistics import median
 
-__all__ = ["detect_bayes", "THRESHOLD", "PRIOR_CHANGE", "noise_scale"]
-
 THRESHOLD = 0.95        # posterior probability of a change needed to report it
 PRIOR_CHANGE = 0.5      # prior probability that a stretch holds a change
 _KAPPA0 = 0.01          # prior precision of a segment's level: +/- 10 noise units

@@ -20,8 +20,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["detect_bic", "BETA", "FLOOR", "MAX_STEPS"]
-
 BETA = 2.0          # penalty per segment, in units of ln(m); calibrated, see docs/history.md
 FLOOR = 0.004       # noise floor on the log scale (0.4 %): smaller wiggles are never steps
 MAX_STEPS = 8

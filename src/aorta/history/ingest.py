@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from aorta.base.errors import UserError
+from aorta.store.layout import ENV, RECIPE
 from aorta.store.records import TrialResult
-from aorta.store.run_dir import ENV, RECIPE, RunStore, Slot
-
-__all__ = ["KernelRow", "CellData", "RunSnapshot", "read_run", "kernel_tables", "gpu_text"]
+from aorta.store.run_dir import RunStore, Slot
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,6 @@ from aorta.base.errors import UserError
 from aorta.history.db import Database, read_connection, write_transaction
 from aorta.history.schema import METADATA, MIGRATIONS_TABLE
 
-__all__ = ["Migration", "MIGRATIONS", "LATEST", "upgrade", "current_version"]
-
 # An arbitrary, fixed 63-bit key: every aorta takes the same advisory lock on PostgreSQL.
 _PG_LOCK_KEY = 0x616F727461_0001
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Context", "RunInfo", "Point", "Series", "Change", "Recorded", "ChangeVerdict"]
-
 ChangeVerdict = Literal["SLOWER", "FASTER", "LARGER", "SMALLER", "HIGHER", "LOWER", "CHANGED"]
 
 

@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["Commit", "find_commit", "candidate_dirs", "clean_remote", "repo_relative"]
-
 _GIT_TIMEOUT_S = 20
 
 

@@ -9,8 +9,6 @@ from aorta.history.model import Recorded
 from aorta.history.provenance import Commit, candidate_dirs, find_commit, repo_relative
 from aorta.history.store import context_key, store_run
 
-__all__ = ["record_run", "recipe_key"]
-
 
 def record_run(run_dir: Path | str, db_url: str | None = None, *, commit: str | None = None,
                host: str | None = None) -> Recorded:

@@ -19,8 +19,6 @@ from aorta.rendering import PAGE_END, fmt_with_unit, h, html_table, page_open, u
 from aorta.rendering.svg import axis_label
 from aorta.rendering.trend import TrendMark, TrendRun, trend_plot
 
-__all__ = ["render_html"]
-
 _EXTRA_CSS = """
 .reg{background:#fde2e1}.imp{background:#dff3e1}
 table.changes td:nth-child(6){word-break:break-all;max-width:340px}

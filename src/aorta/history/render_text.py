@@ -13,8 +13,6 @@ from aorta.history.analyse import Analysed
 from aorta.history.model import Change, RunInfo, Series
 from aorta.rendering import fmt, fmt_interval, fmt_ratio, json_text, text_table, unit_of
 
-__all__ = ["series_lines", "listing_lines", "change_text", "size_text", "mark_text", "json_doc"]
-
 
 def size_text(change: Change) -> str:
     """`x1.520 [1.470, 1.580]`: the step's ratio and its interval."""

@@ -12,10 +12,8 @@ built by the migrations has exactly these tables and columns.
 
 from __future__ import annotations
 
-from sqlalchemy import (Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String,
-                        Table, Text)
-
-__all__ = ["METADATA", "CONTEXTS", "RUNS", "SAMPLES", "KERNELS", "MIGRATIONS_TABLE"]
+from sqlalchemy import (Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String, Table,
+                        Text)
 
 METADATA = MetaData()
 

@@ -13,8 +13,6 @@ from contextlib import contextmanager
 from aorta.base.errors import UserError
 from aorta.history.db import Database, connect
 
-__all__ = ["open_history"]
-
 
 @contextmanager
 def open_history(db_url: str | None, create: bool = True) -> Iterator[Database]:

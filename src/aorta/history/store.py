@@ -24,8 +24,6 @@ from aorta.history.model import Context, Point, RunInfo, Series
 from aorta.history.provenance import Commit
 from aorta.history.schema import CONTEXTS, KERNELS, RUNS, SAMPLES
 
-__all__ = ["ContextKey", "Filters", "store_run", "load_series", "load_runs", "context_key"]
-
 _CHUNK = 500
 
 

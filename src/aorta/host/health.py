@@ -12,12 +12,10 @@ needs privileges to read, so they are listed as unavailable rather than guessed.
 
 from __future__ import annotations
 
-from aorta.host.stack import NoAnswer, tool_output
-
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["system_health", "NV_HEALTH_FIELDS"]
+from aorta.host.stack import NoAnswer, tool_output
 
 #: nvidia-smi --query-gpu fields. "[N/A]" / "[Not Supported]" values are kept as null.
 NV_HEALTH_FIELDS = ("index", "uuid", "clocks.sm", "clocks.mem", "clocks.max.sm",

@@ -18,9 +18,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["ProcInfo", "TOKEN_VARIABLE", "processes", "proc_info", "boot_id", "trial_members",
-           "kill_all", "has_token", "in_trial"]
-
 TOKEN_VARIABLE = "AORTA_TRIAL_TOKEN"
 _PROC = "/proc"
 

@@ -15,17 +15,13 @@ import os
 import platform
 import sys
 import time
-
-from aorta.base.version import VERSION as __version__
-from aorta.host.health import nvidia_query, system_health
-from aorta.host.stack import (container_info, hip_info, hipblaslt_info, python_env_info,
-                                 tool_output)
-from aorta.base.redaction import looks_secret, redact_env
-
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["ENV_SCHEMA", "snapshot", "steering_env", "redact", "looks_secret"]
+from aorta.base.redaction import redact_env
+from aorta.base.version import VERSION as __version__
+from aorta.host.health import nvidia_query, system_health
+from aorta.host.stack import container_info, hip_info, hipblaslt_info, python_env_info, tool_output
 
 ENV_SCHEMA = 1
 _TOOL_TIMEOUT_S = 10.0
@@ -121,18 +117,20 @@ def _cpu_model() -> str | None:
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    import platform       # no /proc: another system, where platform knows better
+    import platform  # no /proc: another system, where platform knows better
 
     return platform.processor() or None
 
 
 def _packages() -> dict[str, str | None]:
+    """The installed ones of PACKAGES, with their versions (None: metadata without one)."""
     found = {}
     for name in PACKAGES:
         try:
-            found[name] = importlib.metadata.distribution(name).metadata.get("Version")
+            version = importlib.metadata.distribution(name).metadata.json.get("version")
         except importlib.metadata.PackageNotFoundError:
             continue
+        found[name] = version if isinstance(version, str) else None
     return found
 
 

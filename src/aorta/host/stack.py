@@ -12,13 +12,11 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-
-from aorta.base.tools import run_tool
-from aorta.base.redaction import redact_text
-
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
+from aorta.base.redaction import redact_text
+from aorta.base.tools import run_tool
 
 TOOL_TIMEOUT_S = 10.0
 _ROCM_DIRS = ("/opt/rocm",)

@@ -26,8 +26,6 @@ import sys
 import types
 from types import TracebackType
 
-__all__ = ["print_uncaught", "run_as_main", "script_problem"]
-
 
 def script_problem(path: str) -> str | None:
     """Why `python path` could not run `path` (as its "can't open file" says), else None."""

@@ -12,8 +12,6 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-__all__ = ["attach_line", "say_not_attached"]
-
 
 def attach_line(collector: str) -> str:
     """The prefix of the line that reports a failed attach for `collector`."""

@@ -48,8 +48,6 @@ from typing import Any, NoReturn
 from aorta.launchers.as_main import print_uncaught, run_as_main, script_problem
 from aorta.launchers.attach import say_not_attached
 
-__all__ = ["EXIT_NOT_RUN", "NotRun", "Session", "main"]
-
 EXIT_NOT_RUN = 2           # what `python missing.py` returns too
 PREFIX = "aorta: proton:"
 

@@ -37,9 +37,6 @@ from typing import Any
 from aorta.launchers.as_main import print_uncaught, run_as_main
 from aorta.launchers.attach import say_not_attached
 
-__all__ = ["main", "profiler_from_env", "resolve_activities", "LauncherError", "AttachError",
-           "ENV_PREFIX"]
-
 ENV_PREFIX = "AORTA_TORCH_"
 SUMMARY_VERSION = 1
 EXIT_NOT_RUN = 2          # what `python missing.py` returns too

@@ -28,8 +28,6 @@ from aorta.parsers.json_stream import ArrayStream
 from aorta.parsers.kernel_table import KernelTable
 from aorta.parsers.skips import Skips
 
-__all__ = ["TraceEvent", "read_events", "kernel_table", "KERNEL_CATEGORIES"]
-
 KERNEL_CATEGORIES = frozenset({"kernel"})
 
 

@@ -23,8 +23,6 @@ import shutil
 import subprocess
 from collections.abc import Callable, Iterable
 
-__all__ = ["demangle", "demangle_all", "demangler_name", "looks_mangled"]
-
 _MANGLED = re.compile(r"^_{1,2}Z[A-Za-z0-9_.$]+$")
 _TOOLS = ("c++filt", "llvm-cxxfilt")
 _TOOL_TIMEOUT_S = 30.0

@@ -31,8 +31,6 @@ from typing import Any
 from aorta.parsers.kernel_table import KernelTable
 from aorta.parsers.skips import Skips
 
-__all__ = ["HatchetSummary", "read_json_file", "leaf_time_ns", "leaf_count"]
-
 _TIME_KEY = re.compile(r"^\s*time\s*\(\s*(ns|us|ms|s)\s*\)\s*$", re.IGNORECASE)
 _NS_PER_UNIT = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 

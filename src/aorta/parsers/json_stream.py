@@ -21,8 +21,6 @@ import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-__all__ = ["ArrayStream", "BLOCK_CHARS", "MAX_ELEMENT_CHARS"]
-
 BLOCK_CHARS = 1 << 20              # characters decoded per read
 MAX_ELEMENT_CHARS = 1 << 28        # one element (or other member) larger than this is garbage
 _WS = re.compile(r"[ \t\n\r]*")

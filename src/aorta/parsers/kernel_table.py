@@ -14,8 +14,6 @@ from typing import Any
 
 from aorta.parsers.demangle import demangle_all
 
-__all__ = ["KernelTable", "KernelRow"]
-
 TOP_N = 5
 
 

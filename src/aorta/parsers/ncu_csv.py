@@ -28,8 +28,6 @@ from aorta.parsers.kernel_table import KernelTable
 from aorta.parsers.nv_numbers import TIME_BASE, parse_number, to_base
 from aorta.parsers.skips import Skips
 
-__all__ = ["TIME_METRIC", "NcuLaunch", "NcuProfile", "read_ncu_csv", "read_raw", "read_details"]
-
 TIME_METRIC = "gpu__time_duration.sum"
 
 _ID, _KERNEL = "ID", "Kernel Name"

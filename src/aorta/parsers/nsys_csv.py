@@ -29,8 +29,6 @@ from aorta.parsers.kernel_table import KernelTable
 from aorta.parsers.nv_numbers import TIME_BASE, parse_number, to_base
 from aorta.parsers.skips import Skips
 
-__all__ = ["KernelSummary", "read_kern_sum", "read_kern_sum_lines", "NO_KERNELS"]
-
 NO_KERNELS = "does not contain CUDA kernel data"
 
 _TIMED = re.compile(r"^(?P<label>.*?)\s*\((?P<unit>[^()]+)\)\s*$")   # "Total Time (ns)"

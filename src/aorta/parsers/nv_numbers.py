@@ -14,8 +14,6 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["parse_number", "to_base", "TIME_BASE"]
-
 TIME_BASE = "ns"
 
 # unit as printed -> nanoseconds per unit

@@ -23,8 +23,6 @@ from typing import Any
 
 from aorta.parsers.skips import Skips
 
-__all__ = ["FunctionRow", "ProfileSummary", "read_pstats"]
-
 
 @dataclass(frozen=True)
 class FunctionRow:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["Skips", "MAX_EXAMPLES"]
-
 MAX_EXAMPLES = 3          # reasons quoted in a capture reason; the rest are only counted
 
 

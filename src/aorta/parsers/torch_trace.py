@@ -31,8 +31,6 @@ from aorta.parsers.chrome_trace import KERNEL_CATEGORIES, TraceEvent, read_event
 from aorta.parsers.kernel_table import TOP_N, KernelTable
 from aorta.parsers.skips import Skips
 
-__all__ = ["TraceFigures", "OpRow", "read_trace_figures", "LAUNCH_CATEGORIES"]
-
 CPU_OP = "cpu_op"
 #: Host API calls; on ROCm builds Kineto files HIP calls under the same names.
 LAUNCH_CATEGORIES = frozenset({"cuda_runtime", "cuda_driver"})

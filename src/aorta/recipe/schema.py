@@ -31,15 +31,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from aorta.recipe.limits import ENV_MODES, MAX_TRIALS_PER_CELL, RETAIN_LEVELS
 from aorta.base.errors import RecipeError
-from aorta.base.schema_errors import format_validation_error
 from aorta.base.names import MAX_NAME_BYTES, is_plain_name
-
-__all__ = ["Recipe", "Variant", "ExecutorConfig", "RetainPolicy", "StopAfter", "RETAIN_LEVELS",
-           "ENV_MODES", "BUNDLES", "SCHEMA_VERSION", "load_recipe",
-           "recipe_from_mapping", "LoadedRecipe", "MAX_CELLS", "MAX_TIMEOUT_S",
-           "MAX_GRACE_S", "MAX_LOG_MIB", "DEFAULT_PROBE_TIMEOUT_S"]
+from aorta.base.schema_errors import format_validation_error
+from aorta.recipe.limits import MAX_TRIALS_PER_CELL
 
 SCHEMA_VERSION = 1
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

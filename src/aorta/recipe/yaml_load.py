@@ -22,8 +22,6 @@ import yaml
 
 from aorta.base.errors import RecipeError
 
-__all__ = ["load_yaml", "MAX_RECIPE_BYTES", "MAX_DEPTH", "MAX_NODES", "MAX_INT_DIGITS"]
-
 MAX_RECIPE_BYTES = 1 << 20
 MAX_DEPTH = 32
 MAX_NODES = 100_000

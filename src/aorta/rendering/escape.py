@@ -14,8 +14,6 @@ import re
 from html import escape
 from urllib.parse import quote
 
-__all__ = ["h", "href", "md_text", "md_code", "md_block"]
-
 _MD_SPECIAL = re.compile(r"([\\`*\[\]|])")
 _HTML_SPECIAL = re.compile(r"[<>&]")
 _ENTITY = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}

@@ -7,8 +7,6 @@ import json
 import math
 from typing import Any
 
-__all__ = ["json_text", "finite"]
-
 
 def json_text(doc: Any) -> str:
     """`doc` as indented strict JSON, without a final newline."""

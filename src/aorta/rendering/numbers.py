@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["unit_of", "fmt", "fmt_with_unit", "signed", "spread", "spread_text", "fmt_ratio",
-           "fmt_interval", "fmt_p"]
-
 # Longest suffix first, so `_mib` is not read as `_b`.
 _SUFFIX_UNITS = (
     ("_percent", "%"), ("_bytes", "B"), ("_count", "count"), ("_cycles", "cycles"),

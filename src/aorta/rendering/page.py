@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from aorta.rendering.escape import h
 
-__all__ = ["CSS", "page_open", "PAGE_END"]
-
 PAGE_END = ["</body>", "</html>"]
 
 CSS = """

@@ -21,8 +21,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-__all__ = ["short_name", "short_names", "ELLIPSIS"]
-
 ELLIPSIS = "..."
 _MIN_WIDTH = 12
 

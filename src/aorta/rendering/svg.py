@@ -14,9 +14,6 @@ from dataclasses import dataclass
 from aorta.rendering.escape import h
 from aorta.rendering.numbers import fmt, fmt_with_unit
 
-__all__ = ["Scale", "StripRow", "Bar", "strip_plot", "bar_chart", "nice_ticks", "tick_labels",
-           "cell_colour", "svg_open", "shorten", "axis_label", "FONT"]
-
 STRIP_WIDTH = 560
 BAR_WIDTH = 1000
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",

@@ -7,8 +7,6 @@ from collections.abc import Collection, Sequence
 
 from aorta.rendering.escape import h
 
-__all__ = ["text_table", "md_table", "html_table"]
-
 
 def text_table(rows: Sequence[Sequence[str]], right: Collection[int] = (),
                indent: str = "") -> list[str]:

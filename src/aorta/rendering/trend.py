@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from aorta.rendering.escape import h
 from aorta.rendering.svg import Scale, nice_ticks, shorten, svg_open, tick_labels
 
-__all__ = ["TrendRun", "TrendMark", "trend_plot", "WIDTH", "HEIGHT"]
-
 WIDTH, HEIGHT = 560, 210
 _LEFT, _RIGHT, _TOP, _BOTTOM = 64, 16, 12, 46
 _FONT = "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:11px"

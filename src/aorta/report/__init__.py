@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from aorta.rendering import json_text
 from aorta.base.redaction import PATTERN_ONLY
+from aorta.rendering import json_text
 from aorta.report.build import build_report
 from aorta.report.html import render_html
 from aorta.report.markdown import render_markdown

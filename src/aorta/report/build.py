@@ -13,17 +13,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from aorta.report.header import env_notices, run_header
-from aorta.report.model import (CellReport, KernelBar, KernelChart, MetricSummary, Notice,
-                                Overhead, Point, Report, TrialRef)
-from aorta.report.notices import cell_notices, clean_text, failures, run_notices
 from aorta.rendering import unit_of
-from aorta.store.records import TrialResult
+from aorta.report.header import env_notices, run_header
+from aorta.report.model import (CellReport, KernelBar, KernelChart, MetricSummary, Notice, Overhead,
+                                Point, Report, TrialRef)
+from aorta.report.notices import cell_notices, clean_text, failures, run_notices
 from aorta.run.stop_after import skipped_by_cell, stop_note
-from aorta.store.run_dir import ENV, MATRIX, RECIPE, RunStore, Slot
 from aorta.run.summary import summarize_cell
-
-__all__ = ["build_report"]
+from aorta.store.layout import ENV, MATRIX, RECIPE
+from aorta.store.records import TrialResult
+from aorta.store.run_dir import RunStore, Slot
 
 TOP_BARS = 10
 HARNESS = ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib")

@@ -11,8 +11,6 @@ from typing import Any
 
 from aorta.report.model import Gpu, Notice, RunHeader
 
-__all__ = ["run_header", "env_notices"]
-
 _NO_TOOL = "no {} tool found on PATH"   # envsnap's reason when a vendor tool is absent
 
 

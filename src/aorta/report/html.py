@@ -16,8 +16,6 @@ from aorta.report.model import Failure, KernelChart, Report, TrialRef
 from aorta.report.sections import (STATUS_WORDS, capture_text, cell_flags, failure_facts,
                                    header_rows, overhead_rows, repeats_text, verdict_counts)
 
-__all__ = ["html_lines", "render_html"]
-
 
 def render_html(report: Report, link_base: str = "") -> str:
     return "\n".join(html_lines(report, link_base)) + "\n"

@@ -4,13 +4,11 @@ by the render kit's Markdown rules (`md_text`, `md_code`, `md_block`)."""
 
 from __future__ import annotations
 
-from aorta.rendering import (fmt, fmt_with_unit, md_block, md_code, md_table, md_text,
-                             short_names, spread_text, unit_of)
+from aorta.rendering import (fmt, fmt_with_unit, md_block, md_code, md_table, md_text, short_names,
+                             spread_text, unit_of)
 from aorta.report.model import Report
 from aorta.report.sections import (capture_text, cell_flags, failure_facts, header_rows,
                                    overhead_rows, repeats_text, verdict_counts)
-
-__all__ = ["markdown_lines", "render_markdown"]
 
 #: Kernel names longer than this are shortened in tables (report --format json keeps them whole).
 KERNEL_NAME_WIDTH = 80

@@ -11,9 +11,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["REPORT_SCHEMA", "Gpu", "RunHeader", "Point", "MetricSummary", "KernelBar",
-           "KernelChart", "TrialRef", "Overhead", "CellReport", "Failure", "Notice", "Report"]
-
 REPORT_SCHEMA = 1
 
 

@@ -11,11 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from aorta.report.model import CellReport, Failure, Notice
-from aorta.store.records import TrialResult
 from aorta.store.reading import read_tail
+from aorta.store.records import TrialResult
 from aorta.store.run_dir import RunStore, Slot
-
-__all__ = ["failures", "cell_notices", "run_notices", "clean_text", "STDERR_TAIL_BYTES"]
 
 STDERR_TAIL_BYTES = 4096
 # Terminal colour and cursor codes, then every other control character but tab and newline.

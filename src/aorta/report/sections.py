@@ -7,9 +7,6 @@ import shlex
 from aorta.rendering import fmt_interval, fmt_ratio, fmt_with_unit, unit_of
 from aorta.report.model import CellReport, Failure, Report, RunHeader
 
-__all__ = ["STATUS_WORDS", "verdict_counts", "header_rows", "cell_flags", "capture_text",
-           "failure_facts", "repeats_text", "overhead_rows"]
-
 _MAIN_SOFTWARE = ("python", "aorta", "torch", "triton", "CUDA", "ROCm", "CUDA/ROCm")
 STATUS_WORDS = {"complete": "complete", "interrupted": "interrupted",
                 "running": "running or killed", "unknown": "status unknown"}

@@ -14,8 +14,6 @@ import os
 import re
 from collections import deque
 
-__all__ = ["CappedLog"]
-
 _REDACTED = b"<redacted>"
 _MAX_HOLD = 1 << 16    # never hold back more than this, whatever the stream looks like
 

@@ -18,9 +18,8 @@ from typing import Any
 
 from aorta.collectors.attach_failure import ATTACH_ERROR_SUFFIX
 from aorta.collectors.base import CollectorOptions, TrialContext, TrialOutcome
-from aorta.store.records import CAPTURE_STATES, Capture, clean_metrics
-
-__all__ = ["summarize_collectors"]
+from aorta.store.record_checks import CAPTURE_STATES, clean_metrics
+from aorta.store.records import Capture
 
 
 def summarize_collectors(collectors: Mapping[str, CollectorOptions], trial_dir: Path,

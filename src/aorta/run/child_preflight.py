@@ -7,12 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from aorta.collectors.child_python import check_import
 from aorta.base.errors import SetupError
-from aorta.run.plan import Plan
+from aorta.collectors.child_python import check_import
 from aorta.run.launch import child_environment
-
-__all__ = ["check_child_imports"]
+from aorta.run.plan import Plan
 
 
 def check_child_imports(plan: Plan, caller_env: Mapping[str, str]) -> None:

@@ -10,8 +10,6 @@ from pathlib import Path
 
 from aorta.base.errors import UserError
 
-__all__ = ["pin_variable", "discover_gpus", "parse_gpus"]
-
 _KFD_NODES = Path("/sys/class/kfd/kfd/topology/nodes")
 
 

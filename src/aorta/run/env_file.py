@@ -17,13 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from aorta.collectors.base import Launch
 from aorta.base.errors import UserError
 from aorta.base.redaction import Redactor, looks_secret
+from aorta.collectors.base import Launch
 from aorta.store.run_dir import RunStore
-
-__all__ = ["ENV_FILE", "ENV_FILE_VARIABLE", "env_file_problem", "env_file_text",
-           "write_env_file", "launch_with_env_file", "refuse_unwritable_env"]
 
 ENV_FILE = "child.env"
 ENV_FILE_VARIABLE = "AORTA_ENV_FILE"

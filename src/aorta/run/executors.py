@@ -17,12 +17,9 @@ from dataclasses import replace
 from typing import Protocol
 
 from aorta.recipe.schema import ExecutorConfig
-from aorta.store.records import TrialResult
 from aorta.run.trial import TrialSpec, run_trial
 from aorta.run.warden import Warden
-
-__all__ = ["Executor", "SerialExecutor", "DeviceExecutor", "OnStart", "OnDone", "RunTrial",
-           "make_executor"]
+from aorta.store.records import TrialResult
 
 OnStart = Callable[[TrialSpec], None]
 OnDone = Callable[[TrialResult], None]

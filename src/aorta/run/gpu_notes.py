@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["CLOCK_SPREAD", "gpu_state_notes"]
-
 CLOCK_SPREAD = 0.05
 _CLOCK = "telemetry_sm_clock_mhz_median"
 _THROTTLED = "telemetry_throttled_fraction"

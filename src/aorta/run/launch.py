@@ -11,11 +11,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from aorta.collectors.base import RANK_TOKEN, CollectorOptions, Launch, TrialContext
 from aorta.base.errors import SetupError
+from aorta.collectors.base import RANK_TOKEN, CollectorOptions, Launch, TrialContext
 from aorta.run.rerun import CLEAN_ENV_KEEP
-
-__all__ = ["child_environment", "wrap_launch"]
 
 
 def child_environment(mode: str, caller: Mapping[str, str],

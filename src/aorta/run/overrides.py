@@ -17,10 +17,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from aorta.base.errors import UserError
-from aorta.recipe.limits import MAX_TRIALS_PER_CELL
-from aorta.recipe.schema import ENV_MODES, MAX_TIMEOUT_S, ExecutorConfig, Recipe, StopAfter
-from aorta.base.schema_errors import format_validation_error
 from aorta.base.names import MAX_NAME_BYTES, is_plain_name, printable
+from aorta.base.schema_errors import format_validation_error
+from aorta.recipe.limits import ENV_MODES, MAX_TRIALS_PER_CELL
+from aorta.recipe.schema import MAX_TIMEOUT_S, ExecutorConfig, Recipe, StopAfter
 
 
 @dataclass(frozen=True)

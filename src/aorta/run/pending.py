@@ -11,8 +11,6 @@ from aorta.run.plan import Plan
 from aorta.run.sweep import trial_specs
 from aorta.store.run_dir import RunStore
 
-__all__ = ["Pending", "pending_trials"]
-
 
 @dataclass(frozen=True)
 class Pending:

@@ -9,24 +9,17 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from aorta.collectors.base import CollectorOptions
 from aorta.base.errors import RecipeError, UserError
-from aorta.run.overrides import Overrides, apply_overrides
-from aorta.recipe.schema import MAX_TIMEOUT_S, ExecutorConfig, LoadedRecipe, Recipe, Variant
-from aorta.base.redaction import PATTERN_ONLY
-from aorta.store.records import MAX_TRIALS_PER_CELL
-from aorta.base.schema_errors import format_validation_error
 from aorta.base.names import check_name, name_problem, printable, shorten
-
-__all__ = ["Cell", "Overrides", "Plan", "build_plan", "parse_collect_flag"]
+from aorta.base.redaction import PATTERN_ONLY
+from aorta.collectors.base import CollectorOptions
+from aorta.recipe.schema import LoadedRecipe, Recipe, Variant
+from aorta.run.overrides import Overrides, apply_overrides
 
 DEFAULT_CELL = "default"
 #: Trials one sweep may plan, baseline trials included.

@@ -19,11 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aorta.store.records import LogInfo
 from aorta.host.proc_table import TOKEN_VARIABLE
 from aorta.run.warden import Handle, SpawnFailed, Warden
-
-__all__ = ["ProcessResult", "run_process", "Cancelled", "DEFAULT_LOG_LIMIT"]
+from aorta.store.records import LogInfo
 
 _POLL_CANCEL_S = 0.1
 DEFAULT_LOG_LIMIT = 32 << 20

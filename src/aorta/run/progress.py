@@ -7,11 +7,9 @@ import time
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from aorta.store.records import TrialResult
 from aorta.run.trial_details import trial_details
-from aorta.store.run_dir import trial_name
-
-__all__ = ["Progress", "PlainProgress", "BarProgress", "make_progress"]
+from aorta.store.layout import trial_name
+from aorta.store.records import TrialResult
 
 
 class Progress(Protocol):

@@ -30,21 +30,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from aorta.base.errors import SetupError, UserError
 from aorta.base.version import VERSION as __version__
 from aorta.collectors.base import Launch
-from aorta.base.errors import SetupError, UserError
 from aorta.recipe.schema import ExecutorConfig
-from aorta.run.slurm_commands import (JobState, SlurmError, cancel_jobs, query_jobs,
-                                      sbatch, wait_gone)
+from aorta.run.launch import child_environment
+from aorta.run.slurm_commands import (JobState, SlurmError, cancel_jobs, query_jobs, sbatch,
+                                      wait_gone)
 from aorta.run.slurm_probe import ANSWER_SCHEMA
 from aorta.run.slurm_script import job_script, resource_options
 from aorta.run.slurm_worker import write_manifest
-from aorta.run.trial import TrialSpec, child_environment, spec_launch
+from aorta.run.trial import TrialSpec, spec_launch
 from aorta.store.reading import read_tail
 from aorta.store.run_dir import RunStore
-
-__all__ = ["ProbeJob", "ProbeOutcome", "check_on_node", "judge_answer", "executor_config",
-           "driver_launch"]
 
 Note = Callable[[str], None]
 

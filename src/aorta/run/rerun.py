@@ -11,10 +11,8 @@ import os
 import shlex
 from collections.abc import Iterable
 
-from aorta.collectors.base import Launch
 from aorta.base.redaction import Redactor, looks_secret
-
-__all__ = ["rerun_script", "CLEAN_ENV_KEEP"]
+from aorta.collectors.base import Launch
 
 #: What `env_passthrough_mode: clean` keeps from the caller's environment.
 CLEAN_ENV_KEEP = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TERM",

@@ -24,11 +24,9 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from aorta.recipe.schema import RETAIN_LEVELS
-from aorta.store.records import Retention
+from aorta.recipe.limits import RETAIN_LEVELS
 from aorta.store.files import open_dir
-
-__all__ = ["file_class", "prune_trial", "MAX_LISTED"]
+from aorta.store.records import Retention
 
 #: Paths listed in result.json; beyond this only the count and bytes are.
 MAX_LISTED = 200

@@ -9,8 +9,6 @@ from pathlib import Path
 
 from aorta.collectors.base import CollectorOptions, Sampler, TrialContext
 
-__all__ = ["Samplers"]
-
 
 class Samplers:
     def __init__(self, collectors: Mapping[str, CollectorOptions], trial_dir: Path,

@@ -30,16 +30,14 @@ from typing import Any
 
 from aorta.base.errors import SetupError
 from aorta.recipe.schema import ExecutorConfig
-from aorta.store.records import TrialResult
 from aorta.run.slurm_commands import (JobState, SlurmError, cancel_jobs, missing_command,
                                       query_jobs, sbatch, wait_gone)
 from aorta.run.slurm_lost import lost_result
 from aorta.run.slurm_script import job_script, resource_options, setup_files
 from aorta.run.slurm_worker import write_manifest
 from aorta.run.trial import TrialSpec
+from aorta.store.records import TrialResult
 from aorta.store.run_dir import RunStore
-
-__all__ = ["SlurmExecutor", "sbatch_options", "batch_script", "job_name", "MAX_ARRAY_TASKS"]
 
 #: Slurm's default MaxArraySize is 1001 (task ids 0-1000): larger sweeps go in several arrays.
 MAX_ARRAY_TASKS = 1000

@@ -9,18 +9,14 @@ See https://slurm.schedmd.com/squeue.html and https://slurm.schedmd.com/sacct.ht
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-from aorta.base.errors import UserError
 from shutil import which
 
-import subprocess
-
-__all__ = ["JobState", "SlurmError", "QUEUED", "ENDED", "sbatch", "query_jobs", "cancel_jobs",
-           "parse_squeue", "parse_sacct", "missing_command", "wait_gone"]
+from aorta.base.errors import UserError
 
 _TIMEOUT_S = 60.0
 
@@ -63,7 +59,7 @@ def missing_command(name: str = "sbatch") -> str | None:
 
 def _run(argv: Sequence[str], env: Mapping[str, str] | None = None,
          cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    import subprocess     # here, not at the top: `sweep status` of a local run runs nothing
+    import subprocess  # here, not at the top: `sweep status` of a local run runs nothing
 
     try:
         return subprocess.run(list(argv), env=None if env is None else dict(env), cwd=cwd,

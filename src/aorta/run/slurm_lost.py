@@ -8,15 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aorta.base.redaction import Redactor
-from aorta.store.records import TrialResult
 from aorta.run.slurm_commands import JobState
 from aorta.store.reading import read_tail
+from aorta.store.records import TrialResult
 from aorta.store.run_dir import RunStore
 
 if TYPE_CHECKING:  # the trial runner pulls in every collector: `sweep status` needs none
     from aorta.run.trial import TrialSpec
-
-__all__ = ["describe_end", "lost_result"]
 
 _TAIL_BYTES = 4096
 _WHY = {

@@ -25,13 +25,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from aorta.base.version import VERSION as __version__
 from aorta.base.errors import SetupError, UserError
-from aorta.run.trial import TrialSpec, child_environment, spec_launch, trial_redactor
+from aorta.base.version import VERSION as __version__
+from aorta.run.launch import child_environment
 from aorta.run.slurm_worker import gpu_pin, read_manifest, spec_from_json
+from aorta.run.trial import TrialSpec, spec_launch, trial_redactor
 from aorta.store.run_dir import RunStore
-
-__all__ = ["ANSWER_SCHEMA", "node_answer", "main"]
 
 ANSWER_SCHEMA = 1
 

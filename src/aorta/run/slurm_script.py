@@ -25,8 +25,6 @@ from pathlib import Path
 from aorta.base.errors import SetupError
 from aorta.recipe.schema import ExecutorConfig
 
-__all__ = ["job_script", "setup_files", "resource_options"]
-
 
 def resource_options(config: ExecutorConfig) -> list[str]:
     """The sbatch options of one trial's share of a node; the probe job asks for the same,

@@ -29,9 +29,6 @@ from aorta.run.trial import TrialSpec, run_trial, trial_redactor
 from aorta.store.reading import read_json_file
 from aorta.store.run_dir import RunStore
 
-__all__ = ["MANIFEST_SCHEMA", "spec_to_json", "spec_from_json", "write_manifest",
-           "read_manifest", "gpu_pin", "main"]
-
 MANIFEST_SCHEMA = 1
 SECRET_KEY = "$secret"
 _EXIT_STOPPED = 143   # 128 + SIGTERM, what a shell reports for a job stopped this way

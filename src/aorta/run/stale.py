@@ -13,8 +13,6 @@ from typing import Any
 from aorta.host.proc_table import boot_id, kill_all, proc_info, trial_members
 from aorta.store.run_dir import RunStore
 
-__all__ = ["kill_stale_trials"]
-
 
 def kill_stale_trials(store: RunStore, cells: Iterable[str]) -> int:
     """Kill the processes of every trial an earlier driver on this host left marked as

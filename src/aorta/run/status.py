@@ -10,19 +10,16 @@ starts about as fast as Python itself."""
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
+from aorta.base.names import name_problem
 from aorta.store.layout import (cells_on_disk, parse_trial_name, read_run_fields, read_trial,
                                 slot_names)
-from aorta.base.names import name_problem
-
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import Any
 
     from aorta.run.slurm_commands import JobState
-
-__all__ = ["TrialStatus", "RunStatus", "run_status", "STATES"]
 
 STATES = ("complete", "corrupt", "running", "queued", "lost", "cancelled", "not started",
           "skipped", "unknown")

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["last_meaningful_line", "MAX_LINE_CHARS"]
-
 MAX_LINE_CHARS = 200
 
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m")

@@ -23,9 +23,6 @@ if TYPE_CHECKING:
     from aorta.recipe.schema import StopAfter
     from aorta.run.trial import TrialSpec
 
-__all__ = ["CellStop", "cell_stop", "stop_block", "run_with_stop_after", "skipped_by_cell",
-           "stop_note", "stop_states", "stop_summary"]
-
 RunBatch = Callable[[list["TrialSpec"], Callable[[TrialResult], None]], None]
 
 

@@ -13,11 +13,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from aorta.rendering import fmt, fmt_interval, fmt_ratio, md_code, md_table, md_text
+from aorta.store.layout import trial_log
 from aorta.store.records import TrialResult
-from aorta.store.run_dir import trial_log
-
-__all__ = ["MATRIX_SCHEMA", "MetricStats", "CellSummary", "summarize_cell", "matrix_document",
-           "perf_markdown", "cell_gpu_notes"]
 
 MATRIX_SCHEMA = 1
 MIN_FOR_INTERVAL = 3   # fewer trials on a side give no meaningful interval

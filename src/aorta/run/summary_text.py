@@ -5,16 +5,14 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from aorta.collectors.base import Launch
-from aorta.run.plan import Plan
 from aorta.base.redaction import PATTERN_ONLY, Redactor
+from aorta.collectors.base import Launch
 from aorta.rendering import fmt, text_table
 from aorta.run.pending import Pending
+from aorta.run.plan import Plan
+from aorta.run.summary import cell_gpu_notes
 from aorta.run.sweep import SweepOutcome
 from aorta.run.sweep_exit import none_passed
-from aorta.run.summary import cell_gpu_notes
-
-__all__ = ["plan_lines", "summary_lines"]
 
 
 def plan_lines(plan: Plan, run_dir: Path, first: Launch,

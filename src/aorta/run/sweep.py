@@ -13,22 +13,21 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from aorta.base.version import VERSION as __version__
 from aorta.base.errors import DiskFullError, RunDirError, SetupError
-from aorta.run.plan import Plan
 from aorta.base.redaction import Redactor
-from aorta.store.records import RunRecord, TrialResult
+from aorta.base.version import VERSION as __version__
 from aorta.run.executors import Executor, SerialExecutor
+from aorta.run.plan import Plan
 from aorta.run.progress import Progress
 from aorta.run.stale import kill_stale_trials
 from aorta.run.stop_after import stop_states, stop_summary
+from aorta.run.summary import CellSummary, matrix_document, perf_markdown, summarize_cell
 from aorta.run.trial import TrialSpec
 from aorta.run.warden import Warden
 from aorta.store.files import is_disk_full
-from aorta.store.run_dir import ENV, MATRIX, PERF, RECIPE, RunStore, Slot
-from aorta.run.summary import CellSummary, matrix_document, perf_markdown, summarize_cell
-
-__all__ = ["SweepOutcome", "run_sweep", "preflight", "trial_specs", "plan_redactor"]
+from aorta.store.layout import ENV, MATRIX, PERF, RECIPE
+from aorta.store.records import RunRecord, TrialResult
+from aorta.store.run_dir import RunStore, Slot
 
 
 @dataclass(frozen=True)

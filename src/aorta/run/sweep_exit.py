@@ -11,8 +11,6 @@ from __future__ import annotations
 from aorta.base.errors import EXIT_INTERRUPTED, EXIT_NONE_PASSED, EXIT_OK, EXIT_STRICT
 from aorta.run.sweep import SweepOutcome
 
-__all__ = ["sweep_exit_code", "none_passed"]
-
 
 def none_passed(outcome: SweepOutcome) -> bool:
     """Trials ran (or were complete already) and not one profiled trial passed."""

@@ -15,24 +15,23 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from aorta.collectors.base import CollectorOptions, Launch, TrialContext, TrialOutcome
 from aorta.base.errors import SetupError
 from aorta.base.redaction import Redactor
-from aorta.store.records import Capture, TrialResult
+from aorta.collectors.base import CollectorOptions, Launch, TrialContext, TrialOutcome
+from aorta.host.proc_table import boot_id, proc_info
 from aorta.run.captures import summarize_collectors
 from aorta.run.env_file import launch_with_env_file
 from aorta.run.launch import child_environment, wrap_launch
-from aorta.host.proc_table import boot_id, proc_info
 from aorta.run.process import DEFAULT_LOG_LIMIT, ProcessResult, run_process
 from aorta.run.rerun import rerun_script
 from aorta.run.retain import prune_trial
 from aorta.run.samplers import Samplers
 from aorta.run.stderr_line import last_meaningful_line
 from aorta.run.warden import Handle, Warden
+from aorta.store.layout import trial_name
 from aorta.store.reading import read_tail
-from aorta.store.run_dir import RunStore, trial_name
-
-__all__ = ["TrialSpec", "run_trial", "child_environment", "spec_launch", "trial_redactor"]
+from aorta.store.records import Capture, TrialResult
+from aorta.store.run_dir import RunStore
 
 _TAIL_BYTES = 4096
 

@@ -8,10 +8,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from aorta.store.layout import trial_log
 from aorta.store.records import TrialResult
-from aorta.store.run_dir import trial_log
-
-__all__ = ["trial_details"]
 
 
 def trial_details(result: TrialResult, run_dir: Path | None, verbose: int = 0) -> list[str]:

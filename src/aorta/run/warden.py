@@ -21,10 +21,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from aorta.host.proc_table import ProcInfo, kill_all, trial_members
 from aorta.base.source_tree import aorta_root
-
-__all__ = ["Warden", "Handle", "SpawnFailed"]
+from aorta.host.proc_table import ProcInfo, kill_all, trial_members
 
 _BYE_TIMEOUT_S = 15.0
 

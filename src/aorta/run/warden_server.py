@@ -36,9 +36,9 @@ from collections.abc import Callable
 from typing import Any
 
 from aorta.base.redaction import CREDENTIALS_IN_BYTES
+from aorta.host.proc_table import (ProcInfo, has_token, kill_all, proc_info, processes, token_entry,
+                                   trial_members)
 from aorta.run.capped_log import CappedLog
-from aorta.host.proc_table import ProcInfo, has_token, kill_all, proc_info, processes, \
-    token_entry, trial_members
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36

@@ -18,16 +18,12 @@ import json
 import math
 import os
 import stat
-from contextlib import contextmanager
-
-from aorta.base.errors import RunDirError
-
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["open_dir", "write_bytes", "write_text", "write_anywhere", "write_json",
-           "write_json_file", "json_text", "finite_json", "is_disk_full", "remove_tree"]
+from aorta.base.errors import RunDirError
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -81,7 +77,7 @@ def _refuse(path: str | Path, exc: OSError) -> None:
 def write_bytes(root: Path, parts: Sequence[str], name: str, data: bytes,
                 executable: bool = False, private: bool = False) -> Path:
     """Write `data` to `root/parts.../name` atomically; directories are made as needed."""
-    import secrets        # here, not at the top: reading a run (sweep status) writes nothing
+    import secrets  # here, not at the top: reading a run (sweep status) writes nothing
 
     with open_dir(root, parts, create=True) as dfd:
         tmp = f".{name[:40]}.{secrets.token_hex(6)}.tmp"

@@ -20,20 +20,14 @@ aorta), never an exception. Records come back as the plain fields of `aorta.stor
 from __future__ import annotations
 
 import os
-
-from aorta.base.errors import RunDirError
-from aorta.store.record_checks import NewerRecord, RecordError, checked_run, checked_trial
-from aorta.store.reading import read_json_file, read_text_file
-from aorta.base.names import name_problem
-
 from typing import Any
 
-PathLike = str | os.PathLike[str]
+from aorta.base.errors import RunDirError
+from aorta.base.names import name_problem
+from aorta.store.reading import RecordError, read_json_file, read_text_file
+from aorta.store.record_checks import NewerRecord, checked_run, checked_trial
 
-__all__ = ["RUN_JSON", "RECIPE", "ENV", "MATRIX", "PERF", "RESULT", "RUNNING", "RERUN",
-           "CELLS", "QUARANTINE", "RESERVE", "TRIAL_FILES", "trial_name", "trial_log",
-           "parse_trial_name", "read_run_fields", "read_trial", "slot_names",
-           "trial_dirs_on_disk", "cells_on_disk"]
+PathLike = str | os.PathLike[str]
 
 RUN_JSON, RECIPE, ENV, MATRIX, PERF = ("run.json", "recipe.resolved.yaml", "env.json",
                                        "matrix.json", "perf.md")

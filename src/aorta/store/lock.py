@@ -17,8 +17,6 @@ from types import TracebackType
 from aorta.base.errors import RunDirError
 from aorta.store.files import open_dir
 
-__all__ = ["RunLock", "LOCK_NAME"]
-
 LOCK_NAME = ".aorta.lock"
 
 
@@ -29,7 +27,7 @@ class RunLock:
         self.held = False
 
     def acquire(self) -> None:
-        import secrets    # here, not at the top: reading a run (sweep status) takes no lock
+        import secrets  # here, not at the top: reading a run (sweep status) takes no lock
         import socket
         from datetime import datetime, timezone
 

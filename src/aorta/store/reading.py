@@ -13,8 +13,6 @@ import os
 import stat
 from typing import Any
 
-__all__ = ["RecordError", "MAX_RECORD_BYTES", "read_text_file", "read_json_file", "read_tail"]
-
 MAX_RECORD_BYTES = 256 << 20
 
 

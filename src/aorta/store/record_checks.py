@@ -11,20 +11,14 @@ record types' machinery (dataclasses, typing).
 from __future__ import annotations
 
 import math
-
-from aorta.store.reading import RecordError
-from aorta.recipe.limits import MAX_TRIALS_PER_CELL, RETAIN_LEVELS
-from aorta.base.names import MAX_NAME_BYTES, name_problem
-
 from collections.abc import Callable, Mapping
 from typing import Any
 
-Check = Callable[[Any], str | None]
+from aorta.base.names import MAX_NAME_BYTES, name_problem
+from aorta.recipe.limits import MAX_TRIALS_PER_CELL
+from aorta.store.reading import RecordError
 
-__all__ = ["TRIAL_SCHEMA", "RUN_SCHEMA", "CAPTURE_STATES", "VERDICTS", "RUN_STATES",
-           "MAX_TRIALS_PER_CELL", "NewerRecord", "RecordError", "checked_trial", "checked_run",
-           "capture_problem", "retention_problem", "trial_problem", "run_problem",
-           "clean_metrics"]
+Check = Callable[[Any], str | None]
 
 TRIAL_SCHEMA = 2
 RUN_SCHEMA = 2

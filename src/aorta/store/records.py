@@ -15,16 +15,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from aorta.store.record_checks import (CAPTURE_STATES, MAX_TRIALS_PER_CELL, RUN_SCHEMA, RUN_STATES,
-                                 TRIAL_SCHEMA, VERDICTS, NewerRecord, RecordError,
-                                 capture_problem, checked_run, checked_trial, clean_metrics,
-                                 retention_problem, run_problem, trial_problem)
-
-__all__ = ["TRIAL_SCHEMA", "RUN_SCHEMA", "CAPTURE_STATES", "VERDICTS", "RUN_STATES",
-           "Verdict", "Capture", "LogInfo", "Retention", "TrialResult", "RunRecord", "RecordError",
-           "NewerRecord", "trial_from_json", "run_from_json", "trial_result", "run_record",
-           "MAX_TRIALS_PER_CELL",
-           "clean_metrics"]
+from aorta.store.reading import RecordError
+from aorta.store.record_checks import (RUN_SCHEMA, TRIAL_SCHEMA, capture_problem, checked_run,
+                                       checked_trial, retention_problem, run_problem, trial_problem)
 
 Verdict = Literal["pass", "fail", "error"]
 

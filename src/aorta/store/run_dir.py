@@ -17,20 +17,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from aorta.base.errors import RunDirError
-from aorta.base.redaction import PATTERN_ONLY, Redactor
-from aorta.store.records import RecordError, RunRecord, TrialResult, run_record, trial_result
-from aorta.store.files import is_disk_full, json_text, open_dir, remove_tree, write_bytes, write_text
-from aorta.store.layout import (CELLS, ENV, MATRIX, PERF, QUARANTINE, RECIPE, RERUN, RESERVE,
-                                RESULT, RUN_JSON, RUNNING, TRIAL_FILES, cells_on_disk,
-                                parse_trial_name, read_run_fields, read_trial, slot_names,
-                                trial_dirs_on_disk, trial_log, trial_name)
-from aorta.store.lock import RunLock
 from aorta.base.names import MAX_NAME_BYTES, name_problem
-from aorta.store.reading import read_json_file, read_text_file
-
-__all__ = ["RunStore", "Slot", "SlotState", "TRIAL_FILES", "trial_name", "trial_log",
-           "parse_trial_name", "CELLS", "ENV", "MATRIX", "PERF", "QUARANTINE", "RECIPE", "RERUN",
-           "RESERVE", "RESULT", "RUN_JSON", "RUNNING"]
+from aorta.base.redaction import PATTERN_ONLY, Redactor
+from aorta.store.files import (is_disk_full, json_text, open_dir, remove_tree, write_bytes,
+                               write_text)
+from aorta.store.layout import (CELLS, ENV, MATRIX, PERF, QUARANTINE, RESERVE, RESULT, RUN_JSON,
+                                RUNNING, TRIAL_FILES, cells_on_disk, parse_trial_name,
+                                read_run_fields, read_trial, slot_names, trial_dirs_on_disk)
+from aorta.store.lock import RunLock
+from aorta.store.reading import RecordError, read_json_file, read_text_file
+from aorta.store.records import RunRecord, TrialResult, run_record, trial_result
 
 RESERVE_BYTES = 1 << 20
 

@@ -19,19 +19,17 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
+from aorta.base.errors import SetupError
+from aorta.collectors.attach_failure import with_attach_failure
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status, settle)
-from aorta.collectors.attach_failure import with_attach_failure
 from aorta.collectors.child_import import importable_by_child
 from aorta.collectors.python_launch import split_python_launch
-from aorta.base.errors import SetupError
 from aorta.collectors.ranks import rank_name, rank_of, rollup
 from aorta.parsers.skips import Skips
 
 if TYPE_CHECKING:  # readers load only when a capture is read: listing collectors stays quick
     from aorta.parsers.pstats_file import FunctionRow
-
-__all__ = ["CProfileCollector", "CProfileOptions"]
 
 DUMP = "profile.pstats"
 # Not `python -m cProfile`: it swallows SystemExit, so `sys.exit(3)` would read as a pass.

@@ -26,18 +26,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, Strict, field_validator
 
+from aorta.base.errors import SetupError
+from aorta.base.tools import run_tool
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status, settle)
-from aorta.collectors.options import split_words
 from aorta.collectors.binaries import (find_binary, gpu_present, read_tail, resolve_binary,
-                                       run_tool, tool_version)
+                                       tool_version)
 from aorta.collectors.ncu.counters import PERMISSION_FIX, host_counter_access
-from aorta.base.errors import SetupError
+from aorta.collectors.options import split_words
 from aorta.parsers.ncu_csv import TIME_METRIC, NcuProfile, read_ncu_csv
 from aorta.parsers.skips import Skips
-
-__all__ = ["NcuCollector", "NcuOptions", "TIME_METRIC", "ncu_argv", "export_raw", "profile_metrics",
-           "profiled_launches"]
 
 ENV_BIN = "NCU_BIN"
 REPORT_STEM = "profile"

@@ -26,18 +26,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from aorta.base.errors import SetupError
+from aorta.base.tools import run_tool
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status, settle)
-from aorta.collectors.options import split_words
 from aorta.collectors.binaries import (find_binary, gpu_present, read_tail, resolve_binary,
-                                       run_tool, tool_version)
-from aorta.base.errors import SetupError
+                                       tool_version)
+from aorta.collectors.options import split_words
 
 if TYPE_CHECKING:  # readers load only when a capture is read: listing collectors stays quick
     from aorta.parsers.nsys_csv import KernelSummary
-
-__all__ = ["NsysCollector", "NsysOptions", "TRACE_APIS", "nsys_argv", "find_qdstrm_importer",
-           "STATS_REPORTS"]
 
 ENV_BIN = "NSYS_BIN"
 REPORT_STEM = "report"

@@ -8,8 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["BACKENDS", "QUEUE_INTERCEPTING", "CUPTI_BACKENDS", "backend_table"]
-
 BACKENDS = ("auto", "cupti", "roctracer", "rocprofiler", "instrumentation")
 #: Backends that install an HSA queue interceptor on AMD (`auto` resolves to one of them there).
 QUEUE_INTERCEPTING = frozenset({"auto", "rocprofiler", "roctracer"})

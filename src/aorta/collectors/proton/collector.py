@@ -28,22 +28,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aorta.base.errors import SetupError
+from aorta.collectors.attach_failure import with_attach_failure
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status, settle)
-from aorta.collectors.attach_failure import with_attach_failure
+from aorta.collectors.binaries import gpu_vendor
 from aorta.collectors.child_import import importable_by_child
-from aorta.collectors.proton.backends import backend_table
-from aorta.collectors.proton.host import (TritonInstall, cli_backends, find_triton, gpu_vendor,
+from aorta.collectors.proton.backends import CUPTI_BACKENDS, QUEUE_INTERCEPTING, backend_table
+from aorta.collectors.proton.host import (TritonInstall, cli_backends, find_triton,
                                           proton_python_override, resolve_backend,
                                           translate_devices)
-from aorta.collectors.proton.options import (CUPTI_BACKENDS, QUEUE_INTERCEPTING, ProtonOptions,
-                                             check_known_keys, cli_pin_problem, mode_argument)
+from aorta.collectors.proton.options import (ProtonOptions, check_known_keys, cli_pin_problem,
+                                             mode_argument)
 from aorta.collectors.python_launch import split_python_launch
 from aorta.collectors.ranks import rank_capture, rank_name, rank_of, rollup
-from aorta.base.errors import SetupError
 from aorta.parsers.skips import Skips
-
-__all__ = ["ProtonCollector", "ProtonWrapError", "cli_argv", "env_overlay"]
 
 PROFILE_BASENAME = "proton"
 LAUNCHER = "aorta.launchers.proton_run"

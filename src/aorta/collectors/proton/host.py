@@ -26,14 +26,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from aorta.collectors.binaries import gpu_vendor
 from aorta.collectors.proton.backends import QUEUE_INTERCEPTING
-
-__all__ = [
-    "DeviceVars", "TritonInstall", "cli_backends", "find_triton", "gpu_vendor",
-    "proton_python_override", "resolve_backend", "torch_build_vendor", "translate_devices",
-    "version_tuple",
-]
 
 #: Distributions that install the `triton` package: upstream, and PyTorch's own builds.
 TRITON_DISTRIBUTIONS = ("triton", "pytorch-triton-rocm", "pytorch-triton")
@@ -108,10 +101,11 @@ def _find_here() -> TritonInstall:
     package_dir = Path(list(spec.submodule_search_locations or ["."])[0]) if spec else None
     for dist in TRITON_DISTRIBUTIONS:
         try:
-            version = importlib.metadata.distribution(dist).metadata.get("Version")
+            version = importlib.metadata.distribution(dist).metadata.json.get("version")
         except importlib.metadata.PackageNotFoundError:
             continue
-        return TritonInstall(sys.executable, version, dist, package_dir)
+        return TritonInstall(sys.executable, version if isinstance(version, str) else None,
+                             dist, package_dir)
     why = "no triton package" if package_dir is None else "triton has no package metadata"
     return TritonInstall(sys.executable, package_dir=package_dir, problem=why)
 

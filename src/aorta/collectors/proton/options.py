@@ -21,15 +21,8 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from aorta.collectors.base import CollectorOptions
-from aorta.collectors.proton.backends import BACKENDS, CUPTI_BACKENDS, QUEUE_INTERCEPTING
 from aorta.base.errors import OptionError
-
-__all__ = [
-    "BACKENDS", "BACKEND_MODES", "CLI_UNPINNABLE", "CUPTI_BACKENDS", "GRANULARITIES",
-    "QUEUE_INTERCEPTING", "ProtonOptions", "check_known_keys", "cli_pin_problem",
-    "mode_argument",
-]
+from aorta.collectors.base import CollectorOptions
 
 BACKEND_MODES: dict[str, tuple[str, ...]] = {
     "cupti": ("pcsampling", "periodic_flushing"),

@@ -11,13 +11,10 @@ whose SIGTERM found the payload in native code), a session the launcher refused 
 
 from __future__ import annotations
 
-
 from aorta.collectors.base import TrialOutcome
 from aorta.collectors.proton.options import ProtonOptions
 from aorta.parsers.hatchet import HatchetSummary
 from aorta.store.reading import read_tail
-
-__all__ = ["missing_reason", "empty_reason"]
 
 Release = tuple[int, int] | None
 

@@ -37,17 +37,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
+from aorta.base.errors import SetupError
+from aorta.base.tools import run_tool
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status)
+from aorta.collectors.binaries import find_binary, read_tail, resolve_binary
 from aorta.collectors.options import split_words
-from aorta.collectors.binaries import find_binary, read_tail, resolve_binary, run_tool
-from aorta.base.errors import SetupError
 
 if TYPE_CHECKING:  # readers load only when a capture is read: listing collectors stays quick
     from aorta.collectors.rocprof.figures import Verdict
-
-__all__ = ["RocprofCollector", "RocprofOptions", "RocprofUnavailableError", "TRACE_FLAGS",
-           "rocprof_argv", "ENV_BIN"]
 
 ENV_BIN = "ROCPROF_BIN"
 OUTPUT_FILE = "aorta_%pid%"

@@ -20,8 +20,6 @@ from aorta.parsers.kernel_table import KernelTable
 from aorta.parsers.rocprof_csv import FileReport, read_stats, read_trace
 from aorta.parsers.skips import Skips
 
-__all__ = ["numbers", "Verdict"]
-
 Verdict = tuple[str, str, Metrics]      # capture state, reason, metrics
 Reader = Callable[[Path, KernelTable], FileReport]
 

@@ -38,8 +38,6 @@ from aorta.collectors.telemetry.sources import Source, open_source, reasons_of
 from aorta.store.files import write_json_file
 from aorta.store.reading import RecordError, read_json_file
 
-__all__ = ["TelemetryCollector", "TelemetryOptions", "QUANTITIES", "telemetry_metrics"]
-
 SAMPLES = "samples.json"
 QUANTITIES = ("sm_clock_mhz", "mem_clock_mhz", "power_w", "temp_c", "gpu_util_pct",
               "mem_util_pct")

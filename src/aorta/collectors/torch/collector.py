@@ -32,20 +32,17 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from aorta.base.errors import SetupError
+from aorta.collectors.attach_failure import with_attach_failure
 from aorta.collectors.base import (RANK_TOKEN, Capability, Collector, CollectorOptions, Launch,
                                    Metrics, TrialContext, TrialOutcome, capture_status, settle)
-from aorta.collectors.options import split_words
-from aorta.collectors.ranks import rank_capture, rollup
-from aorta.collectors.attach_failure import with_attach_failure
 from aorta.collectors.binaries import gpu_vendor
 from aorta.collectors.child_import import importable_by_child
+from aorta.collectors.options import split_words
 from aorta.collectors.python_launch import split_python_launch
-from aorta.base.errors import SetupError
+from aorta.collectors.ranks import rank_capture, rollup
 from aorta.parsers.skips import Skips
 from aorta.store.reading import read_tail
-
-__all__ = ["TorchCollector", "TorchOptions", "TorchSchedule", "TorchLaunchError", "cli_argv",
-           "env_overlay", "torch_build"]
 
 LAUNCHER = "aorta.launchers.torch_profile"
 ENV_PREFIX = "AORTA_TORCH_"
