@@ -15,7 +15,10 @@ in milliseconds to the nanosecond, as rocprofv3 reports them; one scenario round
 microsecond (a coarse timer, so short kernels tie). NEW is 10% slower in a quarter of the
 kernels.
 
-    python bench/bench_compare.py [--repeats 5] [--only NAME] [--cpu]
+    python bench/bench_compare.py [--repeats 5] [--only NAME] [--cpu] [--python]
+
+`--python` runs the pure-Python quantile search even where the compiled one is built, as an
+install without a C compiler does.
 
 Each scenario also prints the best (smallest) of its repeats: the work is deterministic and
 CPU-bound, so where other processes share the machine the best is the steadier figure.
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import io
 import math
 import os
@@ -55,6 +59,7 @@ SCENARIOS = (
     ("4 cells x 20 trials, us timer", 4, 20, 20, 40, 3),
     ("1 cell x 51 vs 50 trials", 1, 51, 50, 40, 6),
     ("1 cell x 201 vs 200 trials", 1, 201, 200, 40, 6),
+    ("1 cell x 1000 trials", 1, 1000, 1000, 40, 6),
 )
 _SIGMA = math.sqrt(math.log(1 + 0.05 ** 2))
 _LONG = ("void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>"
@@ -153,6 +158,18 @@ def measure(base: Path, new: Path, repeats: int,
             "runs": (read_all, compare_all, total_all)}
 
 
+def force_python_search() -> None:
+    """Turn the compiled quantile search off, wherever this tree keeps the interval."""
+    for name in ("aorta.stats.interval", "aorta.comparison.interval"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        module._compiled_quantiles = None  # type: ignore[attr-defined]
+        return
+    raise SystemExit("no interval module found")
+
+
 def machine() -> str:
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     return (f"{platform.machine()} {platform.processor() or 'cpu'}, {os.cpu_count()} cores, "
@@ -167,9 +184,14 @@ def main() -> int:
     parser.add_argument("--cpu", action="store_true",
                         help="time with this process's CPU clock instead of the wall clock "
                              "(steadier on a shared machine; all the work is in-process)")
+    parser.add_argument("--python", action="store_true",
+                        help="use the pure-Python quantile search, not the compiled one")
     args = parser.parse_args()
+    if args.python:
+        force_python_search()
     clock = time.process_time if args.cpu else time.perf_counter
-    print(f"machine: {machine()}; clock: {'process CPU' if args.cpu else 'wall'}")
+    print(f"machine: {machine()}; clock: {'process CPU' if args.cpu else 'wall'}; quantile "
+          f"search: {'Python' if args.python else 'compiled where built'}")
     print(f"{'scenario':<32} {'rows':>5} {'read s':>8} {'compare s':>10} {'x read':>7} "
           f"{'end-to-end s':>13} {'x read':>7}")
     for name, cells, n_base, n_new, kernels, decimals in SCENARIOS:

@@ -5,11 +5,10 @@ a training-step-like cycle of dispatches over 20 kernel names taken from real RO
 (hipBLASLt/Tensile GEMMs, PyTorch templates whose quoted names hold commas, RCCL, Triton, rocclr
 helpers). Then, each in a fresh process so peak memory is that reader's alone, runs by turns:
 
-- `c`: `read_trace(..., reader="c")`, the compiled scanner (`aorta.parsers._rocprof_scan`,
-  built by `pip install -e .` with a C compiler; skipped when not built)
-- `arrow`: `aorta.parsers.rocprof_csv.read_trace(..., reader="arrow")`, pyarrow's CSV parser
-  (the `fast` extra; skipped when pyarrow is not installed)
-- `python`: `read_trace(..., reader="python")`, the pure-Python scanner
+- `arrow`: `aorta.parsers.rocprof_csv.read_trace(..., reader="arrow")`, pyarrow's CSV reader
+  (the `fast` extra; skipped when pyarrow is not installed). It reads only clean files; were
+  this one handed back to the csv module, the report says so
+- `python`: `read_trace(..., reader="python")`, the `csv` module, row by row
 - `dictreader`: the same aggregation (KERNEL_DISPATCH rows, end >= start, per-kernel total,
   count and longest) written as a plain `csv.DictReader` loop
 - `polars`: the same aggregation as a polars query, `scan_csv(...).filter(...).group_by(...)`
@@ -25,7 +24,7 @@ and prints each reader's median wall time over the runs, rows per second, its sp
 `dictreader`, and peak resident memory (`ru_maxrss` of the worker process, interpreter and
 imports included). All must agree on every kernel's total, count and longest.
 
-    python bench/bench_rocprof_csv.py [--rows 5000000] [--repeats 3]
+    python bench/bench_rocprof_csv.py [--rows 5000000] [--repeats 3] [--baseline SRC]
 """
 
 from __future__ import annotations
@@ -223,24 +222,33 @@ def duckdb_totals(path: Path) -> dict[str, list[int]]:
     return {name: [int(total), calls, longest] for name, total, calls, longest in rows}
 
 
-def aorta_totals(path: Path, reader: str) -> dict[str, list[int]]:
+def aorta_totals(path: Path, reader: str, csv_reads: list[int]) -> dict[str, list[int]]:
+    """`read_trace`'s totals; `csv_reads` gets an item each time the csv module's reader ran."""
+    from aorta.parsers import rocprof_csv
     from aorta.parsers.kernel_table import KernelTable
-    from aorta.parsers.rocprof_csv import read_trace
 
+    scan_trace = rocprof_csv.scan_trace
+
+    def counted(*args: object) -> object:
+        csv_reads.append(1)
+        return scan_trace(*args)
+    rocprof_csv.scan_trace = counted
     table = KernelTable()
-    read_trace(path, table, reader=reader)
+    rocprof_csv.read_trace(path, table, reader=reader)
     return {r.name: [int(r.total_ns), r.calls or 0, int(r.max_ns)] for r in table.rows.values()}
 
 
 def worker(reader: str, path: Path) -> None:
     """One measurement in this (fresh) process; prints JSON."""
+    csv_reads: list[int] = []
     wall, cpu = time.perf_counter(), time.process_time()
     candidates = {"dictreader": dictreader_totals, "polars": polars_totals,
                   "polars_lean": polars_lean_totals, "duckdb": duckdb_totals}
-    totals = (candidates[reader](path) if reader in candidates else aorta_totals(path, reader))
+    totals = (candidates[reader](path) if reader in candidates
+              else aorta_totals(path, reader, csv_reads))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     print(json.dumps({"wall_s": wall, "cpu_s": cpu, "peak_mib": peak_rss_mib(),
-                      "hwm_mib": high_water_mib(),
+                      "hwm_mib": high_water_mib(), "csv_module": bool(csv_reads),
                       "totals": sorted([k, *v] for k, v in totals.items())}))
 
 
@@ -265,6 +273,7 @@ class Run:
     cpu_s: float
     peak_mib: float
     hwm_mib: float
+    csv_module: bool           # aorta's csv module reader ran (for `arrow`: handed back)
     totals: list[list[object]]
 
 
@@ -289,12 +298,7 @@ def measure(reader: str, path: Path, baseline: Path | None) -> Run:
 
 def readers() -> list[str]:
     """Not importing pyarrow here: this process's peak memory would pass to every worker."""
-    found = ["c", "arrow", "python", "dictreader", "polars", "polars_lean", "duckdb"]
-    built = (SRC / "aorta" / "parsers").glob("_rocprof_scan*")
-    if not any(p.suffix in (".so", ".pyd") for p in built):
-        print("aorta.parsers._rocprof_scan is not built (pip install -e .): the c reader is "
-              "skipped", file=sys.stderr)
-        found.remove("c")
+    found = ["arrow", "python", "dictreader", "polars", "polars_lean", "duckdb"]
     for reader, module in (("arrow", "pyarrow"), ("polars", "polars"),
                            ("polars_lean", "polars"), ("duckdb", "duckdb")):
         if importlib.util.find_spec(module) is None:
@@ -351,11 +355,13 @@ def report(runs: dict[str, list[Run]], rows: int) -> None:
     for reader, results in runs.items():
         walls = ", ".join(f"{r.wall_s:.2f}" for r in results)
         cpus = ", ".join(f"{r.cpu_s:.2f}" for r in results)
+        handed_back = (" [handed back to the csv module]" if reader.startswith("arrow")
+                       and any(r.csv_module for r in results) else "")
         print(f"{reader:>16}: median {wall[reader]:6.2f} s wall, {rows / wall[reader]:>10,.0f} "
               f"rows/s, {wall.get('dictreader', math.nan) / wall[reader]:5.1f}x DictReader "
               f"(runs {walls}; cpu s {cpus}); "
               f"peak RSS {max(r.peak_mib for r in results):.0f} MiB "
-              f"(VmHWM {max(r.hwm_mib for r in results):.0f})")
+              f"(VmHWM {max(r.hwm_mib for r in results):.0f}){handed_back}")
     print(f"   machine: {platform.machine()}, {os.cpu_count()} cpus, Python "
           f"{platform.python_version()}, {platform.platform()}")
 

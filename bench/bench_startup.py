@@ -3,8 +3,8 @@
 Each command runs `--repeats` times in a fresh interpreter (the commands taking turns, so load
 on a shared machine falls on all of them alike); the figure is the median wall time and its
 ratio to `python -c pass` measured in the same run. `import click` is measured too: it is the
-floor of any click-based command; and the interpreter checks `aorta doctor` runs (`python3 -c
-"import torch"`, ...), started together as doctor starts them: the floor of `aorta doctor`.
+floor of any click-based command. The budget (bench/README.md): `aorta --help` within 10x of
+bare Python, `aorta sweep status RUN` within 0.5 s; the last lines say whether each is met.
 
     python bench/bench_startup.py [--repeats 21] [--baseline DIR/src] [--via script|module]
                                   [--skip doctor]
@@ -67,7 +67,7 @@ def _via(argv: list[str], via: str) -> list[str]:
     return [str(script), *argv[2:]]
 
 
-def _once(argvs: list[list[str]], env: dict[str, str], may_fail: bool = False) -> float:
+def _once(argvs: list[list[str]], env: dict[str, str]) -> float:
     """Wall time of the commands `argvs`, started together, until the last one ends."""
     start = time.perf_counter()
     procs = [subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -75,22 +75,10 @@ def _once(argvs: list[list[str]], env: dict[str, str], may_fail: bool = False) -
     errors = [proc.communicate()[1] for proc in procs]
     elapsed = time.perf_counter() - start
     for argv, proc, err in zip(argvs, procs, errors):
-        if proc.returncode != 0 and not may_fail:   # a command that fails is not a figure
+        if proc.returncode != 0:   # a command that fails is not a figure
             raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}: "
                              f"{err.decode(errors='replace').strip()[-500:]}")
     return elapsed
-
-
-def _doctor_checks() -> list[list[str]]:
-    """The interpreter checks `aorta doctor` runs here (`python3 -c "import torch"`, ...), as
-    this tree's aorta lists them: `aorta doctor`'s own cost is what it takes beyond them."""
-    from aorta.cli.doctor import interpreter_checks
-    from aorta.collectors.import_checks import import_check_argv
-    from aorta.collectors.registry import names
-
-    found = [(python, module) for name in names()
-             for _, python, module in interpreter_checks(name, (), os.environ)]
-    return [import_check_argv(python, module) for python, module in dict.fromkeys(found)]
 
 
 def _make_run(workdir: Path, env: dict[str, str]) -> Path:
@@ -123,15 +111,12 @@ def main() -> int:
                 for tree in trees for label, argv in COMMANDS
                 if (tree == "this tree" or argv[0] == "-m")
                 and not any(word in label for word in args.skip)]
-        if not any(word in "aorta doctor" for word in args.skip):   # `aorta doctor`'s floor
-            jobs.append(("this tree", "doctor's checks alone", _doctor_checks()))
         times: dict[tuple[str, str], list[float]] = {(t, lab): [] for t, lab, _ in jobs}
         for tree, label, argvs in jobs:         # writes each tree's bytecode
-            _once(argvs, _env(trees[tree]), may_fail=label == "doctor's checks alone")
+            _once(argvs, _env(trees[tree]))
         for _ in range(args.repeats):
             for tree, label, argvs in jobs:
-                times[(tree, label)].append(_once(argvs, _env(trees[tree]),
-                                                  may_fail=label == "doctor's checks alone"))
+                times[(tree, label)].append(_once(argvs, _env(trees[tree])))
     bare = statistics.median(times[("this tree", "python -c pass")])
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}, load {os.getloadavg()[0]:.2f}; "
@@ -141,6 +126,11 @@ def main() -> int:
         print(f"{tree:10} {label:32} {med * 1e3:7.1f} ms  {med / bare:5.2f}x bare  "
               f"(quartiles {statistics.quantiles(runs, n=4)[0] * 1e3:.1f}-"
               f"{statistics.quantiles(runs, n=4)[2] * 1e3:.1f})")
+    help_x = statistics.median(times[("this tree", "aorta --help")]) / bare
+    status_s = statistics.median(times[("this tree", "aorta sweep status")])
+    print(f"budget: aorta --help {help_x:.2f}x bare (within 10x: "
+          f"{'met' if help_x <= 10 else 'NOT met'}); aorta sweep status {status_s:.3f} s "
+          f"(within 0.5 s: {'met' if status_s <= 0.5 else 'NOT met'})")
     return 0
 
 

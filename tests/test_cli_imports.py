@@ -50,7 +50,7 @@ def _loaded(argv: list[str] | None) -> tuple[int, list[str]]:
 
 
 # Small, import-free modules a command's options need (compare's --correction choices).
-LIGHT = ("aorta.comparison.family",)
+LIGHT = ("aorta.stats", "aorta.stats.family")
 
 
 def _heavy(loaded: list[str], also: tuple[str, ...] = ()) -> list[str]:

@@ -11,7 +11,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 #: Lowest first. A module may import from its own layer (without a circle) or any below it.
 LAYERS = [
-    ("aorta.base", "aorta.launchers", "aorta.rendering"),
+    ("aorta.base", "aorta.launchers", "aorta.rendering", "aorta.stats"),
     ("aorta.recipe", "aorta.host"),
     ("aorta.parsers",),
     ("aorta.store",),

@@ -1,10 +1,10 @@
 """aorta: run a command under GPU profilers over a matrix of variants and trust the numbers.
 
-Importing this package is cheap on purpose: the CLI, the schema library and every profiler
-binding load lazily, where they are used. The Python API (docs/api.md) loads on first use:
+Importing this package is cheap on purpose: the Python API (docs/api.md) loads on first use.
 
     import aorta
-    run = aorta.open_run("aorta_results/quickstart")
+    run = aorta.sweep("recipe.yaml", command=["python3", "bench.py"], output="results")
+    run = aorta.open_run("results/bench")
     run.trials_frame()
     aorta.compare("results/before", "results/after")
 """
@@ -15,14 +15,16 @@ from typing import Any
 
 from aorta.base.version import VERSION as __version__
 
-__all__ = ["__version__", "open_run", "compare", "API_VERSION"]
+__all__ = ["__version__", "sweep", "plan", "open_run", "compare", "Run", "Trial", "API_VERSION"]
 
-_API = {"open_run", "compare", "API_VERSION", "Run", "Trial"}
+# Each name loads its module when first asked for: reading a run needs no schema library.
+_WHERE = {"sweep": "aorta.api.sweep", "plan": "aorta.api.sweep"} | dict.fromkeys(
+    ("open_run", "compare", "Run", "Trial", "API_VERSION"), "aorta.api.run")
 
 
 def __getattr__(name: str) -> Any:
-    if name in _API:
-        from aorta.api import run
+    if name in _WHERE:
+        import importlib
 
-        return getattr(run, name)
+        return getattr(importlib.import_module(_WHERE[name]), name)
     raise AttributeError(f"module 'aorta' has no attribute {name!r}")

@@ -81,9 +81,11 @@ def test_a_payload_python_without_aorta_is_named(tmp_path: Path) -> None:
     stderr.write_text("/venv/bin/python: Error while finding module specification for "
                       "'aorta.launchers.proton_run' (ModuleNotFoundError: No module named "
                       "'aorta')\n")
-    reason = missing_reason(OPTS, outcome(1, stderr=stderr), (3, 6), [])
+    metrics = PROTON.summarize(tmp_path / "proton", OPTS, outcome(1, stderr=stderr))
+    reason = metrics["proton_capture_reason"]
     assert reason.startswith("the payload's Python cannot import aorta's launcher")
     assert "$AORTA_PROTON_PYTHON" in reason and "mode: env" in reason
+    assert metrics["proton_attach_error"] == reason
 
 
 def test_stderr_is_not_read_under_env_mode(tmp_path: Path) -> None:

@@ -159,7 +159,7 @@ def test_symlinked_artifact_dir_is_not_followed(tmp_path: Path) -> None:
     link = tmp_path / "link"
     link.symlink_to(real)
     metrics = summarize(link)
-    assert metrics["proton_capture"] == "unparsed" and "is a symlink" in metrics["proton_capture_reason"]
+    assert metrics["proton_capture"] == "unparsed" and "is a symbolic link" in metrics["proton_capture_reason"]
 
 
 def test_symlinked_artifact_is_not_read(tmp_path: Path) -> None:

@@ -111,8 +111,8 @@ def test_list_options_take_strings_and_lists() -> None:
     ({"pmc": "SQ_WAVES --kernel-trace"}, "collect.rocprof.pmc: '--kernel-trace' is not a "
      "counter name"),
     ({"pmc": ""}, "collect.rocprof.pmc: must name at least one counter (leave the key out"),
-    ({"kernel_include_regex": "gemm(float"}, "collect.rocprof.kernel_include_regex: not a valid "
-     "regular expression: missing ), unterminated subpattern at position 4, got 'gemm(float'"),
+    ({"kernel_include_regex": "gemm(float"}, "collect.rocprof.kernel_include_regex: is not a "
+     "valid regular expression: missing ), unterminated subpattern at position 4, got 'gemm(float'"),
     ({"kernel_include_regex": "  "}, "collect.rocprof.kernel_include_regex: must not be empty"),
     ({"summary_units": "min"}, "collect.rocprof.summary_units: Input should be 'sec', 'msec', "
      "'usec' or 'nsec', got 'min'"),
@@ -335,7 +335,7 @@ def test_no_files_after_a_clean_run_is_empty(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("outcome, reason", [
     (TrialOutcome(None, None, False, launched=False), "the payload never started"),
-    (TrialOutcome(None, 9, True, launched=True), "timed out and was killed"),
+    (TrialOutcome(None, 9, True, launched=True), "the trial timed out before rocprofv3 wrote"),
     (TrialOutcome(None, 11, False, launched=True), "killed by signal 11"),
 ])
 def test_no_files_when_the_payload_did_not_finish_is_missing(tmp_path: Path,
@@ -417,7 +417,7 @@ def test_symlinks_inside_are_not_followed(tmp_path: Path) -> None:
     (out / "host").symlink_to(elsewhere, target_is_directory=True)
     metrics = ROC.summarize(out, opts(), RAN)
     assert metrics["rocprof_capture"] == "unparsed"
-    assert "only symbolic links here" in metrics["rocprof_capture_reason"]
+    assert "only links or special files here" in metrics["rocprof_capture_reason"]
 
 
 def test_missing_artifact_dir(tmp_path: Path) -> None:

@@ -414,7 +414,7 @@ def outcome(**changes: Any) -> TrialOutcome:
     ({"summary.json": '{"errors": ["could not write trace.json: OSError: disk full"]}'},
      None, outcome(), "could not write the trace: could not write trace.json: OSError: disk full"),
     ({}, {"mode": "env"}, outcome(), "must export the trace to $AORTA_TORCH_TRACE"),
-    ({}, None, outcome(timed_out=True, signal=15, exit_code=None), "the payload timed out before"),
+    ({}, None, outcome(timed_out=True, signal=15, exit_code=None), "the trial timed out before"),
     ({}, None, outcome(signal=9, exit_code=None), "was killed by signal 9 before"),
     ({"trace.json.partial": '{"traceEvents": ['}, None, outcome(),
      "the trace export was cut short (trace.json.partial left behind)"),

@@ -16,12 +16,12 @@ import math
 import random
 from collections.abc import Sequence
 
-from aorta.comparison.family import adjust
-from aorta.comparison.interval import ratio_interval
 from aorta.comparison.model import CompareSettings
-from aorta.comparison.rank_null import untied_cumulative
-from aorta.comparison.stats import can_reach, mann_whitney
 from aorta.comparison.verdict import Judgement, Measurement, decide, judge, measure
+from aorta.stats.family import adjust
+from aorta.stats.interval import ratio_interval
+from aorta.stats.rank_null import untied_cumulative
+from aorta.stats.rank_test import can_reach, mann_whitney
 
 ALPHA = 0.05
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from aorta.base.errors import UserError
-from aorta.run.devices import parse_gpus
+from aorta.run.executors.gpus import parse_gpus
 from aorta_testing import interruptible, run_aorta, trial_result, write_recipe
 
 PINNED = """

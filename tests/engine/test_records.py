@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from aorta.host.snapshot import redact, snapshot, steering_env
+from aorta.base.redaction import PATTERN_ONLY
+from aorta.host.snapshot import snapshot, steering_env
 from aorta.parsers.kernel_table import KernelTable
 from aorta.store.records import TrialResult
 from aorta.store.record_checks import NewerRecord
@@ -95,7 +96,7 @@ def test_snapshot_never_raises_and_redacts():
                                 "TORCH_DB_URL": "postgres://u:<redacted>@db/x"}
     assert snap["schema_version"] == 1 and snap["host"]["cpu_count"]
     assert "hunter2" not in json.dumps(snap) and "pw1234" not in json.dumps(snap)
-    assert redact({"GITHUB_TOKEN": "x", "PATH": "/bin"}) == {"GITHUB_TOKEN": "<redacted>", "PATH": "/bin"}
+    assert PATTERN_ONLY.env({"GITHUB_TOKEN": "x", "PATH": "/bin"}) == {"GITHUB_TOKEN": "<redacted>", "PATH": "/bin"}
     assert steering_env({"TRITON_API_TOKEN": "x"}) == {"TRITON_API_TOKEN": "<redacted>"}
 
 
@@ -132,3 +133,15 @@ def test_names_are_read_word_by_word() -> None:
     assert [looks_secret(n) for n in ("HF_TOKEN", "myApiKey", "--api-key", "AWS_SECRET_ACCESS_KEY",
                                       "MAX_TOKENS", "num-tokens", "KEYBOARD", "monkey")] == \
         [True, True, True, True, False, False, False, False]
+
+
+def test_a_version_2_run_record_keeps_its_slurm_block_as_the_executor_block() -> None:
+    from aorta.store.records import run_from_json
+
+    doc = json.loads((Path(__file__).parents[1] / "fixtures/records/run_v2_slurm.json")
+                     .read_text())
+    run = run_from_json(doc)
+    assert run.schema_version == 3 and run.status == "interrupted"
+    assert run.executor == {"kind": "slurm", **doc["slurm"]}
+    assert run_from_json({**doc, "slurm": None}).executor is None
+    assert run_from_json(run.to_json()) == run          # v3 round-trips

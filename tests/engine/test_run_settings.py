@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from aorta.run.env_file import env_file_problem
+from aorta.run.launch import env_file_problem
 from aorta_testing import run_aorta, trial_result, write_recipe
 
 # The payload checks what it was given: the file exists, lists itself and the recipe's variable.
@@ -102,7 +102,7 @@ def test_a_multi_line_secret_is_written_redacted(tmp_path: Path):
 def test_a_variable_the_child_does_not_get_is_not_checked():
     from aorta.collectors.base import Launch
     from aorta.base.errors import UserError
-    from aorta.run.env_file import refuse_unwritable_env
+    from aorta.run.launch import refuse_unwritable_env
 
     caller = {"PATH": "/bin", "BASH_FUNC_f%%": "() {  echo\n}"}
     with pytest.raises(UserError, match="BASH_FUNC_f"):

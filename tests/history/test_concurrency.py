@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from aorta.history.session import open_history
+from aorta.history.db import open_history
 from aorta.history.store import Filters, load_series
 from history_helpers import series_runs
 

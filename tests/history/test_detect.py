@@ -14,8 +14,8 @@ CONTEXT = Context(1, "recipe.yaml", "host", "none", "{}")
 
 
 def _run(i: int) -> RunInfo:
-    return RunInfo(i, 1, f"run{i}", f"2026-01-01T00:{i:02d}:00+00:00", ("bench",), "complete",
-                   f"{i:040x}", None, False, "command", None)
+    return RunInfo(i, 1, f"run{i}", f"2026-01-01T00:{i:02d}:00+00:00", ("bench",), f"{i:040x}",
+                   False, "command")
 
 
 def _series(levels: list[float], seed: int = 0, noise: float = 0.01, trials: int = 3,

@@ -7,9 +7,9 @@ import pytest
 from sqlalchemy import Column, Integer, MetaData, Table, inspect
 
 from aorta.base.errors import UserError
-from aorta.history.db import connect, read_connection, write_transaction
-from aorta.history.migrations import LATEST, MIGRATIONS, Migration, current_version, upgrade
-from aorta.history.schema import METADATA, MIGRATIONS_TABLE
+from aorta.history.db import connect, read_connection, upgrade, write_transaction
+from aorta.history.schema import (LATEST, METADATA, MIGRATIONS, MIGRATIONS_TABLE, Migration,
+                                  current_version)
 
 
 def test_migrated_database_matches_the_declared_tables(db_url: str) -> None:

@@ -10,8 +10,7 @@ from sqlalchemy import MetaData, select
 
 from aorta.cli import main
 from aorta.base.errors import UserError
-from aorta.history.db import read_connection, redact, resolve_url
-from aorta.history.session import open_history
+from aorta.history.db import open_history, read_connection, redact, resolve_url
 from history_helpers import PG_PASSWORD, POSTGRES_URL, series_runs
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from aorta.base.errors import UserError
 from aorta.history import record_run
-from aorta.history.session import open_history
+from aorta.history.db import open_history
 from aorta.history.store import Filters, load_series
 from history_helpers import series_runs, trial, write_run
 

@@ -1,10 +1,13 @@
-"""Generated rocprofv3 kernel traces with hazards mixed in, for the readers' agreement tests
-(tests/parsers/test_rocprof_arrow.py, test_rocprof_c.py)."""
+"""Generated rocprofv3 kernel traces with hazards mixed in, and the obvious reading of a trace
+to hold the readers to (tests/parsers/test_rocprof_trace_scan.py, test_rocprof_arrow.py)."""
 
 from __future__ import annotations
 
+import csv
+import io
 import random
 from collections.abc import Sequence
+from typing import Any
 
 # The kernel trace's columns: ROCm 7 (rocprofv3) and ROCm 6.
 H7 = ["Guid", "Kind", "Agent_Id", "Queue_Id", "Stream_Id", "Thread_Id", "Dispatch_Id",
@@ -24,13 +27,14 @@ def quoted(text: str) -> str:
 
 def generated_trace(rows: int, seed: int, header: list[str], eol: str = "\n", *,
                     names: Sequence[str], odd_timestamps: Sequence[str], hazard_rate: float,
-                    picks: int, kinds: int, strays: Sequence[str]) -> str:
+                    picks: int, kinds: int, strays: Sequence[str], ragged: bool = True) -> str:
     """Rows as rocprofv3 writes them, `hazard_rate` of them drawing one of `picks` hazards,
-    the first `kinds` of these (the rest change no field): another Kind, a name from `names` (commas, quotes, line breaks), end < start, a
-    timestamp from `odd_timestamps`, stray quotes in an unquoted name, timestamps past int64;
-    some hazardous rows are also a field short or long, or followed by a line from `strays`.
+    the first `kinds` of these (the rest change no field): another Kind, a name from `names`
+    (commas, quotes, line breaks), end < start, a timestamp from `odd_timestamps`, stray
+    quotes in an unquoted name, timestamps past int64; unless `ragged` is False, some
+    hazardous rows are also a field short or long, or followed by a line from `strays`.
     `eol` "\\r" ends most rows with a bare carriage return, which ends a row for the csv
-    module but not for a reader of lines."""
+    module but not for a reader of lines split at \\n."""
     rnd = random.Random(seed)
     lines = [",".join(quoted(c) for c in header)]
     for i in range(rows):
@@ -60,11 +64,66 @@ def generated_trace(rows: int, seed: int, header: list[str], eol: str = "\n", *,
                 fields["End_Timestamp"] = str(10**30 + rnd.randrange(10))
                 fields["Start_Timestamp"] = rnd.choice([str(start), str(10**29)])
         row = [fields[c] for c in header]
-        if hazard and rnd.random() < 0.1:
+        if ragged and hazard and rnd.random() < 0.1:
             row = row[:-1] if rnd.random() < 0.5 else row + ["7"]
         lines.append(",".join(row))
-        if hazard and rnd.random() < 0.05:
+        if ragged and hazard and rnd.random() < 0.05:
             lines.append(rnd.choice(strays))
     if eol == "\r":
         return "".join(line + ("\n" if i % 7 == 0 else "\r") for i, line in enumerate(lines))
     return eol.join(lines) + eol
+
+
+def obvious_reading(data: bytes) -> tuple[dict[str, Any], list[tuple[bytes, int, int, int]]]:
+    """A kernel trace read the obvious way, the whole file at once, by the rules
+    rocprof_trace_scan states: the report's counts (rows, used, filtered, skipped, cut) and
+    every kernel (raw name, total ns, launches, longest ns) in the order of its first launch.
+    Lines end at \\n, \\r\\n or a bare \\r; a last line without \\n is a cut row; a row
+    holding a NUL is left out (each NUL is swapped for a character latin-1 text never holds,
+    since Python 3.10's csv module refuses a NUL where 3.11's reads it)."""
+    header, _, body = data.partition(b"\n")
+    names = next(csv.reader([header.decode("utf-8", "replace").lstrip("\ufeff").strip("\r")]))
+    index = {n.strip().lower(): i for i, n in enumerate(names)}
+    kind, name = index.get("kind"), index["kernel_name"]
+    start, end = index["start_timestamp"], index["end_timestamp"]
+    whole = body[:body.rfind(b"\n") + 1]
+    counts: dict[str, Any] = {"rows": 0, "used": 0, "filtered": 0, "skipped": 0,
+                              "cut": bool(body[len(whole):].strip())}
+    counts["rows"] = counts["skipped"] = int(counts["cut"])
+    text = whole.decode("latin-1").replace("\0", "\u0100")
+    totals: dict[str, list[int]] = {}
+    reader = csv.reader(io.StringIO(text, newline=""))
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error:
+            counts["rows"] += 1
+            counts["skipped"] += 1
+            continue
+        if not row:
+            continue
+        counts["rows"] += 1
+        if len(row) != len(names) or "\u0100" in "".join(row):
+            counts["skipped"] += 1
+        elif kind is not None and row[kind] != "KERNEL_DISPATCH":
+            counts["filtered"] += 1
+        elif (ns := _duration(row[start], row[end])) is None or not row[name]:
+            counts["skipped"] += 1
+        else:
+            entry = totals.setdefault(row[name], [0, 0, 0])
+            entry[:] = [entry[0] + ns, entry[1] + 1, max(entry[2], ns)]
+            counts["used"] += 1
+    return counts, [(k.encode("latin-1"), *v) for k, v in totals.items()]  # type: ignore[misc]
+
+
+def _duration(start: str, end: str) -> int | None:
+    start, end = start.strip(), end.strip()
+    if not all(t.isascii() and t.isdigit() for t in (start, end)):
+        return None
+    try:
+        first, last = int(start), int(end)
+    except ValueError:           # more digits than int() reads
+        return None
+    return last - first if last >= first else None

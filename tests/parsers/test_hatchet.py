@@ -40,7 +40,7 @@ def test_cli_tree_matches_the_capture_readme() -> None:
     assert row(summary, "add_kernel") == (11, 2912 + 22718)
     assert metrics["proton_top_kernels"][0] == "add_kernel"
     assert metrics["proton_top_kernel_ms"] == pytest.approx(0.02563, rel=1e-12)
-    assert summary.scope_cycles == {} and summary.unusable == 0
+    assert summary.scope_cycles == {} and summary.skips.count == 0
 
 
 def test_python_context_ignores_the_scope_leaf_without_metrics() -> None:
@@ -50,7 +50,7 @@ def test_python_context_ignores_the_scope_leaf_without_metrics() -> None:
     assert row(summary, "add_kernel") == (11, 3040 + 22880)
     assert "/usr/local/lib/python3.12/site-packages/triton/profiler/scope.py:46@_enter_scope" \
         not in summary.kernels.rows
-    assert summary.unusable == 0
+    assert summary.skips.count == 0
 
 
 def test_the_160_byte_root_only_tree_has_no_frame() -> None:
@@ -63,7 +63,7 @@ def test_the_160_byte_root_only_tree_has_no_frame() -> None:
 def test_instrumentation_leaves_give_cycles_per_scope_and_no_kernel() -> None:
     summary = summary_of(H200 / "instrumentation" / "proton.hatchet")
     assert summary.scope_cycles == {"cheap": 606211, "expensive": 13626005}
-    assert len(summary.kernels) == 0 and summary.unusable == 0
+    assert len(summary.kernels) == 0 and summary.skips.count == 0
 
 
 # --- written from the format -----------------------------------------------------------------
@@ -99,12 +99,12 @@ def test_inclusive_and_cpu_time_columns_are_ignored() -> None:
     assert row(summary, "add_kernel") == (2, 1000)
     assert row(summary, "mul_kernel") == (1, 3000)
     assert "host_work" not in summary.kernels.rows          # cpu_time only: not a kernel
-    assert summary.unusable == 0
+    assert summary.skips.count == 0
 
 
 def test_nan_time_is_unusable_unless_another_time_column_is_good() -> None:
     summary = summary_of(WRITTEN / "nan" / "proton.hatchet")
-    assert summary.unusable == 1
+    assert summary.skips.count == 1
     assert summary.skips.examples == ["'bad_kernel': time (ns) is not finite (nan)"]
     assert row(summary, "fallback_kernel") == (1, 2000)
     assert "bad_kernel" not in summary.kernels.rows
@@ -112,7 +112,7 @@ def test_nan_time_is_unusable_unless_another_time_column_is_good() -> None:
 
 def test_overflowing_values_are_unusable() -> None:
     summary = summary_of(WRITTEN / "overflow" / "proton.hatchet")
-    assert summary.unusable == 3
+    assert summary.skips.count == 3
     assert summary.skips.examples == [
         "'inf_kernel': time (ns) is not finite (inf)",
         "'huge_kernel': time (ns) is too large for a float",
@@ -123,7 +123,7 @@ def test_overflowing_values_are_unusable() -> None:
 
 def test_a_sum_past_the_float_range_publishes_nothing() -> None:
     summary = summary_of(WRITTEN / "overflow-sum" / "proton.hatchet")
-    assert summary.unusable == 0 and len(summary.kernels) == 2
+    assert summary.skips.count == 0 and len(summary.kernels) == 2
     assert summary.kernels.metrics("proton") == {}
 
 
@@ -181,7 +181,7 @@ def test_a_leaf_with_launches_but_no_time_is_unusable() -> None:
     summary = HatchetSummary()
     summary.add_document([{"frame": {"name": "ROOT"}, "children": [
         {"frame": {"name": "k"}, "metrics": {"count": 4, "time (ns) (inc)": 10}}]}])
-    assert summary.unusable == 1 and "no time column" in summary.skips.examples[0]
+    assert summary.skips.count == 1 and "no time column" in summary.skips.examples[0]
 
 
 def test_zero_time_zero_count_leaf_is_not_a_launch() -> None:

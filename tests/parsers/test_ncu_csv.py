@@ -27,7 +27,7 @@ def test_raw_export_has_seven_launches_summing_to_213_44_us():
     assert [launch.id for launch in profile.launches] == list(range(7))
     assert [launch.values[TIME_METRIC] for launch in profile.launches] == MM_TIMES
     assert profile.units == {TIME_METRIC: "ns", SM: "%", DRAM: "byte"}
-    assert (profile.missing, profile.bad_rows, profile.untimed()) == ([], 0, 0)
+    assert (profile.missing, profile.skips.count, profile.untimed()) == ([], 0, 0)
     table = profile.kernel_table()
     assert table.total_ns() == pytest.approx(213_440)
     assert table.metrics("ncu")["ncu_kernel_count"] == 7
@@ -108,7 +108,7 @@ def test_no_units_row_is_refused():
 
 def test_header_only_has_no_launch():
     profile = read_ncu_csv(WRITTEN / "raw_header_only.csv", [TIME_METRIC])
-    assert profile.launches == [] and profile.bad_rows == 0
+    assert profile.launches == [] and profile.skips.count == 0
 
 
 def test_nan_and_overflow_values_are_unreadable_not_numbers():
@@ -123,7 +123,7 @@ def test_nan_and_overflow_values_are_unreadable_not_numbers():
 def test_cut_rows_are_counted_bad(name: str):
     profile = read_ncu_csv(WRITTEN / name, [TIME_METRIC])
     assert [launch.values[TIME_METRIC] for launch in profile.launches] == [1000, 2000]
-    assert profile.bad_rows == 1
+    assert profile.skips.count == 1
 
 
 def test_export_cut_in_half_keeps_its_complete_rows(tmp_path: Path):
@@ -131,7 +131,7 @@ def test_export_cut_in_half_keeps_its_complete_rows(tmp_path: Path):
     cut = tmp_path / "cut.csv"
     cut.write_text(text[: len(text) * 2 // 3])
     profile = read_ncu_csv(cut, [TIME_METRIC])
-    assert profile.bad_rows == 1
+    assert profile.skips.count == 1
     assert len(profile.launches) < 7
     assert all(launch.values[TIME_METRIC] in MM_TIMES for launch in profile.launches)
 

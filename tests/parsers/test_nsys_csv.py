@@ -18,7 +18,7 @@ QUOTED = 'kernel_with_"quotes", and commas'
                                   "kern_gpukernsum.csv", "gpukernsum_stdout.txt"])
 def test_both_report_names_with_and_without_preamble(name: str):
     summary = read_kern_sum(WRITTEN / name)
-    assert (summary.rows, summary.bad_rows, summary.no_kernels) == (4, 0, False)
+    assert (summary.rows, summary.skips.count, summary.no_kernels) == (4, 0, False)
     metrics = summary.table.metrics("nsys")
     assert metrics["nsys_gpu_time_ms"] == pytest.approx(0.213664)
     assert metrics["nsys_kernel_count"] == 8
@@ -44,7 +44,7 @@ def test_header_only_is_a_table_with_no_rows():
                                   "overflow_total.csv"])
 def test_unreadable_rows_are_counted(name: str):
     summary = read_kern_sum(WRITTEN / name)
-    assert summary.bad_rows == 1
+    assert summary.skips.count == 1
     assert list(summary.table.rows) == [GEMM]
 
 
@@ -54,7 +54,7 @@ def test_untrusted_instances_keep_times_but_drop_the_count(name: str, skipped: i
     """An unreadable Instances is damage (counted); a table without the column is not."""
     summary = read_kern_sum(WRITTEN / name)
     metrics = summary.table.metrics("nsys")
-    assert summary.bad_rows == skipped
+    assert summary.skips.count == skipped
     assert metrics["nsys_gpu_time_ms"] == pytest.approx(0.001)
     assert "nsys_kernel_count" not in metrics
 

@@ -1,5 +1,7 @@
 """rocprofv3 CSV readers against real published output, files written from the documented
-schemas, broken files, and a generated trace checked row for row against the csv module."""
+schemas, broken files, and generated traces checked row for row against the csv module.
+The trace reader's hostile inputs are in test_rocprof_trace_scan.py, pyarrow's in
+test_rocprof_arrow.py."""
 
 from __future__ import annotations
 
@@ -9,10 +11,11 @@ import random
 from pathlib import Path
 
 import pytest
+from rocprof_traces import obvious_reading
 
 from aorta.parsers.kernel_table import KernelTable
 from aorta.parsers.rocprof_csv import FileReport, read_stats, read_trace, trace_columns
-from aorta.parsers.rocprof_trace_scan import BLOCK_BYTES, row_shape
+from aorta.parsers.rocprof_trace_scan import BLOCK_BYTES
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "rocprof"
 GEMM = "void gemm_kernel<float, 128, 64>(float const*, float const*, float*, int, int, int)"
@@ -36,14 +39,14 @@ def stats(path: Path) -> tuple[KernelTable, FileReport]:
 
 def trace(path: Path) -> tuple[KernelTable, FileReport]:
     table = KernelTable()
-    return table, read_trace(path, table, reader="python")   # the pure-Python scanner
+    return table, read_trace(path, table, reader="python")   # the csv module's reader
 
 
 # --- real published output ------------------------------------------------------------------
 
 def test_jacobi_stats_real_output() -> None:
     table, report = stats(FIXTURES / "jacobi-stats" / "jacobi_kernel_stats.csv")
-    assert (report.rows, report.used, report.skipped, report.untrusted_calls) == (6, 6, 0, 0)
+    assert (report.rows, report.used, report.skips.count, report.untrusted_calls) == (6, 6, 0, 0)
     assert len(table) == 6
     assert table.total_ns() == 1241356755
     metrics = table.metrics("rocprof")
@@ -56,7 +59,7 @@ def test_jacobi_stats_real_output() -> None:
 def test_lumi_trace_rocm6_real_output() -> None:
     table, report = trace(FIXTURES / "lumi-trace-6x" / "74441_kernel_trace.csv")
     assert report.layout == "rocm6"
-    assert (report.rows, report.used, report.skipped, report.filtered) == (4, 4, 0, 0)
+    assert (report.rows, report.used, report.skips.count, report.filtered) == (4, 4, 0, 0)
     assert table.total_ns() == 177757457
     taylor = table.rows["taylor_base(float*, float*, unsigned long, unsigned long)"]
     assert taylor.calls == 3
@@ -118,7 +121,7 @@ def test_trace_columns_names_what_is_missing() -> None:
 def test_stats_nan_and_negative_totals_skip_the_row() -> None:
     for name in ("stats_nan_total.csv", "stats_negative_total.csv"):
         table, report = stats(FIXTURES / "broken" / name)
-        assert GEMM not in table.rows and report.skipped == 1
+        assert GEMM not in table.rows and report.skips.count == 1
         assert kernels(table) == {VADD: SAMPLE[VADD], FILL: SAMPLE[FILL]}
 
 
@@ -146,7 +149,7 @@ def test_stats_overflow_values() -> None:
 
 def test_stats_truncated_and_renamed_and_empty() -> None:
     _, truncated = stats(FIXTURES / "stats-truncated-trace-ok" / "aorta_4242_kernel_stats.csv")
-    assert (truncated.rows, truncated.used, truncated.skipped) == (1, 0, 1)
+    assert (truncated.rows, truncated.used, truncated.skips.count) == (1, 0, 1)
     _, renamed = stats(FIXTURES / "stats-renamed-columns-trace-ok" / "aorta_4242_kernel_stats.csv")
     assert renamed.used == 0 and "no column Name or TotalDurationNs" in renamed.note
     _, empty = stats(FIXTURES / "broken" / "empty.csv")
@@ -158,6 +161,20 @@ def test_stats_without_calls_column(tmp_path: Path) -> None:
     path.write_text('"Name","TotalDurationNs"\n"a",100\n"b",50\n')
     table, report = stats(path)
     assert report.untrusted_calls == 2 and table.total_ns() == 150
+
+
+def test_a_stats_row_holding_a_nul_is_left_out(tmp_path: Path) -> None:
+    """On every Python: 3.10's csv module refuses a NUL, 3.11's reads it as text."""
+    path = tmp_path / "x_kernel_stats.csv"
+    path.write_bytes(b'"Name","Calls","TotalDurationNs"\n"a",1,100\n"b\0c",1,50\n'
+                     b'"d",1,7\0\n"e",2,30\n')
+    table, report = stats(path)
+    assert kernels(table) == {"a": (100.0, 1), "e": (30.0, 2)}
+    assert (report.rows, report.used, report.skips.count) == (4, 2, 2)
+    assert report.skips.examples == ["row 2: a NUL byte (a malformed row)",
+                                     "row 3: a NUL byte (a malformed row)"]
+    path.write_bytes(b'"Name","Calls\0","TotalDurationNs"\n"a",1,100\n')
+    assert stats(path)[1].note == "unreadable header: a NUL byte"
 
 
 # --- broken traces --------------------------------------------------------------------------
@@ -175,12 +192,12 @@ def test_broken_trace_rows_are_left_out_and_counted(name: str, total: int, count
     table, report = trace(FIXTURES / "broken" / name)
     assert table.total_ns() == total
     assert sum(r.calls or 0 for r in table.rows.values()) == count == report.used
-    assert (report.skipped, report.filtered) == (skipped, filtered)
+    assert (report.skips.count, report.filtered) == (skipped, filtered)
 
 
 def test_truncated_trace_says_so() -> None:
     _, report = trace(FIXTURES / "broken" / "trace_truncated.csv")
-    assert "cut short" in report.skips.cut and report.skipped == 1
+    assert "cut short" in report.skips.cut and report.skips.count == 1
 
 
 def test_escaped_quote_in_a_name_is_read_exactly() -> None:
@@ -213,7 +230,7 @@ def test_trace_overflow_is_flagged() -> None:
 
 def test_binary_garbage_is_skipped_not_crashing() -> None:
     table, report = trace(FIXTURES / "broken" / "trace_binary_garbage.csv")
-    assert not table.rows and report.skipped == report.rows > 0
+    assert not table.rows and report.skips.count == report.rows > 0
 
 
 def test_header_only_files_have_no_rows() -> None:
@@ -237,10 +254,11 @@ def test_a_line_without_end_is_dropped_with_bounded_memory(tmp_path: Path,
     path = tmp_path / "x_kernel_trace.csv"
     path.write_bytes(H7.encode() + b"\n" + b"7" * (10 * BLOCK_BYTES))
     _, report = trace(path)
-    assert report.skipped >= 1 and "a line longer than" in report.skips.examples[0]
+    assert report.skips.count == report.rows == 1
+    assert "a line longer than" in report.skips.examples[0]
 
 
-# --- the fast path equals the csv module, row for row ---------------------------------------
+# --- a generated trace equals the csv module, row for row ------------------------------------
 
 CLEAN_NAMES = ["k_short", "void gemm<float, 128, 64>(float const*, float*, int)",
                "__amd_rocclr_copyBuffer", "Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN"]
@@ -288,123 +306,57 @@ def reference(text: str) -> dict[str, tuple[int, int]]:
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_fast_path_matches_the_csv_module(tmp_path: Path, seed: int,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    import aorta.parsers.rocprof_trace_scan as scan
-
-    slow_blocks: list[int] = []
-    csv_block = scan._csv_block
-    monkeypatch.setattr(scan, "_csv_block", lambda chunk, *a: (slow_blocks.append(len(chunk)),
-                                                               csv_block(chunk, *a))[1])
+def test_a_generated_trace_matches_the_csv_module(tmp_path: Path, seed: int) -> None:
     text = messy_trace(20000, seed)
     path = tmp_path / "messy_kernel_trace.csv"
     path.write_text(text)
     table, report = trace(path)
     assert {k: (int(v[0]), v[1]) for k, v in kernels(table).items()} == reference(text)
-    assert report.rows == 20000
-    blocks = len(text) // BLOCK_BYTES + 1
-    assert 0 < len(slow_blocks) < blocks / 2      # both paths ran; the fast one did most
+    assert report.rows == 20000 and report.skips.count > 100
 
 
-def test_clean_trace_never_needs_the_csv_module(tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    import aorta.parsers.rocprof_trace_scan as scan
-
-    def refuse(*args: object) -> None:
-        raise AssertionError("the csv path ran on a clean file")
-
-    path = tmp_path / "clean_kernel_trace.csv"
-    lines = [H7] + [f'"g","KERNEL_DISPATCH","Agent 4",1,0,7,{i},3,"f<a, b>(int)",{10**6 + i},'
-                    f'{10**15 + 10 * i},{10**15 + 10 * i + 7},0,0,16,0,32,256,1,1,1,1,1'
-                    for i in range(30000)]
-    path.write_text("\n".join(lines) + "\n")
-    monkeypatch.setattr(scan, "_csv_block", refuse)
-    table, _ = trace(path)
-    assert kernels(table) == {"f<a, b>(int)": (7.0 * 30000, 30000)}
-
-
-def test_row_shape_accepts_rocprof_rows_and_refuses_the_rest() -> None:
-    columns = trace_columns(H7.encode())
-    good = (b'"g","KERNEL_DISPATCH","Agent 4",1,0,7,1,3,"f<a, b>(int)",1,100,200,0,0,16,0,32,'
-            b'256,1,1,4096,1,1')
-    shape = row_shape(good, columns)
-    assert shape is not None and (shape.quotes, shape.kind_piece) == (8, 3)
-    assert (shape.start_field, shape.end_field) == (2, 3)
-    assert row_shape(good.replace(b"f<a, b>", b'f""q'), columns) is None        # escaped quote
-    assert row_shape(good.replace(b'"g"', b"g"), columns) is None                # first unquoted
-    assert row_shape(good.replace(b'"KERNEL_DISPATCH"', b"KERNEL_DISPATCH"), columns) is None
-    assert row_shape(good.rsplit(b",", 1)[0], columns) is None                  # short row
-
-
-def test_fast_path_refuses_misaligned_blocks_without_raising() -> None:
-    from aorta.parsers.rocprof_trace_scan import TraceScan, _fast_block
-
-    columns = trace_columns(b'"Kind","Kernel_Name","Correlation_Id","Start_Timestamp",'
-                            b'"End_Timestamp","X"')
-    shape = row_shape(b'"KERNEL_DISPATCH","k",1,10,20,0', columns)
-    assert shape is not None and shape.quotes == 4
-    scan = TraceScan()
-    for block in (b'"a","b""c",1,10,20,0\n"x",y,1,10,20,0\n',       # an empty tail piece
-                  b'"KERNEL_DISPATCH","k",1,10,20,0\n"KERNEL_DISPATCH","a""b",1,10,20,0\n',
-                  b'"KERNEL_DISPATCH","k",1,10,20,0\n"KERNEL_DISPATCH","k"""\n',
-                  b'"KERNEL_DISPATCH","k",1,10,20,0\n\n',
-                  b'"KERNEL_DISPATCH","k",1,10\n'):
-        assert _fast_block(block, shape, scan) is False
-    assert (scan.rows, scan.kernels) == (0, {})
-
-
-# --- rows the fast path once took and the csv module refuses (issue 12.1) ---------------------
+# --- rows a faster scanner once took and the csv module refuses (issue 12.1) ------------------
 
 ROW = ('"00006409-00d1","KERNEL_DISPATCH","Agent 4",1,0,714789,{i},3,"{name}",{i},'
        '{start},{end},8456,0,128,0,96,256,1,1,256,1,1')
 
 
-@pytest.mark.parametrize("bad", [
-    '"00006409-00d1","KERNEL_DISPATCH","Agent 4",1,714789,777,3,"k",777,1077700,1077750,8456,'
-    '0,128,0,96,256,1,1,256,1,1',                              # a field missing before the name
-    '"00006409-00d1","KERNEL_DISPATCH"x,"Agent 4",1,0,714789,777,3,"k",777,1077700,1077750,'
-    '8456,0,128,0,96,256,1,1,256,1,1',                         # text after a closing quote
-    '"00006409-00d1","KERNEL_DISPATCH","Agent 4",1,0,71\r4789,777,3,"k",777,1077700,1077750,'
-    '8456,0,128,0,96,256,1,1,256,1,1',                         # a bare carriage return
-    '"00006409-00d1",KERNEL_DISPATCH","Agent 4","1,0,714789,777,3,"k",777,1077700,1077750,'
-    '8456,0,128,0,96,256,1,1,256,1,1',                         # quotes that open no field
+@pytest.mark.parametrize("bad, left_out, filtered", [
+    ('"00006409-00d1","KERNEL_DISPATCH","Agent 4",1,714789,777,3,"k",777,1077700,1077750,8456,'
+     '0,128,0,96,256,1,1,256,1,1', 1, 0),                      # a field missing before the name
+    ('"00006409-00d1","KERNEL_DISPATCH"x,"Agent 4",1,0,714789,777,3,"k",777,1077700,1077750,'
+     '8456,0,128,0,96,256,1,1,256,1,1', 0, 1),                 # text after a closing quote
+    ('"00006409-00d1","KERNEL_DISPATCH","Agent 4",1,0,71\r4789,777,3,"k",777,1077700,1077750,'
+     '8456,0,128,0,96,256,1,1,256,1,1', 2, 0),                 # a bare carriage return
+    ('"00006409-00d1",KERNEL_DISPATCH","Agent 4","1,0,714789,777,3,"k",777,1077700,1077750,'
+     '8456,0,128,0,96,256,1,1,256,1,1', 1, 0),                 # quotes that open no field
 ])
-def test_fast_path_refuses_what_the_csv_module_refuses(tmp_path: Path, bad: str,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rows_the_csv_module_refuses_are_left_out(tmp_path: Path, bad: str, left_out: int,
+                                                  filtered: int) -> None:
+    """Each read as the csv module reads it: `"KERNEL_DISPATCH"x` is the Kind
+    KERNEL_DISPATCHx, and a bare carriage return ends a row."""
     rows = [ROW.format(i=i, name="k", start=1000000 + 100 * i, end=1000000 + 100 * i + 50)
             for i in range(100, 140)]
     rows.insert(20, bad)
     path = tmp_path / "x_kernel_trace.csv"
     path.write_bytes((H7 + "\n" + "\n".join(rows) + "\n").encode())
-    fast, fast_report = trace(path)
-    import aorta.parsers.rocprof_trace_scan as scan
+    table, report = trace(path)
+    counts, _ = obvious_reading(path.read_bytes())
+    seen = 40 + left_out + filtered
+    assert (report.rows, report.used, report.skips.count, report.filtered) == \
+        (seen, 40, left_out, filtered)
+    assert (counts["rows"], counts["used"], counts["skipped"], counts["filtered"]) == \
+        (seen, 40, left_out, filtered)
+    assert kernels(table) == {"k": (50.0 * 40, 40)}
 
-    monkeypatch.setattr(scan, "row_shape", lambda *args: None)
-    slow, slow_report = trace(path)
-    assert kernels(fast) == kernels(slow)
-    assert (fast_report.rows, fast_report.used, fast_report.skipped) == \
-        (slow_report.rows, slow_report.used, slow_report.skipped)
 
-
-def test_a_long_row_and_a_short_row_do_not_cancel_out(tmp_path, monkeypatch):
-    """The fast path counts commas per row: one field too many in one row and one too few in
-    the next are both left out, as the csv module leaves them out."""
-    import aorta.parsers.rocprof_trace_scan as scanner
-    from aorta.parsers.kernel_table import KernelTable
-    from aorta.parsers.rocprof_csv import read_trace
-
+def test_a_long_row_and_a_short_row_do_not_cancel_out(tmp_path: Path) -> None:
+    """One field too many in one row and one too few in the next are both left out, as the
+    csv module leaves them out."""
     path = tmp_path / "x_kernel_trace.csv"
     path.write_text('"Kind","Kernel_Name","Start_Timestamp","End_Timestamp","X","Y"\n'
                     + '"KERNEL_DISPATCH","k",1,5,1,2\n' * 3
                     + '"KERNEL_DISPATCH","k",1,5,1,2,3\n"KERNEL_DISPATCH","k",1,5,1\n'
                     + '"KERNEL_DISPATCH","k",1,5,1,2\n')
-
-    def read(**patches):
-        table = KernelTable()
-        with monkeypatch.context() as patch:
-            for name, value in patches.items():
-                patch.setattr(scanner, name, value)
-            report = read_trace(path, table, reader="python")
-        return report.used, report.skips.count, table.rows["k"].calls
-
-    assert read() == read(row_shape=lambda *args: None) == (4, 2, 4)
+    table, report = trace(path)
+    assert (report.used, report.skips.count, table.rows["k"].calls) == (4, 2, 4)

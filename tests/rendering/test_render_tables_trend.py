@@ -6,7 +6,7 @@ import json
 import textwrap
 import xml.etree.ElementTree as ET
 
-from aorta.rendering import html_table, json_text, md_table, text_table
+from aorta.rendering import html_cells, html_table, json_text, md_table, text_table
 from aorta.rendering.trend import TrendMark, TrendRun, trend_plot
 
 
@@ -26,6 +26,10 @@ def test_md_table_marks_right_aligned_columns() -> None:
 def test_html_table_escapes_its_head() -> None:
     assert html_table(("a<b",), ["<tr><td>1</td></tr>"], " class='t'") == [
         "<table class='t'><tr><th>a&lt;b</th></tr>", "<tr><td>1</td></tr>", "</table>"]
+
+
+def test_html_cells_escape_every_cell() -> None:
+    assert html_cells(("1", "<b>", 2)) == "<td>1</td><td>&lt;b&gt;</td><td>2</td>"
 
 
 def test_json_text_is_strict() -> None:

@@ -116,3 +116,13 @@ def test_no_passing_trial_at_all(make_run) -> None:
     run_dir = make_run({"a": [trial("a", 0, "fail", stderr_tail="boom")]})
     text = "".join(_parse(render_html(build_report(run_dir))).text)
     assert "No trial passed" in text and "boom" in text
+
+
+def test_overhead_section_and_its_link_only_with_baseline_trials(make_run) -> None:
+    plain = render_html(build_report(make_run({"a": [trial("a", 0)]}, name="plain")))
+    assert 'href="#overhead"' not in plain and 'id="overhead"' not in plain
+    run_dir = make_run({"a": [trial("a", i, wall_s=2.0) for i in range(3)]}, name="based",
+                       baseline={"a": [trial("a", i, wall_s=1.0, baseline=True)
+                                       for i in range(3)]})
+    page = render_html(build_report(run_dir))
+    assert '<a href="#overhead">Overhead</a>' in page and '<section id="overhead">' in page

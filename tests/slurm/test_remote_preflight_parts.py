@@ -15,11 +15,14 @@ import pytest
 
 from aorta.collectors.registry import get
 from aorta.base.errors import SetupError, UserError
-from aorta.recipe.schema import ExecutorConfig
-from aorta.run.remote_preflight import driver_launch, executor_config, judge_answer
-from aorta.run.slurm import batch_script
-from aorta.run.slurm_script import job_script, setup_files
-from aorta.run.slurm_worker import write_manifest
+from aorta.run.executors.slurm.preflight import judge_answer
+from aorta.run.executors.slurm.executor import batch_script
+from aorta.run.executors.base import Executor
+from aorta.run.executors.local import LocalExecutor, LocalOptions
+from aorta.run.executors.slurm.executor import SlurmExecutor
+from aorta.run.executors.slurm.options import SlurmOptions
+from aorta.run.executors.slurm.script import job_script, setup_files
+from aorta.run.executors.slurm.worker import write_manifest
 from aorta.run.trial import TrialSpec
 from aorta.store.run_dir import RunStore
 from aorta_testing import REPO, run_aorta, write_recipe
@@ -40,12 +43,12 @@ def _env(path_first: Path | None = None) -> dict[str, str]:
 
 def _probe(run_dir: Path, collectors: dict[str, dict], command: list[str],
            env: dict[str, str]) -> dict:
-    """Run `python -m aorta.run.slurm_probe` on a one-trial manifest; its answer."""
+    """Run `python -m aorta.run.executors.slurm.probe` on a one-trial manifest; its answer."""
     spec = TrialSpec(cell="c", index=0, run_dir=run_dir, command=tuple(command), env={},
                      collectors={n: get(n).validate(o) for n, o in collectors.items()})
     run_dir.mkdir(parents=True, exist_ok=True)
     write_manifest(RunStore(run_dir), "probe_1.json", [spec], "driver-host", {})
-    proc = subprocess.run([sys.executable, "-m", "aorta.run.slurm_probe",
+    proc = subprocess.run([sys.executable, "-m", "aorta.run.executors.slurm.probe",
                            str(run_dir / "slurm" / "probe_1.json"), "probe_1.answer.json"],
                           env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -95,7 +98,7 @@ def test_an_unreadable_manifest_is_an_answer_too(tmp_path: Path):
     (tmp_path / "run" / "slurm").mkdir(parents=True)
     manifest = tmp_path / "run" / "slurm" / "probe_1.json"
     manifest.write_text('{"schema_version": 99}')
-    proc = subprocess.run([sys.executable, "-m", "aorta.run.slurm_probe", str(manifest),
+    proc = subprocess.run([sys.executable, "-m", "aorta.run.executors.slurm.probe", str(manifest),
                            "probe_1.answer.json"], env=_env(), capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -158,8 +161,10 @@ def test_setup_files_are_taken_from_the_working_directory_and_checked(tmp_path: 
 
 
 @pytest.mark.parametrize("executor, words", [
-    ("{kind: local, setup: [env.sh]}", "setup only apply to kind: slurm"),
-    ("{kind: local, remote_probe: false}", "remote_probe only apply to kind: slurm"),
+    ("{kind: local, setup: [env.sh]}", "executor.setup: unknown key; allowed: gpus, kind"),
+    ("{kind: local, remote_probe: false}", "executor.remote_probe: unknown key; allowed: gpus"),
+    ("{kind: kubernetes}", "executor.kind: 'kubernetes' is not one of local, slurm"),
+    ("{kind: slurm, gpus: all}", "gpus applies to kind: local; for Slurm use gpus_per_trial"),
     ("{kind: slurm, probe_timeout: 0}", "executor.probe_timeout"),
     ("{kind: slurm, remote_probe: 'no'}", "executor.remote_probe"),
     ("{kind: slurm, setup: env.sh}", "executor.setup"),
@@ -178,12 +183,10 @@ def test_the_new_executor_keys_are_strict(tmp_path: Path, executor: str, words: 
 
 
 def test_skip_remote_probe_is_for_slurm_only():
-    config = executor_config(ExecutorConfig(kind="slurm"), skip_remote_probe=True)
-    assert config.remote_probe is False
-    with pytest.raises(UserError, match="applies to --executor slurm only"):
-        executor_config(ExecutorConfig(), skip_remote_probe=True)
     proc = run_aorta("sweep", "plan", "--skip-remote-probe", "--", "true")
-    assert proc.returncode == 2 and "applies to --executor slurm only" in proc.stderr
+    assert proc.returncode == 2 and "(--executor slurm)" in proc.stderr
+    assert "applies only to an executor that checks the collectors on a remote node" in \
+        proc.stderr
 
 
 def test_a_tool_missing_on_the_driver_is_left_to_the_node_only_for_slurm(tmp_path: Path):
@@ -191,7 +194,10 @@ def test_a_tool_missing_on_the_driver_is_left_to_the_node_only_for_slurm(tmp_pat
                      collectors={"ncu": get("ncu").validate({})})
     caller = {"PATH": str(tmp_path)}   # no ncu here
     with pytest.raises(SetupError, match="'ncu' is not on PATH"):
-        driver_launch(spec, caller, on_slurm=False)
-    launch, note = driver_launch(spec, caller, on_slurm=True)
+        Executor.preflight(LocalExecutor(LocalOptions()), None, spec, caller)  # type: ignore
+    if shutil.which("sbatch") is None:
+        pytest.skip("Slurm's commands are not installed (bash scripts/slurm-local.sh)")
+    slurm = SlurmExecutor(SlurmOptions(), note=lambda line: None)
+    launch, notes = slurm.preflight(None, spec, caller)  # type: ignore[arg-type]
     assert launch.argv == ("/bin/true",)
-    assert note is not None and "a probe job checks them on a node" in note
+    assert len(notes) == 1 and "a probe job checks them on a node" in notes[0]

@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 
 from aorta.collectors.registry import get
-from aorta.recipe.schema import ExecutorConfig
+from aorta.run.executors.slurm.options import SlurmOptions
 from aorta.store.files import write_json
-from aorta.run.slurm import batch_script, job_name, sbatch_options
-from aorta.run.slurm_commands import JobState, parse_sacct, parse_squeue
-from aorta.run.slurm_lost import describe_end, lost_result
-from aorta.run.slurm_worker import (gpu_pin, read_manifest, spec_from_json, spec_to_json,
-                                    write_manifest)
+from aorta.run.executors.slurm.executor import batch_script, job_name, sbatch_options
+from aorta.run.executors.slurm.commands import JobState, parse_sacct, parse_squeue
+from aorta.run.executors.slurm.lost import describe_end, lost_result
+from aorta.run.executors.slurm.worker import (pin_slurm_gpus, read_manifest, spec_from_json,
+                                              spec_to_json, write_manifest)
 from aorta.base.errors import UserError
 from aorta.run.trial import TrialSpec
 from aorta.store.run_dir import RunStore
@@ -46,12 +46,12 @@ def _worker(manifest: Path, task: int, **env: str) -> subprocess.Popen[str]:
     child = {**os.environ, "SLURM_ARRAY_TASK_ID": str(task), **env}
     child["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "src"),
                                                         os.environ.get("PYTHONPATH")]))
-    return subprocess.Popen([sys.executable, "-m", "aorta.run.slurm_worker", str(manifest)],
+    return subprocess.Popen([sys.executable, "-m", "aorta.run.executors.slurm.worker", str(manifest)],
                             env=child, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def test_sbatch_options_carry_every_executor_setting_and_user_options_last(tmp_path: Path):
-    config = ExecutorConfig(kind="slurm", partition="gpu", account="proj1", time="00:30:00",
+    config = SlurmOptions(partition="gpu", account="proj1", time="00:30:00",
                             gpus_per_trial=2, cpus_per_trial=8, mem="64G", max_parallel=3,
                             sbatch_args=["--qos=high", "--cpus-per-task=4"])
     logs = tmp_path / "50%" / "slurm"
@@ -62,7 +62,7 @@ def test_sbatch_options_carry_every_executor_setting_and_user_options_last(tmp_p
         "--ntasks=1", "--cpus-per-task=8", "--gres=gpu:2", "--mem=64G", "--time=00:30:00",
         "--partition=gpu", "--account=proj1", "--dependency=afterany:41", "--qos=high",
         "--cpus-per-task=4"]
-    bare = sbatch_options(ExecutorConfig(kind="slurm"), "n", logs, 1, tmp_path)
+    bare = sbatch_options(SlurmOptions(), "n", logs, 1, tmp_path)
     assert "--array=0-0" in bare and not any(o.startswith(("--gres", "--mem", "--time",
                                                            "--partition", "--dependency"))
                                              for o in bare)
@@ -74,7 +74,7 @@ def test_batch_script_runs_the_worker_with_exact_paths(tmp_path: Path):
     assert text.startswith("#!/bin/sh\n")
     exec_line = text.splitlines()[-1]
     assert shlex.split(exec_line) == ["exec", "/opt/my python/bin/python3", "-m",
-                                      "aorta.run.slurm_worker", str(manifest)]
+                                      "aorta.run.executors.slurm.worker", str(manifest)]
 
 
 def test_job_name_tells_run_directories_apart(tmp_path: Path):
@@ -194,11 +194,12 @@ def test_slurms_sigterm_stops_the_payload_and_leaves_no_result(tmp_path: Path, p
         os.kill(payload_pid, 0)
 
 
-def test_gpu_pin_comes_only_from_a_slurm_gpu_allocation():
-    assert gpu_pin({"CUDA_VISIBLE_DEVICES": "3"}) == ({}, None)   # exported from the driver
-    pin, device = gpu_pin({"SLURM_JOB_GPUS": "2,5", "CUDA_VISIBLE_DEVICES": "0,1",
-                           "ROCR_VISIBLE_DEVICES": ""})
-    assert (pin, device) == ({"CUDA_VISIBLE_DEVICES": "0,1"}, "2,5")
+def test_gpu_pin_comes_only_from_a_slurm_gpu_allocation(tmp_path: Path):
+    spec = _spec(tmp_path, 0, ["true"])
+    assert pin_slurm_gpus(spec, {"CUDA_VISIBLE_DEVICES": "3"}) == spec   # exported from the driver
+    pinned = pin_slurm_gpus(spec, {"SLURM_JOB_GPUS": "2,5", "CUDA_VISIBLE_DEVICES": "0,1",
+                                   "ROCR_VISIBLE_DEVICES": ""})
+    assert (dict(pinned.device_env), pinned.device) == ({"CUDA_VISIBLE_DEVICES": "0,1"}, "2,5")
 
 
 def test_a_lost_job_becomes_an_error_record_with_slurms_reason(tmp_path: Path):
@@ -231,7 +232,8 @@ def test_status_of_a_local_run_and_of_slurm_jobs_that_were_cancelled_or_never_ra
     run_dir = out / "st"
     (run_dir / "cells/b/trial_1/result.json").unlink()
     doc = json.loads((run_dir / "run.json").read_text())
-    doc["slurm"] = {"jobs": {"cells/b/trial_1": {"job": "99999998_1", "cancelled": True}}}
+    doc["executor"] = {"kind": "slurm",
+                       "jobs": {"cells/b/trial_1": {"job": "99999998_1", "cancelled": True}}}
     doc["trials_per_cell"] = 3   # a third trial that nothing ran yet
     write_json(run_dir / "run.json", doc)
     status = run_aorta("sweep", "status", str(run_dir))

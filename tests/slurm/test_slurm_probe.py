@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from aorta.run.slurm import job_name
+from aorta.run.executors.slurm.executor import job_name
 from aorta_testing import REPO, run_aorta, trial_result, write_recipe
 from standins import path_setup, standin_tools
 
@@ -39,7 +39,7 @@ def _queued(run_dir: Path) -> list[str]:
 
 
 def _slurm_record(run_dir: Path) -> dict:
-    return json.loads((run_dir / "run.json").read_text())["slurm"]
+    return json.loads((run_dir / "run.json").read_text())["executor"]
 
 
 def _sweep(tmp_path: Path, recipe: Path, env: dict[str, str], *extra: str

@@ -17,7 +17,8 @@ import pytest
 from aorta.run.plan import Overrides, build_plan
 from aorta.recipe.schema import load_recipe
 from aorta.run.progress import PlainProgress
-from aorta.run.slurm import SlurmExecutor, job_name
+from aorta.run.executors.slurm.executor import SlurmExecutor, job_name
+from aorta.run.executors.slurm.options import SlurmOptions
 from aorta.run.sweep import run_sweep
 from aorta_testing import REPO, interruptible, run_aorta, trial_result, write_recipe
 
@@ -82,7 +83,7 @@ def _until(predicate, seconds: float = 60, what: str = "") -> None:
 
 
 def _slurm_record(run_dir: Path) -> dict:
-    return json.loads((run_dir / "run.json").read_text())["slurm"]
+    return json.loads((run_dir / "run.json").read_text())["executor"]
 
 
 def _running_jobs(run_dir: Path, running: int, submitted: int) -> bool:
@@ -277,12 +278,11 @@ def _in_process_sweep(tmp_path: Path, executor: SlurmExecutor, command: list[str
     """)
     plan = build_plan(load_recipe(recipe), Overrides(command=tuple(command)))
     with open(tmp_path / "progress.log", "w") as log:
-        return run_sweep(plan, tmp_path / "out", _env(), PlainProgress(log), executor=executor)
+        return run_sweep(plan, tmp_path / "out", _env(), PlainProgress(log), False, executor)
 
 
 def test_a_job_that_cannot_run_its_worker_is_an_error_trial(tmp_path: Path):
-    config = load_recipe(write_recipe(tmp_path, "schema_version: 1\nexecutor: {kind: slurm}\n",
-                                      "x.yaml")).recipe.executor
+    config = SlurmOptions()
     executor = SlurmExecutor(config, poll_s=(0.3, 1.0), settle_s=0.5,
                              python=str(tmp_path / "no-such-python"), note=lambda line: None)
     outcome = _in_process_sweep(tmp_path, executor, [sys.executable, "-c", "pass"])
@@ -296,8 +296,7 @@ def test_a_job_that_cannot_run_its_worker_is_an_error_trial(tmp_path: Path):
 
 def test_a_job_cancelled_behind_aortas_back_is_an_error_trial(tmp_path: Path, payload):
     script = payload(HOLD)
-    config = load_recipe(write_recipe(tmp_path, "schema_version: 1\nexecutor: {kind: slurm}\n",
-                                      "x.yaml")).recipe.executor
+    config = SlurmOptions()
     notes: list[str] = []
 
     def cancel_once_running(line: str) -> None:

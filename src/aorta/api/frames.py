@@ -1,9 +1,7 @@
-"""The tables of a run as columns (name -> list of values), and as DataFrames.
-
-The columns are plain Python lists, so `aorta export` writes CSV without pandas; `frame` turns
-them into a pandas or polars DataFrame, importing the library only then. A figure that is not a
-measurement (a failed trial's, or a collector's whose capture is not `ok`; `partial` counts
-with `allow_partial`) is left empty, never zero.
+"""The tables of a run as columns (name -> list of values: `aorta export` needs no pandas),
+and as pandas or polars DataFrames. A figure that is not a measurement (a failed trial's, or a
+collector's whose capture is not `ok`; `partial` counts with `allow_partial`) is left empty,
+never zero.
 """
 
 from __future__ import annotations
@@ -90,13 +88,11 @@ def kernel_columns(run: str, trials: Sequence[TrialRecord], allow_partial: bool 
                 if not isinstance(row.get("name"), str) or not _finite(total):
                     continue
                 calls = row.get("calls")
-                for key, value in (("run", run), ("cell", t.cell), ("trial", t.name),
-                                   ("index", t.index), ("baseline", t.baseline),
-                                   ("table", table), ("name", row["name"]),
-                                   ("mangled", row.get("mangled")),
-                                   ("calls", calls if isinstance(calls, int)
-                                    and not isinstance(calls, bool) else None),
-                                   ("total_ms", float(total))):
+                if not isinstance(calls, int) or isinstance(calls, bool):
+                    calls = None
+                values = (run, t.cell, t.name, t.index, t.baseline, table, row["name"],
+                          row.get("mangled"), calls, float(total))
+                for key, value in zip(KERNEL_FIELDS, values):
                     cols[key].append(value)
     return cols
 

@@ -1,18 +1,8 @@
-"""aorta's Python API: run directories as data, for notebooks, dashboards and scripts.
-
-    import aorta
-    run = aorta.open_run("aorta_results/quickstart")
-    run.status, run.cells, run.collectors        # what ran, from run.json
-    run.trials[0].result.wall_s                   # every trial's typed record
-    run.trials_frame()                            # a pandas DataFrame, one row per trial
-    run.kernels_frame()                           # one row per trial and kernel
-    aorta.compare("results/before", "results/after")   # what `aorta compare` prints
-
-Everything is read through the run-directory store (`aorta.store`): the same validation as
-`aorta report` and `aorta compare` (a corrupt record is a trial in state `corrupt`, never an
-exception), the same rule for what counts (a collector's figures only when its capture is `ok`,
-or `partial` with `allow_partial=True`). `API_VERSION` is the records' schema version: this API
-and the JSON files it reads change version together.
+"""Run directories as data, for notebooks, dashboards and scripts (docs/api.md):
+`aorta.open_run(path)` gives a `Run` with every trial's typed record and its tables as
+DataFrames; `aorta.compare(base, new)` what `aorta compare` prints. Everything is read through
+`aorta.store`, with the same validation and the same rule for what counts as `aorta report`.
+`API_VERSION` is the records' schema version: this API and the JSON files change together.
 """
 
 from __future__ import annotations
@@ -24,13 +14,14 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aorta.store.layout import ENV
+from aorta.store.layout import ENV, SlotState
 from aorta.store.record_checks import TRIAL_SCHEMA
 from aorta.store.records import RunRecord, TrialResult
-from aorta.store.run_dir import RunStore, Slot, SlotState
+from aorta.store.run_dir import RunStore, Slot
 
 if TYPE_CHECKING:
     from aorta.comparison.model import Comparison
+    from aorta.run.sweep import SweepOutcome
 
 API_VERSION = TRIAL_SCHEMA
 
@@ -65,6 +56,8 @@ class Run:
                                      if c not in self.record.cells]
         self.trials: list[Trial] = [Trial._of(s, path) for s in self._store.slots(self.record,
                                                                                    cells)]
+        #: How the `aorta.sweep` call that returned this run went; None when opened.
+        self.outcome: SweepOutcome | None = None
 
     @property
     def name(self) -> str:
@@ -133,9 +126,9 @@ def compare(base: str | PathLike[str], new: str | PathLike[str], *, threshold: f
     from typing import cast
 
     from aorta.comparison.build import compare_runs
-    from aorta.comparison.family import Correction
     from aorta.comparison.load import load_run, parse_ref
     from aorta.comparison.model import CompareSettings
+    from aorta.stats.family import Correction
 
     settings = CompareSettings(threshold=threshold, alpha=alpha, metrics=tuple(metrics),
                                kernels=kernels, match_templates=match_templates,

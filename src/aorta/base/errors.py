@@ -9,8 +9,7 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_BROKEN = 1          # the run itself broke (an aorta bug or an unwritable disk)
 EXIT_USAGE = 2           # bad usage, bad recipe, a profiler that cannot measure: nothing ran
-EXIT_STRICT = 3          # --strict and some trial did not pass
-EXIT_NONE_PASSED = 3     # no trial passed at all (a sweep where everything crashed is not green)
+EXIT_NONE_PASSED = 3     # no trial passed at all, or --strict and some trial did not pass
 EXIT_REGRESSION = 4      # compare found a regression beyond the threshold
 EXIT_INTERRUPTED = 130   # Ctrl-C: what finished is kept, the run resumes next time
 

@@ -65,24 +65,11 @@ def looks_secret(name: str) -> bool:
                for i, w in enumerate(words))
 
 
-def redact_text(text: str) -> str:
-    """`text` with URL passwords and credential-shaped values replaced (no known values)."""
-    return PATTERN_ONLY.text(text)
-
-
-def redact_env(env: Mapping[str, str]) -> dict[str, str]:
-    return PATTERN_ONLY.env(env)
-
-
-def redact_argv(argv: Sequence[str]) -> list[str]:
-    return PATTERN_ONLY.argv(argv)
-
-
-def _option_name(arg: str) -> str | None:
-    """`--api-key=x` or `--api-key` -> `api-key`; None for anything that is not an option."""
+def _secret_option(arg: str) -> bool:
+    """Whether `arg` is an option (`--api-key=x`, `--api-key`) whose name says it is secret."""
     if not arg.startswith("-") or arg in ("-", "--") or arg[1:2].isdigit():
-        return None
-    return arg.lstrip("-").split("=", 1)[0]
+        return False
+    return looks_secret(arg.lstrip("-").split("=", 1)[0])
 
 
 class Redactor:
@@ -123,20 +110,14 @@ class Redactor:
     def argv(self, argv: Sequence[str]) -> list[str]:
         """A command line to record: `--api-key=V` and `--api-key V` hide V."""
         out: list[str] = []
-        hide_next = False
-        for arg in argv:
-            if hide_next and not arg.startswith("-"):
+        for i, arg in enumerate(argv):
+            if _secret_option(arg) and "=" in arg:
+                out.append(arg.split("=", 1)[0] + "=" + REDACTED)
+            elif i and _secret_option(argv[i - 1]) and "=" not in argv[i - 1] \
+                    and not arg.startswith("-"):
                 out.append(REDACTED)
-                hide_next = False
-                continue
-            hide_next = False
-            name = _option_name(arg)
-            if name is not None and looks_secret(name):
-                if "=" in arg:
-                    out.append(arg.split("=", 1)[0] + "=" + REDACTED)
-                    continue
-                hide_next = True
-            out.append(self.text(arg))
+            else:
+                out.append(self.text(arg))
         return out
 
     def doc(self, value: Any) -> Any:
@@ -160,8 +141,7 @@ def _secret_values(name: str, value: str) -> set[str]:
 def _argv_secrets(argv: Sequence[str]) -> set[str]:
     found: set[str] = set()
     for i, arg in enumerate(argv):
-        name = _option_name(arg)
-        if name is not None and looks_secret(name):
+        if _secret_option(arg):
             if "=" in arg:
                 found.add(arg.split("=", 1)[1])
             elif i + 1 < len(argv) and not argv[i + 1].startswith("-"):

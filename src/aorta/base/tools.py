@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -100,10 +100,8 @@ def _kill_session(proc: subprocess.Popen[bytes]) -> None:
     reap it. The session's id stays the tool's pid while any member lives, so it names no
     other process."""
     proc.kill()                          # Popen's own: a no-op once the tool was reaped
-    try:
+    with suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     proc.wait()
 
 

@@ -1,5 +1,4 @@
-"""The table of `aorta` subcommands (loaded lazily by `aorta.cli.group`), and the one-line
-escaping every error message gets."""
+"""The table of `aorta` subcommands, loaded lazily by `aorta.cli.group`."""
 
 from __future__ import annotations
 
@@ -20,12 +19,3 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "Record runs in a performance history; trends, detected steps, a CI gate."),
 }
 
-
-def one_line(text: str) -> str:
-    """`text` on one line: newlines and every other control or invisible character escaped,
-    so a hostile key or value cannot forge or hide output."""
-    import unicodedata
-
-    return "".join(c if c == " " or unicodedata.category(c)[0] not in "CZ"
-                   or unicodedata.category(c) == "Zs"
-                   else c.encode("unicode_escape").decode("ascii") for c in text)

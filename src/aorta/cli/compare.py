@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from aorta.base.errors import EXIT_OK, EXIT_REGRESSION
-from aorta.comparison.family import CORRECTIONS
+from aorta.stats.family import CORRECTIONS
 
 if TYPE_CHECKING:
-    from aorta.comparison.family import Correction
     from aorta.comparison.gate import Gate
     from aorta.comparison.load import LoadedRun
     from aorta.comparison.model import Comparison
+    from aorta.stats.family import Correction
 
 FORMATS = ("text", "json", "md", "html")
 
@@ -61,9 +61,7 @@ class CompareOptions:
               help="Kernels shown per table in text/md/html (0: all; json has all).")
 @click.option("--allow-partial", is_flag=True,
               help="Count the figures of captures that skipped records (state 'partial').")
-def compare(base: str, new: str, threshold: float, alpha: float, metrics: tuple[str, ...],
-            fail_on: tuple[str, ...], correction: str, fmt: str, match_templates: bool,
-            no_kernels: bool, top: int, allow_partial: bool) -> int:
+def compare(metrics: tuple[str, ...], no_kernels: bool, fmt: str, **kwargs: Any) -> int:
     """Compare run directory NEW against BASE (either may be RUN_DIR:CELL).
 
     \b
@@ -80,10 +78,9 @@ def compare(base: str, new: str, threshold: float, alpha: float, metrics: tuple[
     only when its capture is ok (with --allow-partial, also when it is partial).
     """
     split = tuple(m for value in metrics for m in value.replace(",", " ").split())
-    width = shutil.get_terminal_size((120, 24)).columns
-    return run(CompareOptions(base, new, threshold, alpha, tuple(dict.fromkeys(split)),
-                              fail_on, fmt, match_templates, not no_kernels, top, correction,
-                              width, allow_partial))
+    return run(CompareOptions(metrics=tuple(dict.fromkeys(split)), kernels=not no_kernels,
+                              format=fmt, width=shutil.get_terminal_size((120, 24)).columns,
+                              **kwargs))
 
 
 def run(opts: CompareOptions) -> int:
@@ -99,13 +96,7 @@ def run(opts: CompareOptions) -> int:
                                correction=cast("Correction", opts.correction))
     base = load_run(parse_ref(opts.base), opts.allow_partial)
     new = load_run(parse_ref(opts.new), opts.allow_partial)
-    partial = base.partial + new.partial
-    if partial:
-        said = ("are counted (--allow-partial)" if opts.allow_partial else
-                "are left out; --allow-partial counts them")
-        click.echo(f"aorta: warning: {partial} passing trial(s) have a partial capture (records "
-                   f"were skipped while reading); their collector figures {said}", err=True)
-    for note in _gpu_notes(base, new):
+    for note in _load_notes(base, new, opts.allow_partial):
         click.echo(f"aorta: warning: {note}", err=True)
     comparison = compare_runs(base, new, settings)
     gate = evaluate(comparison, fail_on)
@@ -136,13 +127,21 @@ def _render(comparison: Comparison, gate: Gate, opts: CompareOptions) -> str:
     return "\n".join(text_lines(comparison, opts.top, gate, opts.width)) + "\n"
 
 
-def _gpu_notes(base: LoadedRun, new: LoadedRun) -> list[str]:
-    """Throttling or differing SM clocks between the two runs (telemetry collector)."""
+def _load_notes(base: LoadedRun, new: LoadedRun, allow_partial: bool) -> list[str]:
+    """Partial captures, then throttling or differing SM clocks between the two runs
+    (telemetry collector)."""
     from statistics import median
 
     from aorta.run.gpu_notes import gpu_state_notes
 
+    notes = []
+    partial = base.partial + new.partial
+    if partial:
+        said = ("are counted (--allow-partial)" if allow_partial else
+                "are left out; --allow-partial counts them")
+        notes.append(f"{partial} passing trial(s) have a partial capture (records were skipped "
+                     f"while reading); their collector figures {said}")
     medians = {f"{side}:{name}": {k: median(v) for k, v in cell.metrics.items()
                                   if k.startswith("telemetry_") and v}
                for side, run in (("base", base), ("new", new)) for name, cell in run.cells.items()}
-    return gpu_state_notes(medians, "the runs")
+    return notes + gpu_state_notes(medians, "the runs")

@@ -32,13 +32,9 @@ def env(as_json: bool) -> int:
 
 def _flatten(doc: object, prefix: str = "") -> list[tuple[str, str]]:
     if isinstance(doc, dict):
-        rows: list[tuple[str, str]] = []
-        for key, value in doc.items():
-            rows += _flatten(value, f"{prefix}.{key}" if prefix else str(key))
-        return rows
-    if isinstance(doc, list) and doc and all(isinstance(v, dict) for v in doc):
-        rows = []
-        for i, value in enumerate(doc):
-            rows += _flatten(value, f"{prefix}[{i}]")
-        return rows
-    return [(prefix, "null" if doc is None else str(doc))]
+        items = [(f"{prefix}.{key}" if prefix else str(key), value) for key, value in doc.items()]
+    elif isinstance(doc, list) and doc and all(isinstance(v, dict) for v in doc):
+        items = [(f"{prefix}[{i}]", value) for i, value in enumerate(doc)]
+    else:
+        return [(prefix, "null" if doc is None else str(doc))]
+    return [row for key, value in items for row in _flatten(value, key)]

@@ -41,6 +41,8 @@ def export(run_dir: Path, fmt: Format, output: Path | None, allow_partial: bool)
 def run(opts: ExportOptions) -> int:
     from aorta.api.frames import kernel_columns, trial_columns
     from aorta.api.run import open_run
+    from aorta.store.files import write_anywhere
+    from aorta.store.run_dir import RunStore
 
     source = open_run(opts.run_dir)
     tables = {"trials": trial_columns(source.name, source.trials, opts.allow_partial),
@@ -50,13 +52,9 @@ def run(opts: ExportOptions) -> int:
         target = f"{name}.{opts.format}"
         data = encode(columns)
         if opts.output is None:
-            from aorta.store.run_dir import RunStore
-
             RunStore(opts.run_dir.resolve()).write_file(target, data, parts=("export",))
             click.echo(str(opts.run_dir / "export" / target))
         else:
-            from aorta.store.files import write_anywhere
-
             click.echo(str(write_anywhere(opts.output / target, data)))
     return EXIT_OK
 

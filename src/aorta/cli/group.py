@@ -1,8 +1,6 @@
-"""The click group behind the `aorta` command. Subcommands load lazily: a subcommand's module
-is imported only when it runs or its help is asked for (click's lazy-group pattern).
-
-Errors leave through one door: `click_main` turns a `UserError` into one line on stderr and its
-exit code; anything else is a bug (exit 1) and says so.
+"""The click group behind `aorta`, whose subcommands load lazily: a module is imported only when
+its command runs or its help is asked for. Errors leave through one door: `click_main` turns a
+`UserError` into one line on stderr and its exit code; anything else is a bug (exit 1).
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ import click
 
 from aorta.base.errors import EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_USAGE, UserError
 from aorta.base.version import VERSION as __version__
-from aorta.cli.commands import COMMANDS, one_line
+from aorta.cli.commands import COMMANDS
 
 
 class LazyGroup(click.Group):
@@ -56,13 +54,22 @@ def cli() -> None:
     """
 
 
+def one_line(text: str) -> str:
+    """`text` on one line: newlines and every other control or invisible character escaped,
+    so a hostile key or value cannot forge or hide output."""
+    import unicodedata
+
+    return "".join(c if unicodedata.category(c) == "Zs" or unicodedata.category(c)[0] not in "CZ"
+                   else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def click_main(argv: list[str] | None = None) -> int:
     try:
         result: Any = cli.main(args=argv, prog_name="aorta", standalone_mode=False)
     except UserError as exc:
         click.echo(f"aorta: error: {one_line(str(exc))}", err=True)
         return exc.exit_code
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("aorta: interrupted", err=True)
         return EXIT_INTERRUPTED
     except click.ClickException as exc:
@@ -70,9 +77,6 @@ def click_main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE if exc.exit_code == 2 else exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
-    except KeyboardInterrupt:
-        click.echo("aorta: interrupted", err=True)
-        return EXIT_INTERRUPTED
     except Exception as exc:  # a bug in aorta, not the user's fault
         import traceback
 

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from aorta.base.errors import EXIT_OK, EXIT_REGRESSION, UserError
+from aorta.base.errors import EXIT_OK, EXIT_REGRESSION
 
 if TYPE_CHECKING:
+    from aorta.history.analyse import Settings, View
     from aorta.history.model import Recorded
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -74,7 +75,7 @@ def add(runs: tuple[Path, ...], db: str | None, commit: str | None, host: str | 
 
 
 def run_add(opts: AddOptions) -> int:
-    from aorta.history.record import record_run
+    from aorta.history import record_run
 
     for run_dir in opts.runs:
         click.echo(recorded_line(record_run(run_dir, opts.db, commit=opts.commit,
@@ -142,73 +143,50 @@ def report(output: Path | None, **kwargs: Any) -> int:
 def run_show(opts: ViewOptions) -> int:
     from aorta.history.render_text import json_doc, listing_lines, series_lines
 
-    items, shown, failing = _load(opts)
+    view = _load(opts)
     if opts.format == "json":
-        click.echo(json_doc(items, shown, failing), nl=False)
+        click.echo(json_doc(view), nl=False)
     elif opts.metric is None and opts.kernel is None:
-        click.echo("\n".join(listing_lines(items)))
+        click.echo("\n".join(listing_lines(view.items)))
     else:
-        for position, item in enumerate(items):
+        for position, item in enumerate(view.items):
             click.echo(("\n" if position else "") + "\n".join(series_lines(item)))
-    return _gate(failing)
+    return _gate(view)
 
 
 def run_report(opts: ViewOptions) -> int:
-    from aorta.base.redaction import PATTERN_ONLY
-    from aorta.history.render_html import render_html
-    from aorta.store.files import write_anywhere
+    from aorta.history.render_html import default_page, write_page
 
-    items, shown, failing = _load(opts)
-    target = opts.output or _default_page(opts.db)
-    settings = (f"method {opts.method}, threshold {opts.threshold:g}, "
-                f"top {opts.top or 'all'} kernel(s) per cell")
-    write_anywhere(target, PATTERN_ONLY.text(render_html(items, shown, settings, failing)))
-    changes = sum(len(a.changes) for a in items)
-    click.echo(f"{target}: {len(items)} series, {changes} change(s) detected, "
-               f"{sum(c.regression for a in items for c in a.changes)} regression(s)")
-    return _gate(failing)
+    view = _load(opts)
+    target = opts.output or default_page(opts.db)
+    write_page(view, _settings(opts).text, target)
+    changes = [c for a in view.items for c in a.changes]
+    click.echo(f"{target}: {len(view.items)} series, {len(changes)} change(s) detected, "
+               f"{sum(c.regression for c in changes)} regression(s)")
+    return _gate(view)
 
 
-def _load(opts: ViewOptions) -> tuple[list[Any], str, list[Any]]:
-    from aorta.history.analyse import Settings, analyse, parse_fail_on, regressions, top_kernels
-    from aorta.history.session import open_history
-    from aorta.history.store import Filters, load_series
+def _settings(opts: ViewOptions) -> Settings:
+    from aorta.history.analyse import Settings
 
-    fail_on = parse_fail_on(opts.fail_on)
+    return Settings(opts.method, opts.threshold, recent=opts.recent, top=opts.top)
+
+
+def _load(opts: ViewOptions) -> View:
+    from aorta.history.analyse import load_view
+    from aorta.history.store import Filters
+
     filters = Filters(opts.recipe, opts.host, opts.gpu, opts.cell, opts.metric, opts.kernel)
-    with open_history(opts.db, create=False) as db:
-        series = load_series(db, filters)
-        shown = db.shown
-    if not series:
-        raise UserError(f"{shown}: no series matches "
-                        f"{_filter_text(filters) or 'anything (the history is empty)'}")
-    items = top_kernels(analyse(series, Settings(opts.method, opts.threshold,
-                                                 recent=opts.recent)), opts.top)
-    return items, shown, regressions(items, fail_on, opts.recent) if fail_on else []
+    return load_view(opts.db, filters, _settings(opts), opts.fail_on)
 
 
-def _filter_text(filters: Any) -> str:
-    names = ("recipe", "host", "gpu", "cell", "metric", "kernel")
-    return ", ".join(f"--{n} {getattr(filters, n)!r}" for n in names
-                     if getattr(filters, n) is not None)
-
-
-def _gate(failing: list[Any]) -> int:
-    if not failing:
+def _gate(view: View) -> int:
+    if not view.failing:
         return EXIT_OK
     from aorta.history.render_text import change_text
 
-    for item, change in failing[:5]:
+    for item, change in view.failing[:5]:
         click.echo(f"aorta: regression: {change_text(item.series, change)}", err=True)
-    if len(failing) > 5:
-        click.echo(f"aorta: and {len(failing) - 5} more regression(s)", err=True)
+    if len(view.failing) > 5:
+        click.echo(f"aorta: and {len(view.failing) - 5} more regression(s)", err=True)
     return EXIT_REGRESSION
-
-
-def _default_page(db: str | None) -> Path:
-    from aorta.history.db import resolve_url
-
-    url = resolve_url(db)
-    if url.get_backend_name() == "sqlite" and url.database:
-        return Path(url.database).parent / "history.html"
-    return Path("history.html")

@@ -1,16 +1,9 @@
-"""Guards every `aorta` command against a flag read as another option's value.
+"""Guards every `aorta` command against a flag read as another option's value, and against
+stray words before `--`. Each refusal is a `UserError`: one line, exit 2, nothing run.
 
-Both refusals are a `UserError`: one line, exit 2, nothing run or written.
-
-Click gives an option that takes a value whatever token comes next, so
-`aorta sweep run --output --collect rocprof -- cmd` would make a directory named `--collect`
-and run `rocprof cmd`. `guard_command` installs a check on every value-taking option of a
-command (and of its subcommands) that refuses a value shaped like a flag: one that starts with
-`--` (the separator `--` included), or that is one of the command's own option names (`-v`).
-A negative number such as `-0.5` stays a value.
-
-`check_separator` refuses stray words before `--`: Click would otherwise join them to the
-payload's command.
+Click gives an option whatever token comes next, so `aorta sweep run --output --collect rocprof
+-- cmd` would make a directory named `--collect` and run `rocprof cmd`; and it joins words
+given before `--` to the payload's command.
 """
 
 from __future__ import annotations
@@ -26,7 +19,9 @@ _GUARDED = "_aorta_option_guard"
 
 
 def guard_command(command: click.Command) -> click.Command:
-    """Install the flag-shaped-value check on `command` and its subcommands (once)."""
+    """Refuse, on every value-taking option of `command` and its subcommands, a value that
+    starts with `--` (the separator included) or is one of the command's own option names;
+    a negative number such as `-0.5` stays a value."""
     if getattr(command, _GUARDED, False):
         return command
     setattr(command, _GUARDED, True)

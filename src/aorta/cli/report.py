@@ -42,7 +42,6 @@ def report(run_dir: Path, fmt: Format, output: Path | None, allow_partial: bool)
 
 
 def run(opts: ReportOptions) -> int:
-    """Build the report and write or print it. Returns the exit code."""
     from aorta.report import (REPORT_FILE, build_report, render_json, render_markdown, write_html,
                               write_report_file)
 

@@ -27,25 +27,38 @@ _TAIL_BYTES = 16384
 _NO_AORTA = "No module named 'aorta"
 
 
-def attach_failure(stderr_path: Path | None, collector: str, python_hint: str = "") -> str | None:
-    """Why `collector` could not attach, or None. `python_hint` names the payload's
-    interpreter for the `No module named 'aorta'` case."""
-    tail = read_tail(stderr_path, _TAIL_BYTES) or ""
-    prefix = attach_line(collector)
-    for line in reversed(tail.splitlines()):
+def last_line_after(text: str, prefix: str) -> str | None:
+    """The rest of the last line of `text` that starts with `prefix`, stripped; None if none."""
+    for line in reversed(text.splitlines()):
         if line.startswith(prefix):
-            return line[len(prefix):].strip() or "no reason given"
-    if _NO_AORTA in tail:
-        who = f" ({python_hint})" if python_hint else ""
-        return (f"the payload's Python{who} cannot import aorta's launcher (No module named "
-                f"'aorta'): install aorta into that interpreter")
+            return line[len(prefix):].strip()
     return None
 
 
-def with_attach_failure(name: str, metrics: Metrics, outcome: TrialOutcome) -> Metrics:
+def attach_failure(stderr_path: Path | None, collector: str) -> tuple[str, bool] | None:
+    """(why `collector` could not attach, whether its launcher could not even be imported),
+    or None."""
+    tail = read_tail(stderr_path, _TAIL_BYTES) or ""
+    said = last_line_after(tail, attach_line(collector))
+    if said is not None:
+        return said or "no reason given", False
+    if _NO_AORTA in tail:
+        return "the payload's Python cannot import aorta's launcher (No module named 'aorta')", True
+    return None
+
+
+def with_attach_failure(name: str, metrics: Metrics, outcome: TrialOutcome,
+                        fix: str = "install aorta into that interpreter") -> Metrics:
     """`metrics`, plus `<name>_attach_error` when the capture is missing because the
-    collector's launcher could not attach inside the payload's process."""
+    collector's launcher could not attach inside the payload's process. A launcher the payload's
+    Python could not import is the capture's reason too, ending with `fix`."""
     if metrics.get(f"{name}_capture") != "missing" or not outcome.launched:
         return metrics
-    why = attach_failure(outcome.stderr_path, name)
-    return metrics | {f"{name}{ATTACH_ERROR_SUFFIX}": why} if why else metrics
+    found = attach_failure(outcome.stderr_path, name)
+    if found is None:
+        return metrics
+    why, unimportable = found
+    if unimportable:
+        why = f"{why}: {fix}"
+        return metrics | {f"{name}_capture_reason": why, f"{name}{ATTACH_ERROR_SUFFIX}": why}
+    return metrics | {f"{name}{ATTACH_ERROR_SUFFIX}": why}

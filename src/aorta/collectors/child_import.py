@@ -13,10 +13,13 @@ from aorta.base.errors import SetupError
 from aorta.base.source_tree import aorta_root
 from aorta.collectors.base import Launch, TrialContext
 
+INSTALL_FIX = "install aorta (pip install -e .) in the payload's Python"
+
 
 def importable_by_child(launch: Launch, ctx: TrialContext, flags: tuple[str, ...],
-                        error: type[SetupError], fix: str) -> Launch:
-    """`launch` with aorta's source tree on the child's PYTHONPATH when that is needed."""
+                        error: type[SetupError] = SetupError, fix: str = INSTALL_FIX) -> Launch:
+    """`launch` with aorta's source tree on the child's PYTHONPATH when that is needed;
+    `error` ending with `fix` when the interpreter's `flags` make it ignore PYTHONPATH."""
     root = aorta_root()
     if root is None:
         return launch

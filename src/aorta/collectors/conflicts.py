@@ -1,7 +1,7 @@
 """Collector pairs that cannot share a trial, refused at recipe load with the reason and fix.
 
 Each collector claims exclusive resources for its options (`Collector.claims`); two collectors
-claiming one resource conflict.
+claiming one resource conflict. A plug-in may claim a resource of its own naming.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from aorta.base.errors import ConflictError
 from aorta.collectors.base import CollectorOptions
+from aorta.collectors.registry import get
 
 # resource -> (why two claimants fight, what to do instead)
 RESOURCES: dict[str, tuple[str, str]] = {
@@ -28,14 +29,13 @@ RESOURCES: dict[str, tuple[str, str]] = {
 
 def check_conflicts(selected: Mapping[str, CollectorOptions]) -> None:
     """Raise `ConflictError` for the first pair of collectors that claim one resource."""
-    from aorta.collectors.registry import get
-
     owner: dict[str, str] = {}
     for name, options in selected.items():
         collector = get(name)
         for resource in sorted(collector.claims(options)):
             if resource in owner:
-                why, fix = RESOURCES[resource]
+                why, fix = RESOURCES.get(resource, (f"both claim {resource}",
+                                                    "profile them in separate runs"))
                 raise ConflictError(
                     f"collect: {owner[resource]} and {collector.describe(options)} cannot run "
                     f"in one trial: {why}; {fix}"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import shutil
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +37,13 @@ class PythonLaunch:
     def is_pytest(self) -> bool:
         return self.script is None
 
+    def through(self, module: str, options: Sequence[str],
+                python: str | None = None) -> tuple[str, ...]:
+        """This launch run by aorta's launcher `module`, by `python` when given:
+        `python [flags] -m module [options] [--pytest] -- <script and args, or pytest's args>`."""
+        target = ("--pytest", "--") if self.is_pytest else ("--", self.script or "")
+        return (python or self.python, *self.flags, "-m", module, *options, *target, *self.args)
+
 
 def is_python(arg0: str) -> bool:
     return bool(_PYTHON_NAME.match(Path(arg0).name))
@@ -52,7 +60,7 @@ def split_python_launch(argv: tuple[str, ...] | list[str], collector: str, escap
         raise fail("the command is empty")
     arg0 = argv[0]
     if Path(arg0).name == "pytest":
-        return PythonLaunch(_pytest_python(arg0), (), None, tuple(argv[1:]))
+        return PythonLaunch(pytest_python(arg0), (), None, tuple(argv[1:]))
     if not is_python(arg0):
         raise fail(f"needs a Python script launch (python script.py, pytest, python -m pytest), "
                    f"got {arg0!r}")
@@ -78,7 +86,7 @@ def split_python_launch(argv: tuple[str, ...] | list[str], collector: str, escap
     return PythonLaunch(arg0, tuple(flags), rest[0], tuple(rest[1:]))
 
 
-def _pytest_python(pytest: str) -> str:
+def pytest_python(pytest: str) -> str:
     """The interpreter a `pytest` console script runs under: its shebang, else ours."""
     path = shutil.which(pytest)
     if path:

@@ -14,12 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from aorta.collectors.python_launch import _pytest_python, is_python
+from aorta.collectors.python_launch import pytest_python, is_python
 
 # torchrun options that take no value (everything else starting with "-" consumes one token,
 # unless written --opt=value). From `torchrun --help` (torch.distributed.run).
-_TORCHRUN_FLAGS = frozenset({"--standalone", "--no-python", "--no_python", "--run-path",
-                             "--run_path", "-m", "--module", "--virtual-local-rank",
+_TORCHRUN_FLAGS = frozenset({"--standalone", "--run-path", "--run_path", "--virtual-local-rank",
                              "--virtual_local_rank"})
 _MPI_LAUNCHERS = frozenset({"srun", "mpirun", "mpiexec", "mpiexec.hydra", "orterun"})
 
@@ -38,7 +37,7 @@ def split_rank_launch(argv: tuple[str, ...] | list[str]) -> RankLaunch | None:
         return None
     name = Path(argv[0]).name
     if name == "torchrun":
-        return _torchrun(argv[:1], argv[1:], _pytest_python(argv[0]))
+        return _torchrun(argv[:1], argv[1:], pytest_python(argv[0]))
     if is_python(argv[0]) and argv[1:3] == ("-m", "torch.distributed.run"):
         return _torchrun(argv[:3], argv[3:], argv[0])
     if name in _MPI_LAUNCHERS:

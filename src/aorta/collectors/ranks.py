@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Mapping
 from typing import Any
 
-from aorta.collectors.base import RANK_TOKEN, capture_status
+from aorta.collectors.base import RANK_TOKEN, Metrics, capture_status
 
 _RANK_IN_NAME = re.compile(r"\.rank(\d+|pid\d+)\.")
 
@@ -27,6 +27,15 @@ def rank_of(filename: str) -> str | None:
     """`profile.rank3.pstats` -> "3"; None for a file not named by rank."""
     match = _RANK_IN_NAME.search(filename)
     return match.group(1) if match else None
+
+
+def summarize_ranks(prefix: str, per_rank: Mapping[str, Metrics], time_key: str,
+                    count_key: str) -> Metrics:
+    """The run's figures from each rank's own metrics (`<prefix>_<time_key>`,
+    `<prefix>_<count_key>`), rolled up, with the capture state of `rank_capture`."""
+    figures = {rank: {k: m[f"{prefix}_{k}"] for k in (time_key, count_key) if f"{prefix}_{k}" in m}
+               for rank, m in per_rank.items()}
+    return rollup(prefix, figures, time_key, count_key) | rank_capture(prefix, per_rank)
 
 
 def rollup(prefix: str, per_rank: Mapping[str, Mapping[str, float]], time_key: str,

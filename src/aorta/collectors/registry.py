@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+from pydantic import BaseModel
 
 from aorta.base.errors import UserError
 from aorta.collectors.base import Collector
@@ -29,7 +32,7 @@ def names() -> list[str]:
 
 
 @cache
-def get(name: str) -> Collector:
+def get(name: str) -> Collector[Any]:
     """The collector called `name`; `UserError` listing the known names if there is none."""
     table = _table()
     if name not in table:
@@ -42,18 +45,28 @@ def get(name: str) -> Collector:
         raise UserError(f"collector {name!r}: {table[name].value} cannot be loaded: "
                         f"{type(exc).__name__}: {exc}") from None
     _check(name, cls)
-    collector: Collector = cls()
+    try:
+        collector: Collector[Any] = cls()
+    except Exception as exc:   # e.g. an abstract method left out
+        raise UserError(f"collector {name!r}: class {cls.__name__} cannot be created: "
+                        f"{type(exc).__name__}: {exc}") from None
     return collector
 
 
-def _check(name: str, cls: object) -> None:
+def _check(name: str, cls: Any) -> None:
+    """The contract's class attributes, checked once, naming the collector and the field."""
     if not (isinstance(cls, type) and issubclass(cls, Collector)):
         raise UserError(f"collector {name!r}: {cls!r} is not an aorta Collector subclass")
-    for attr in ("name", "wrap_rank", "options_model"):
-        if not hasattr(cls, attr):
-            raise UserError(f"collector {name!r}: class {cls.__name__} does not set {attr!r}")
+    for attr, kind, what in (("name", str, "a string"), ("wrap_rank", int, "an integer")):
+        if not isinstance(getattr(cls, attr, None), kind):
+            raise UserError(f"collector {name!r}: class {cls.__name__} does not set {attr!r} "
+                            f"to {what}")
     if cls.name != name:
         raise UserError(f"collector {name!r}: class {cls.__name__} calls itself {cls.name!r}")
+    model = cls.options_model
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise UserError(f"collector {name!r}: class {cls.__name__}'s options_model {model!r} "
+                        f"is not a pydantic model (subclass CollectorOptions)")
 
 
 def wrap_order(selected: list[str]) -> list[str]:

@@ -9,27 +9,35 @@ depends on its own samples only, never on which other rows were compared.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import islice
+from statistics import median
+from typing import Any
 
 from aorta.base.errors import UserError
-from aorta.comparison.family import adjust
 from aorta.comparison.kinds import metric_kind
 from aorta.comparison.load import CellSamples, LoadedRun, TrialTable, pair_cells
 from aorta.comparison.model import CellComparison, CompareSettings, Comparison, Row
 from aorta.comparison.names import normalise
-from aorta.comparison.stats import can_reach, median
 from aorta.comparison.verdict import Judgement, Measurement, decide, measure
 from aorta.rendering import fmt
+from aorta.stats.family import adjust
+from aorta.stats.rank_test import can_reach
 
 
 @dataclass(frozen=True)
 class _Pending:
-    """A row waiting for its verdict: what it measured, and how to make the Row."""
+    """A row waiting for its verdict: what it measured, the Row's other fields, and notes to
+    add to the verdict's own."""
 
     measured: Measurement | Judgement
-    make: Callable[[Judgement], Row]
+    fields: dict[str, Any]
+    notes: tuple[str, ...] = ()
+
+    def row(self, j: Judgement) -> Row:
+        note = "; ".join(([j.note] if j.note else []) + list(self.notes))
+        return Row(**self.fields, **j._replace(note=note)._asdict())
 
 
 def compare_runs(base: LoadedRun, new: LoadedRun, settings: CompareSettings) -> Comparison:
@@ -40,44 +48,39 @@ def compare_runs(base: LoadedRun, new: LoadedRun, settings: CompareSettings) -> 
         raise UserError("nothing to compare: no cell has a passing trial in both runs ("
                         + "; ".join(f"{label}: base {b.trials.passed}, new {n.trials.passed} "
                                     f"passed" for label, b, n in pairs) + ")")
-    _check_metrics_exist(settings.metrics, pairs)
+    known = sorted({m for _, b, n in pairs for m in b.metrics if m in n.metrics})
+    for metric in settings.metrics:
+        if metric not in known:
+            raise UserError(f"--metric {metric}: no compared cell has it in both runs; "
+                            f"metrics both have: {', '.join(known) or '(none)'}")
     notes = []
     if not (base.ref.cell or new.ref.cell):
-        only_base = [c for c in base.cells if c not in new.cells]
-        only_new = [c for c in new.cells if c not in base.cells]
-        if only_base:
-            notes.append(f"cells only in base (not compared): {', '.join(only_base)}")
-        if only_new:
-            notes.append(f"cells only in new (not compared): {', '.join(only_new)}")
-    with _collector_paused():
-        pending = [_compare_cell(label, b, n, settings) for label, b, n in pairs]
-        judged, tested = _decide_all([p for _, rows in pending for p in rows], settings)
-    cells, start = [], 0
-    for cell, rows in pending:
-        cells.append(CellComparison(cell.label, cell.base_cell, cell.new_cell, cell.base_trials,
-                                    cell.new_trials, tuple(judged[start:start + len(rows)]),
-                                    cell.notes))
-        start += len(rows)
-    return Comparison(base.ref.label, new.ref.label, settings, tuple(cells), tuple(notes), tested)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while the statistics run. They make millions of
-    short-lived tuples and no reference cycles, and each collection they trigger would walk
-    the just-loaded runs again (a few per cent of the command, bench/README.md)."""
+        for side, mine, theirs in (("base", base, new), ("new", new, base)):
+            only = [c for c in mine.cells if c not in theirs.cells]
+            if only:
+                notes.append(f"cells only in {side} (not compared): {', '.join(only)}")
+    # The statistics make millions of short-lived tuples and no reference cycles; each
+    # collection they trigger would walk the loaded runs again (14% of the statistics at 1000
+    # trials a side, measured), so Python's cyclic collector pauses while they run.
     was_on = gc.isenabled()
     gc.disable()
     try:
-        yield
+        pending = [_cell_rows(b, n, label, settings) for label, b, n in pairs]
+        judged, tested = _decide_all([p for _, rows in pending for p in rows], settings)
     finally:
         if was_on:
             gc.enable()
+    cells, verdicts = [], iter(judged)
+    for (label, b, n), (cell_notes, rows) in zip(pairs, pending):
+        cells.append(CellComparison(label, b.name, n.name, b.trials, n.trials,
+                                    tuple(islice(verdicts, len(rows))), cell_notes))
+    return Comparison(base.ref.label, new.ref.label, settings, tuple(cells), tuple(notes), tested)
 
 
 def _decide_all(pending: Sequence[_Pending], settings: CompareSettings) -> tuple[list[Row], int]:
-    """Every row's Row, with p-values adjusted across the family (see `family`), and the
-    family's size: the rows whose test could reach alpha on its own."""
+    """Every row's Row, with p-values adjusted across the family (see `aorta.stats.family`),
+    and the family's size: the rows whose test could reach alpha on its own (one that never
+    can be significant can never be a false alarm, so leaving it out is safe)."""
     family = [(k, p.measured) for k, p in enumerate(pending)
               if isinstance(p.measured, Measurement)
               and can_reach(settings.alpha, len(p.measured.base), len(p.measured.new))]
@@ -86,29 +89,20 @@ def _decide_all(pending: Sequence[_Pending], settings: CompareSettings) -> tuple
     rows = []
     for k, p in enumerate(pending):
         if isinstance(p.measured, Judgement):
-            rows.append(p.make(p.measured))
+            rows.append(p.row(p.measured))
         elif settings.correction == "none" or k not in adjusted:
-            rows.append(p.make(decide(p.measured, settings)))
+            rows.append(p.row(decide(p.measured, settings)))
         else:
             q, own = adjusted[k], p.measured.test.p_value
             # The level the row's own p had to reach: alpha scaled as the correction scaled p.
             level = settings.alpha * own / q if q > 0 else settings.alpha
-            rows.append(p.make(decide(p.measured, settings, q, min(settings.alpha, level))))
+            rows.append(p.row(decide(p.measured, settings, q, min(settings.alpha, level))))
     return rows, len(family)
 
 
-def _check_metrics_exist(wanted: Sequence[str],
-                         pairs: Sequence[tuple[str, CellSamples, CellSamples]]) -> None:
-    known = sorted({m for _, b, n in pairs for m in b.metrics if m in n.metrics})
-    for metric in wanted:
-        if metric not in known:
-            raise UserError(f"--metric {metric}: no compared cell has it in both runs; "
-                            f"metrics both have: {', '.join(known) or '(none)'}")
-
-
-def _compare_cell(label: str, base: CellSamples, new: CellSamples,
-                  settings: CompareSettings) -> tuple[CellComparison, list[_Pending]]:
-    """The cell (rows still empty) and its rows waiting for their verdicts."""
+def _cell_rows(base: CellSamples, new: CellSamples, label: str,
+               settings: CompareSettings) -> tuple[tuple[str, ...], list[_Pending]]:
+    """The cell's notes, and its rows waiting for their verdicts."""
     notes = []
     for side, cell in (("base", base), ("new", new)):
         t = cell.trials
@@ -138,8 +132,7 @@ def _compare_cell(label: str, base: CellSamples, new: CellSamples,
             lonely = sorted(t for t in mine.tables if t not in paired[side])
             if lonely:
                 notes.append(f"kernel tables only in {side}: {', '.join(lonely)}")
-    return (CellComparison(label, base.name, new.name, base.trials, new.trials, (),
-                           tuple(notes)), rows)
+    return tuple(notes), rows
 
 
 def _across_profilers(base: CellSamples, new: CellSamples) -> tuple[str, str] | None:
@@ -157,13 +150,8 @@ def _metric_row(cell: str, metric: str, base: CellSamples, new: CellSamples,
                 settings: CompareSettings) -> _Pending:
     kind = metric_kind(metric)
     b, n = base.metrics.get(metric, ()), new.metrics.get(metric, ())
-
-    def make(j: Judgement) -> Row:
-        return Row(cell, "metric", metric, kind, j.verdict, len(b), len(n), j.base_median,
-                   j.new_median, j.ratio, j.ci_low, j.ci_high, j.p_value, j.more_trials,
-                   j.more_trials_high, j.note, p_adjusted=j.p_adjusted)
-
-    return _Pending(measure(b, n, kind, settings), make)
+    return _Pending(measure(b, n, kind, settings), dict(
+        cell=cell, scope="metric", name=metric, kind=kind, base_n=len(b), new_n=len(n)))
 
 
 def _kernel_rows(cell: str, table: str, base: Sequence[TrialTable], new: Sequence[TrialTable],
@@ -179,13 +167,13 @@ _Merged = dict[str, tuple[float, int | None, frozenset[str]]]
 
 
 def _normalised(table: TrialTable, match_templates: bool) -> _Merged:
-    keys = [normalise(raw, match_templates) for raw in table]
-    if len(set(keys)) == len(keys):              # the usual case: no two names merge
-        return {key: (entry.total_ms, entry.calls, frozenset((raw,)))
-                for key, (raw, entry) in zip(keys, table.items())}
     out: _Merged = {}
-    for key, (raw, entry) in zip(keys, table.items()):
-        total, calls, raws = out.get(key, (0.0, 0, frozenset()))
+    for raw, entry in table.items():
+        key = normalise(raw, match_templates)
+        if key not in out:
+            out[key] = (entry.total_ms, entry.calls, frozenset((raw,)))
+            continue
+        total, calls, raws = out[key]
         merged_calls = None if calls is None or entry.calls is None else calls + entry.calls
         out[key] = (total + entry.total_ms, merged_calls, raws | {raw})
     return out
@@ -199,27 +187,21 @@ def _kernel_row(cell: str, table: str, name: str, base: Sequence[_Merged],
     seen_b, seen_n = sum(name in t for t in base), sum(name in t for t in new)
     raws = tuple(sorted(set().union(*(t[name][2] for t in list(base) + list(new) if name in t))))
     calls_b, calls_n = _median_calls(base, name), _median_calls(new, name)
-    if not seen_b or not seen_n:
-        side, seen, total = ("new", seen_n, len(n)) if not seen_b else ("base", seen_b, len(b))
-        gone = Row(cell, "kernel", name, "time", "NEW" if not seen_b else "GONE", len(b), len(n),
-                   None if not seen_b else median(b), None if not seen_n else median(n),
-                   note=f"only in {side} ({seen} of {total} trials)", table=table,
-                   base_calls=calls_b, new_calls=calls_n, raw_names=raws)
-        return _Pending(Judgement(gone.verdict, None, None), lambda _: gone)
+    fields = dict(cell=cell, scope="kernel", name=name, kind="time", base_n=len(b),
+                  new_n=len(n), table=table, base_calls=calls_b, new_calls=calls_n,
+                  raw_names=raws)
+    if not seen_b:
+        return _Pending(Judgement("NEW", None, median(n), note=f"only in new ({seen_n} of "
+                                  f"{len(n)} trials)"), fields)
+    if not seen_n:
+        return _Pending(Judgement("GONE", median(b), None, note=f"only in base ({seen_b} of "
+                                  f"{len(b)} trials)"), fields)
     extra = []
     if seen_b < len(b) or seen_n < len(n):
         extra.append(f"ran in {seen_b}/{len(b)} base and {seen_n}/{len(n)} new trials")
     if calls_b is not None and calls_n is not None and calls_b != calls_n:
         extra.append(f"calls {fmt(calls_b)} -> {fmt(calls_n)}")
-
-    def make(j: Judgement) -> Row:
-        return Row(cell, "kernel", name, "time", j.verdict, len(b), len(n), j.base_median,
-                   j.new_median, j.ratio, j.ci_low, j.ci_high, j.p_value, j.more_trials,
-                   j.more_trials_high, "; ".join(([j.note] if j.note else []) + extra),
-                   table=table, base_calls=calls_b, new_calls=calls_n, raw_names=raws,
-                   p_adjusted=j.p_adjusted)
-
-    return _Pending(measure(b, n, "time", settings), make)
+    return _Pending(measure(b, n, "time", settings), fields, tuple(extra))
 
 
 def _median_calls(trials: Sequence[_Merged], name: str) -> float | None:

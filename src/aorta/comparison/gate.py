@@ -1,16 +1,11 @@
-"""Which rows fail a CI job: `--fail-on slower`, or a list of metric names.
-
-- `slower`: any row judged SLOWER (a time or rate metric, or a kernel);
-- `kernels`: any kernel judged SLOWER;
-- a metric name: that metric judged SLOWER, or LARGER for a size such as `max_rss_mib`.
+"""Which rows fail a CI job: `--fail-on slower` (any row judged SLOWER: a time or rate metric,
+or a kernel), `kernels` (any kernel judged SLOWER), or a metric name (that metric judged
+SLOWER, or LARGER for a size such as `max_rss_mib`).
 
 Counts and metrics of unknown direction cannot regress (see `kinds`), so naming one is an
-error rather than a gate that can never fire. UNCERTAIN never fails a job: it is reported, and
-more trials settle it.
-
-The false-alarm guarantee is per row (see `family`): the more rows a gate watches, the likelier
-that one unchanged row fails it by chance. So the gate says how many rows it watched, and
-warns when a setting makes chance failures likely.
+error rather than a gate that can never fire. UNCERTAIN never fails a job. The false-alarm
+guarantee is per row (see `family`), so the gate says how many rows it watched, and warns
+when a setting makes chance failures likely.
 """
 
 from __future__ import annotations
@@ -21,7 +16,7 @@ from dataclasses import dataclass
 from aorta.base.errors import UserError
 from aorta.comparison.kinds import REGRESSIONS, metric_kind
 from aorta.comparison.model import Comparison, Row
-from aorta.comparison.stats import can_reach
+from aorta.stats.rank_test import can_reach
 
 _WORDS = ("slower", "kernels")
 
@@ -61,7 +56,12 @@ def parse_fail_on(values: Iterable[str]) -> tuple[str, ...]:
 def evaluate(comparison: Comparison, fail_on: Sequence[str]) -> Gate:
     """The gate over a comparison (`fail_on` already parsed). Raises UserError when a named
     metric was compared in no cell, so a typo never passes silently."""
-    failing = regressions(comparison, fail_on)
+    compared = {r.name for r in comparison.rows() if r.scope == "metric"}
+    for name in fail_on:
+        if name not in _WORDS and name not in compared:
+            raise UserError(f"--fail-on {name}: no cell compared this metric; compared: "
+                            f"{', '.join(sorted(compared)) or '(none)'}")
+    failing = [r for r in comparison.rows() if r.verdict in REGRESSIONS and _watched(r, fail_on)]
     s = comparison.settings
     gated = sum(1 for r in comparison.rows() if _watched(r, fail_on) and r.p_value is not None
                 and can_reach(s.alpha, r.base_n, r.new_n))
@@ -72,18 +72,6 @@ def evaluate(comparison: Comparison, fail_on: Sequence[str]) -> Gate:
                         f"(up to alpha = {s.alpha:g} each). Set a practical --threshold such as "
                         f"0.02, or add --correction holm")
     return Gate(tuple(fail_on), gated, tuple(failing), tuple(warnings))
-
-
-def regressions(comparison: Comparison, fail_on: Sequence[str]) -> list[Row]:
-    """The rows that fail the job under `fail_on` (already parsed). Raises UserError when a
-    named metric was compared in no cell, so a typo never passes silently."""
-    compared = {r.name for r in comparison.rows() if r.scope == "metric"}
-    for name in fail_on:
-        if name not in _WORDS and name not in compared:
-            raise UserError(f"--fail-on {name}: no cell compared this metric; compared: "
-                            f"{', '.join(sorted(compared)) or '(none)'}")
-    return [row for row in comparison.rows()
-            if row.verdict in REGRESSIONS and _watched(row, fail_on)]
 
 
 def _watched(row: Row, fail_on: Sequence[str]) -> bool:

@@ -1,19 +1,6 @@
-"""Which way is better for a metric, read from its name.
-
-aorta's metric names end in their unit (`wall_s`, `rocprof_gpu_time_ms`, `max_rss_mib`), so
-the suffix says what a change means:
-
-| kind  | suffixes (examples)                          | lower is | verdicts        |
-|-------|----------------------------------------------|----------|-----------------|
-| rate  | _per_s, _tflops, _gbps, _throughput           | worse    | SLOWER / FASTER |
-| count | _count, _calls                                | (neither)| SAME / CHANGED  |
-| time  | _ms, _s, _us, _ns, _sec, wall..., cpu...      | better   | FASTER / SLOWER |
-| size  | _mib, _mb, _gib, _gb, _kib, _kb, _bytes        | better   | SMALLER / LARGER|
-| other | anything else                                 | (neither)| LOWER / HIGHER  |
-
-A count that moves is information (a different code path, another launch), not a speed, so it
-gets no statistics and never fails a run. An `other` metric is compared with the same
-statistics as a time, but aorta cannot know whether higher is worse, so it never fails a run.
+"""Which way is better for a metric, read from its name: aorta's metric names end in their unit
+(`wall_s`, `rocprof_gpu_time_ms`, `max_rss_mib`). The kinds, their verdicts and why counts and
+metrics of unknown direction never fail a run: docs/compare.md, "metric kinds".
 """
 
 from __future__ import annotations
@@ -46,7 +33,7 @@ def metric_kind(name: str) -> MetricKind:
         return "rate"
     if lowered.endswith(_COUNT) or lowered == "calls":
         return "count"
-    if lowered.endswith(_TIME) or lowered.startswith(("wall", "cpu_")) or lowered == "wall":
+    if lowered.endswith(_TIME) or lowered.startswith(("wall", "cpu_")):
         return "time"
     if lowered.endswith(_SIZE):
         return "size"

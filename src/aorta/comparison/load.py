@@ -120,9 +120,8 @@ def _tables(trial: TrialResult) -> dict[str, TrialTable]:
     total_ms is skipped: no number beats a wrong one."""
     out: dict[str, TrialTable] = {}
     for key, value in trial.metrics.items():
-        if not isinstance(value, list) or not value or not all(isinstance(r, dict) for r in value):
-            continue
-        if not all("name" in r and "total_ms" in r for r in value):
+        if not isinstance(value, list) or not value or not all(
+                isinstance(r, dict) and "name" in r and "total_ms" in r for r in value):
             continue
         table: dict[str, KernelEntry] = {}
         for row in value:
@@ -145,10 +144,9 @@ def _duration(value: Any) -> bool:
 
 
 def pair_cells(base: LoadedRun, new: LoadedRun) -> list[tuple[str, CellSamples, CellSamples]]:
-    """The cells to compare, as (label, base cell, new cell).
-
-    Two named cells pair with each other; one named cell pairs with the cell of that name on
-    the other side; otherwise every cell both runs have, in the base run's order."""
+    """The cells to compare, as (label, base cell, new cell): two named cells pair with each
+    other; one named cell pairs with the cell of that name on the other side; otherwise every
+    cell both runs have, in the base run's order."""
     if base.ref.cell and new.ref.cell:
         b, n = base.cells[base.ref.cell], new.cells[new.ref.cell]
         label = b.name if b.name == n.name else f"{b.name} -> {n.name}"

@@ -1,10 +1,8 @@
 """The records a comparison produces: plain, frozen, checked when built. Renderers read them.
 
 A `Row` is one verdict: a metric or a kernel of one cell, base against new. Medians are in the
-metric's own unit (kernel rows: milliseconds of total time per trial); `ratio` is
-new median / base median; `ci_low`/`ci_high` bound that ratio (None when unbounded or not
-computed); `p_value` is the two-sided Mann-Whitney p, and `p_adjusted` the p that decided
-the verdict under `--correction` (None without one).
+metric's own unit (kernel rows: milliseconds of total time per trial); `ratio` is new median /
+base median, bounded by `ci_low`/`ci_high` (None when unbounded or not computed).
 """
 
 from __future__ import annotations
@@ -13,15 +11,14 @@ import math
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
-from aorta.comparison.family import CORRECTIONS, Correction
 from aorta.comparison.kinds import MetricKind
+from aorta.stats.family import CORRECTIONS, Correction
 
 Verdict = Literal["FASTER", "SLOWER", "SAME", "UNCERTAIN", "SMALLER", "LARGER", "LOWER",
                   "HIGHER", "CHANGED", "NEW", "GONE", "INCOMPARABLE"]
-VERDICTS: tuple[str, ...] = ("FASTER", "SLOWER", "SAME", "UNCERTAIN", "SMALLER", "LARGER",
-                             "LOWER", "HIGHER", "CHANGED", "NEW", "GONE", "INCOMPARABLE")
+VERDICTS: tuple[str, ...] = get_args(Verdict)
 Scope = Literal["metric", "kernel"]
 
 
@@ -77,7 +74,7 @@ class Row:
     ratio: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
-    p_value: float | None = None
+    p_value: float | None = None         # the two-sided Mann-Whitney p
     more_trials: int | None = None       # UNCERTAIN: at least this many more trials per side
     more_trials_high: int | None = None  # ... and at most this many (None: no upper bound)
     note: str = ""

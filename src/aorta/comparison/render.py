@@ -1,10 +1,7 @@
-"""Renderings of a comparison: text and Markdown (lines), JSON (one string). HTML lives in
-`render_html`, shared wording in `wording`. Renderers only read the rows; every number was
-computed before.
-
-Long kernel names are shortened for the tables (the render kit's `short_names`): in text to
-fit the terminal `width` when one is given, in Markdown to 64 characters. JSON keeps every
-name whole.
+"""Renderings of a comparison: text and Markdown (lines), JSON (one string); HTML lives in
+`render_html`. Long kernel names are shortened for the tables (the render kit's
+`short_names`): in text to fit the terminal `width` when one is given, in Markdown to 64
+characters. JSON keeps every name whole.
 """
 
 from __future__ import annotations

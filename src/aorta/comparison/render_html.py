@@ -1,8 +1,4 @@
-"""A comparison as one self-contained HTML page: inline style, no script, no network.
-
-Long kernel names show shortened (the render kit's `short_name`); the cell's tooltip holds the
-full name, and the names it was matched from when normalisation changed them.
-"""
+"""A comparison as one self-contained HTML page: inline style, no script, no network."""
 
 from __future__ import annotations
 
@@ -70,7 +66,8 @@ def _table(head: tuple[str, ...], rows: list[str]) -> str:
 
 
 def _row(row: Row, cells: tuple[str, ...]) -> str:
-    """The name shortened (its tooltip whole), the figures, the verdict styled, the note."""
+    """The name shortened (the render kit's `short_name`; its tooltip holds the whole name and
+    the names it was matched from), the figures, the verdict styled, the note."""
     tip = [row.name] + ([f"matched from: {', '.join(row.raw_names)}"]
                         if row.raw_names and row.raw_names != (row.name,) else [])
     return (f"<tr><td class='name' title='{h(chr(10).join(tip))}'>"

@@ -1,27 +1,20 @@
 """The verdict rule: from two samples of one metric to FASTER / SLOWER / SAME / UNCERTAIN.
 
 With r = median(new) / median(base), its exact (1 - alpha) bootstrap interval [lo, hi]
-(`interval`), the two-sided Mann-Whitney p (`stats`; the adjusted p under `--correction`,
-see `family`) and the band [1 - threshold, 1 + threshold]:
+(`aorta.stats.interval`), the two-sided Mann-Whitney p (`aorta.stats.rank_test`; the adjusted
+p under `--correction`) and the band [1 - threshold, 1 + threshold]:
 
-1. too few trials for the U test ever to reach alpha (3 per side at alpha 0.05): UNCERTAIN,
-   whatever the numbers say; nothing is judged from samples that cannot be significant;
+1. too few trials for the U test ever to reach alpha (3 per side at alpha 0.05): UNCERTAIN;
 2. [lo, hi] inside the band: SAME, even when p is tiny (a real change, too small to matter);
 3. p <= alpha and [lo, hi] wholly beyond the band, on the side the U statistic points to:
-   SLOWER or FASTER (for a time; other kinds use their own words);
-4. anything else: UNCERTAIN, with a range of how many more trials per side would likely
-   settle it (`advice`).
+   SLOWER or FASTER (other kinds use their own words);
+4. anything else: UNCERTAIN, with a range of more trials per side (`aorta.stats.advice`).
 
-Rule 3 asks for the whole interval beyond the threshold, not just the estimate: SLOWER then
-means "confidently more than threshold slower", so a change smaller than the threshold is
-called SLOWER at most about alpha/2 of the time, however many trials there are, while a
-rule on the estimate alone calls a true 4% change SLOWER in a third of 20-trial comparisons
-at a 5% threshold. The price is trials: the UNCERTAIN advice says how many. A count gets no
-statistics: SAME when the medians agree, CHANGED otherwise.
-
-Judging is two steps so that p-values can be adjusted across rows in between: `measure`
-computes everything that depends on one row alone, `decide` applies the rule with the p and
-alpha it is given; `judge` does both with the row's own p.
+Rule 3 asks for the whole interval beyond the threshold, so a change smaller than the threshold
+is called SLOWER at most about alpha/2 of the time however many trials there are (why, and what
+it costs: docs/compare.md). A count gets no statistics: SAME or CHANGED. `measure` computes
+what depends on one row alone and `decide` applies the rule, so that p-values can be adjusted
+across rows in between; `judge` does both with the row's own p.
 """
 
 from __future__ import annotations
@@ -29,18 +22,19 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import median
 from typing import NamedTuple, cast
 
-from aorta.comparison.advice import advise
-from aorta.comparison.interval import ratio_interval
 from aorta.comparison.kinds import MetricKind, direction_words
 from aorta.comparison.model import CompareSettings, Verdict
-from aorta.comparison.stats import RankTest, can_reach, mann_whitney, median
 from aorta.rendering import fmt
+from aorta.stats.advice import advise
+from aorta.stats.interval import ratio_interval
+from aorta.stats.rank_test import RankTest, can_reach, mann_whitney
 
 
 class Judgement(NamedTuple):
-    """One row's verdict and the numbers behind it (a named tuple: one per row, made often)."""
+    """One row's verdict and the numbers behind it, named as `Row` names them."""
 
     verdict: Verdict
     base_median: float | None
@@ -71,19 +65,24 @@ def measure(base: Sequence[float], new: Sequence[float], kind: MetricKind,
     """The row's numbers, or its final Judgement when it gets no statistics (a count, a side
     with no values, a median at or below zero)."""
     if not base or not new:
-        side = "base" if not base else "new"
-        return Judgement("INCOMPARABLE", _median_or_none(base), _median_or_none(new),
-                         note=f"no passing trial in {side} measured it")
+        return Judgement("INCOMPARABLE", median(base) if base else None,
+                         median(new) if new else None,
+                         note=f"no passing trial in {'base' if not base else 'new'} measured it")
     base_median, new_median = median(base), median(new)
     if kind == "count":
-        return _judge_count(base_median, new_median)
+        ratio = new_median / base_median if base_median > 0 else None
+        if base_median == new_median:
+            return Judgement("SAME", base_median, new_median, ratio)
+        return Judgement("CHANGED", base_median, new_median, ratio,
+                         note=f"{fmt(base_median)} -> {fmt(new_median)}")
     if base_median <= 0 or new_median <= 0:
         return Judgement("INCOMPARABLE", base_median, new_median,
                          note="a median is zero or negative, so a ratio means nothing")
     low, high = ratio_interval(base, new, 1 - settings.alpha)
     test = mann_whitney(base, new)
     found = Judgement("UNCERTAIN", base_median, new_median, new_median / base_median,
-                      _bound(low), _bound(high), test.p_value)
+                      low if math.isfinite(low) else None, high if math.isfinite(high) else None,
+                      test.p_value)
     return Measurement(tuple(base), tuple(new), kind, found, test)
 
 
@@ -123,25 +122,9 @@ def judge(base: Sequence[float], new: Sequence[float], kind: MetricKind,
     return m if isinstance(m, Judgement) else decide(m, settings)
 
 
-def _judge_count(base_median: float, new_median: float) -> Judgement:
-    ratio = new_median / base_median if base_median > 0 else None
-    if base_median == new_median:
-        return Judgement("SAME", base_median, new_median, ratio)
-    return Judgement("CHANGED", base_median, new_median, ratio,
-                     note=f"{fmt(base_median)} -> {fmt(new_median)}")
-
-
 def _uncertain(found: Judgement, m: Measurement, threshold: float, alpha: float,
                why: str) -> Judgement:
     advice = advise(m.base, m.new, threshold, alpha)
     if advice is None:
         return found._replace(note=why)
     return found._replace(more_trials=advice.low, more_trials_high=advice.high, note=why)
-
-
-def _bound(value: float) -> float | None:
-    return value if math.isfinite(value) else None
-
-
-def _median_or_none(values: Sequence[float]) -> float | None:
-    return median(values) if values else None

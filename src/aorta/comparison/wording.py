@@ -76,9 +76,10 @@ def summary_line(comparison: Comparison) -> str:
 def kernel_groups(cell: CellComparison, top: int) -> list[tuple[str, list[Row], list[Row]]]:
     """Per kernel table: (table, rows shown, rows left out), largest absolute change first.
     `top` 0 shows every row."""
+    ranked = cell.kernel_rows()
     groups = []
-    for table in dict.fromkeys(r.table or "" for r in cell.kernel_rows()):
-        rows = [r for r in cell.kernel_rows() if r.table == table]
+    for table in dict.fromkeys(r.table or "" for r in ranked):
+        rows = [r for r in ranked if r.table == table]
         groups.append((table, rows[:top], rows[top:]) if top > 0 else (table, rows, []))
     return groups
 
@@ -92,11 +93,11 @@ def cell_header(cell: CellComparison) -> str:
     return f"cell {cell.label}: {side('base', cell.base_trials)}, {side('new', cell.new_trials)}"
 
 
-def metric_head(p: str = "p") -> tuple[str, ...]:
+def metric_head(p: str) -> tuple[str, ...]:
     return ("metric", "base", "new", "ratio", "interval", p, "verdict", "note")
 
 
-def kernel_head(table: str, p: str = "p") -> tuple[str, ...]:
+def kernel_head(table: str, p: str) -> tuple[str, ...]:
     """Column names for a kernel table; cProfile's table holds functions, not kernels."""
     first = "function" if table.endswith("_functions") else "kernel"
     return (first, "base ms", "new ms", "change ms", "ratio", "interval", p, "verdict", "note")

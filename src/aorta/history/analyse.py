@@ -1,9 +1,6 @@
-"""Series plus their detected changes, the report's choice of kernels, and the CI gate.
-
-`--fail-on` takes compare's words: `slower` (any regression), `kernels` (a kernel's), or metric
-names. Only changes that begin at one of the newest `recent` runs of their series fail a job:
-a CI job records its run, then asks whether *that* run brought a regression; an old step that
-is already known does not fail every later job.
+"""What `history show` and `history report` look at: the series that pass the filters, their
+changes, the top kernels, and the CI gate (`--fail-on`), which fails only on changes beginning
+at the newest `recent` runs of a series, so an old, known step does not fail every later job.
 """
 
 from __future__ import annotations
@@ -11,10 +8,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import median
+from typing import TYPE_CHECKING
 
 from aorta.base.errors import UserError
+from aorta.comparison.gate import parse_fail_on
 from aorta.history.changes import DEFAULT_METHOD, detect_changes
 from aorta.history.model import Change, Series
+
+if TYPE_CHECKING:
+    from aorta.history.store import Filters
 
 _WORDS = ("slower", "kernels")
 
@@ -25,6 +27,12 @@ class Settings:
     threshold: float = 0.05       # steps smaller than this fraction are not reported
     level: float = 0.95           # of the ratio's interval
     recent: int = 1               # --fail-on: changes at the newest N runs of a series
+    top: int = 5                  # kernels kept per (context, cell); 0 keeps all
+
+    @property
+    def text(self) -> str:
+        return (f"method {self.method}, threshold {self.threshold:g}, "
+                f"top {self.top or 'all'} kernel(s) per cell")
 
 
 @dataclass(frozen=True)
@@ -37,10 +45,32 @@ class Analysed:
         return median(self.series.points[-1].values)
 
 
-def analyse(series: Iterable[Series], settings: Settings) -> list[Analysed]:
-    return [Analysed(s, tuple(detect_changes(s, settings.method, settings.threshold,
-                                             settings.level)))
-            for s in series]
+@dataclass(frozen=True)
+class View:
+    items: list[Analysed]
+    db: str                                     # the database, password redacted
+    failing: list[tuple[Analysed, Change]]      # the regressions --fail-on fails on
+
+
+def load_view(db_url: str | None, filters: Filters, settings: Settings,
+              fail_on: Iterable[str] = ()) -> View:
+    """The series of the history at `db_url` that pass `filters`, analysed. Raises UserError
+    for a history that does not exist, a `--fail-on` that cannot gate, or no matching series."""
+    from aorta.history.db import open_history
+    from aorta.history.store import load_series
+
+    gate = parse_fail_on(fail_on)
+    with open_history(db_url, create=False) as db:
+        series = load_series(db, filters)
+    if not series:
+        given = ", ".join(f"--{name} {value!r}" for name, value in vars(filters).items()
+                          if value is not None)
+        raise UserError(f"{db.shown}: no series matches "
+                        f"{given or 'anything (the history is empty)'}")
+    analysed = [Analysed(s, tuple(detect_changes(s, settings.method, settings.threshold,
+                                                 settings.level))) for s in series]
+    items = top_kernels(analysed, settings.top)
+    return View(items, db.shown, regressions(items, gate, settings.recent) if gate else [])
 
 
 def top_kernels(items: Sequence[Analysed], count: int) -> list[Analysed]:
@@ -56,13 +86,6 @@ def top_kernels(items: Sequence[Analysed], count: int) -> list[Analysed]:
         ranked = sorted(group, key=lambda a: -a.latest_median)
         kernels += ranked[:count] if count else ranked
     return metrics + kernels
-
-
-def parse_fail_on(values: Iterable[str]) -> tuple[str, ...]:
-    """Split `--fail-on` values (commas or spaces); refuses metrics that cannot regress."""
-    from aorta.comparison.gate import parse_fail_on as compare_parse
-
-    return compare_parse(values)
 
 
 def regressions(items: Sequence[Analysed], fail_on: Sequence[str],

@@ -1,14 +1,7 @@
-"""Detected changes in a series: where (between which runs), how large (ratio of medians with a
-bootstrap interval), which way (SLOWER, FASTER, ...) and whether it is a regression.
-
-A detector sees one number per run, the median of its passing trials, on a log scale (a step
-is a ratio, whatever the metric's size). Each step it finds is then measured on the trials of
-the runs around it (up to `SIDE_RUNS` runs each side, stopping at the neighbouring steps): the
-ratio of medians after/before and its exact percentile-bootstrap interval (`aorta.comparison`'s). A
-step whose ratio lies within `threshold` of 1 is dropped as too small to matter, like
-compare's SAME. A regression is a SLOWER (time, or rate going down) or LARGER (size) step whose
-whole interval lies beyond 1; counts are CHANGED and never regress; a metric of unknown
-direction is HIGHER or LOWER and never regresses.
+"""Detected changes in a series: where (between which runs), how large (the ratio of medians
+with a bootstrap interval), which way, and whether it is a regression (docs/history.md,
+"Finding steps"). A detector sees one number per run, its median on a log scale; each step
+found is then measured on the trials of up to `SIDE_RUNS` runs each side.
 """
 
 from __future__ import annotations
@@ -17,11 +10,11 @@ import math
 from collections.abc import Callable, Sequence
 from statistics import median
 
-from aorta.comparison.interval import ratio_interval
 from aorta.comparison.kinds import REGRESSIONS, direction_words, metric_kind
 from aorta.history.detect_bayes import detect_bayes
 from aorta.history.detect_bic import detect_bic
 from aorta.history.model import Change, ChangeVerdict, Series
+from aorta.stats.interval import ratio_interval
 
 Detector = Callable[[Sequence[float]], list[int]]
 METHODS: dict[str, Detector] = {"bayes": detect_bayes, "bic": detect_bic}
@@ -42,11 +35,10 @@ def log_medians(groups: Sequence[Sequence[float]]) -> list[float]:
 
 def find_steps(groups: Sequence[Sequence[float]], method: str = DEFAULT_METHOD) -> list[int]:
     """Positions (index of the first run after) of the steps in the newest `WINDOW` runs.
-
-    A lone run that a detector fences off with a step on each side, inside the series, is an
-    outlier (a noisy day, two slow trials out of three), not a change: it is set aside and the
-    search is done again without it. The newest run is never set aside, so a step at the
-    last run, the one a CI gate must see, still shows."""
+    A lone run fenced off by a step on each side, inside the series, is an outlier (a noisy
+    day, two slow trials out of three), not a change: it is set aside and the search repeated.
+    The newest run is never set aside, so a step at the last run, the one a CI gate must see,
+    still shows."""
     start = max(0, len(groups) - WINDOW)
     points = log_medians(groups[start:])
     kept = list(range(len(points)))
@@ -61,7 +53,9 @@ def find_steps(groups: Sequence[Sequence[float]], method: str = DEFAULT_METHOD) 
 
 def detect_changes(series: Series, method: str = DEFAULT_METHOD, threshold: float = 0.05,
                    level: float = 0.95) -> list[Change]:
-    """The changes in `series`, oldest first (see the module's docstring)."""
+    """The changes in `series`, oldest first. A step within `threshold` of 1 is dropped, as
+    compare's SAME; a regression is a SLOWER or LARGER step whose whole interval lies beyond 1
+    (counts and metrics of unknown direction never regress)."""
     groups = [p.values for p in series.points]
     steps = find_steps(groups, method)
     kind = metric_kind(series.unit_name)

@@ -1,24 +1,19 @@
-"""Where a history lives: a database URL, its redacted form, and an engine that is safe to share.
+"""Opening a history (an SQLite file by default, PostgreSQL by URL) with its schema brought up
+to date, through SQLAlchemy Core; docs/history.md ("Storage") says why this design.
 
-Two backends, both through SQLAlchemy Core (no hand-written dialect SQL):
-
-- SQLite (the default): one file, no server. Several processes on one host may write at once:
-  the file is in WAL mode (readers never block the writer), every writing transaction starts
-  with `BEGIN IMMEDIATE` (it takes the write lock up front, so two writers queue on the busy
-  timeout instead of failing halfway with "database is locked"), and the busy timeout is long.
-  WAL needs shared memory, so the file must sit on a local disk, not NFS.
-- PostgreSQL through `postgresql://user@host/db` (psycopg 3), for a team or a CI fleet.
-
-A URL's password is never printed: `redact` replaces it (and any `password=` query
-parameter) with `***`, and `scrub` removes it from the text of a driver's error message.
+SQLite takes several writers on one host: WAL mode (readers never block the writer), and every
+writing transaction starts with `BEGIN IMMEDIATE`, so writers queue on the busy timeout instead
+of failing halfway with "database is locked". WAL needs shared memory: a local disk, not NFS.
+A URL's password is never printed (`redact`, `Database.scrub`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,10 +22,14 @@ from aorta.base.errors import UserError
 if TYPE_CHECKING:
     from sqlalchemy.engine import URL, Connection, Engine
 
+    from aorta.history.schema import Migration
+
 DEFAULT_DB = Path("aorta_results") / "history.sqlite"
 ENV_VAR = "AORTA_HISTORY_DB"
 _BUSY_TIMEOUT_S = 120.0
 _SECRET_QUERY_KEYS = ("password", "passwd", "pwd", "sslpassword")
+# An arbitrary, fixed 63-bit key: every aorta takes the same advisory lock on PostgreSQL.
+_PG_LOCK_KEY = 0x616F727461_0001
 
 
 @dataclass(frozen=True)
@@ -46,7 +45,6 @@ class Database:
         return str(self.engine.dialect.name)
 
     def scrub(self, text: str) -> str:
-        """`text` with every secret of this URL replaced by `***`."""
         for secret in self.secrets:
             text = text.replace(secret, "***")
         return text
@@ -151,14 +149,68 @@ def _sqlite_events(engine: Engine) -> None:
 def write_transaction(db: Database) -> Iterator[Connection]:
     """A transaction that will write: on SQLite it holds the write lock from its first
     statement (`BEGIN IMMEDIATE`); committed on success, rolled back on any exception."""
-    with db.engine.connect() as conn:
-        conn = conn.execution_options(aorta_write=True)
-        with conn.begin():
-            yield conn
+    with db.engine.connect().execution_options(aorta_write=True) as conn, conn.begin():
+        yield conn
 
 
 @contextmanager
 def read_connection(db: Database) -> Iterator[Connection]:
-    with db.engine.connect() as conn:
-        with conn.begin():
-            yield conn
+    with db.engine.connect() as conn, conn.begin():
+        yield conn
+
+
+@contextmanager
+def open_history(db_url: str | None, create: bool = True) -> Iterator[Database]:
+    """The history at `db_url`, upgraded to the newest schema; disposed of on exit.
+    `create=False`: a missing SQLite file is an error instead of a new, empty history."""
+    from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+    db = connect(db_url, create=create)
+    try:
+        upgrade(db)
+        yield db
+    except SQLAlchemyError as exc:
+        # A driver's error carries its own message, which says the most.
+        cause = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+        detail = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+        raise UserError(f"{db.shown}: {db.scrub(detail)}") from None
+    finally:
+        db.engine.dispose()
+
+
+def upgrade(db: Database, migrations: Sequence[Migration] | None = None) -> int:
+    """Bring the database to the newest version (of `migrations`, default the released ones);
+    returns the version it was at before. Raises UserError when the database is newer, so an
+    old aorta never writes into a schema it does not know."""
+    from sqlalchemy import func, select
+
+    from aorta.history.schema import MIGRATIONS, MIGRATIONS_TABLE, current_version
+
+    migrations = migrations or MIGRATIONS
+    latest = migrations[-1].version
+    with read_connection(db) as conn:
+        before = current_version(conn)
+    _refuse_newer(db, before, latest)
+    if before == latest:
+        return before
+    # Under the write lock, the version is read again: another process may have just upgraded.
+    with write_transaction(db) as conn:
+        if db.dialect == "postgresql":
+            conn.execute(select(func.pg_advisory_xact_lock(_PG_LOCK_KEY)))
+        MIGRATIONS_TABLE.create(conn, checkfirst=True)
+        at = current_version(conn)
+        _refuse_newer(db, at, latest)
+        for migration in migrations:
+            if migration.version <= at:
+                continue
+            migration.apply(conn)
+            conn.execute(MIGRATIONS_TABLE.insert().values(
+                version=migration.version, name=migration.name,
+                applied_at=datetime.now(timezone.utc).isoformat(timespec="seconds")))
+    return before
+
+
+def _refuse_newer(db: Database, version: int, latest: int) -> None:
+    if version > latest:
+        raise UserError(f"{db.shown}: history schema {version} was written by a newer aorta "
+                        f"(this one knows up to {latest}); upgrade aorta to use it")

@@ -1,25 +1,21 @@
 """Step detection by Bayesian binary segmentation over run medians.
 
-Each segment of the series is modelled as normal with its own unknown mean and variance under
-the conjugate normal-inverse-gamma prior, whose marginal likelihood has a closed form (a
-product-partition model: D. Barry and J. A. Hartigan, "A Bayesian analysis for change point
-problems", JASA 88, 1993; the single-change posterior as in Adams and MacKay's "Bayesian
-online changepoint detection", 2007, used offline). For a stretch of runs, the posterior
-probability that it holds one change, against none, with the change's position uniform over
-the run boundaries, is
+Each segment is normal with its own unknown mean and variance under the conjugate
+normal-inverse-gamma prior (a product-partition model: D. Barry and J. A. Hartigan, JASA 88,
+1993; the one-change posterior as in Adams and MacKay, "Bayesian online changepoint
+detection", 2007, used offline). A stretch of runs is split at its most probable boundary when
 
     P(change | y) = q * mean_t p(y[:t]) p(y[t:])  /  (q * mean_t p(y[:t]) p(y[t:]) + (1 - q) p(y))
 
-When it exceeds `THRESHOLD` the stretch is split at the most probable boundary and both halves
-are searched again. The medians are first put on a log scale and divided by a robust noise
-estimate (the median absolute successive difference, which a few steps do not move), so the
-prior is stated in units of the run-to-run noise and means the same for every metric.
+exceeds `THRESHOLD`, and both halves are searched again. The log medians are first divided by
+a robust noise estimate, so the prior is in units of run-to-run noise for every metric.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import accumulate
 from statistics import median
 
 THRESHOLD = 0.95        # posterior probability of a change needed to report it
@@ -60,10 +56,8 @@ def _best_split(z: Sequence[float], threshold: float, prior: float) -> int | Non
     n = len(z)
     if n < 2:
         return None
-    prefix, prefix_sq = [0.0], [0.0]
-    for v in z:
-        prefix.append(prefix[-1] + v)
-        prefix_sq.append(prefix_sq[-1] + v * v)
+    prefix = [0.0, *accumulate(z)]
+    prefix_sq = [0.0, *accumulate(v * v for v in z)]
 
     def log_marginal(i: int, j: int) -> float:
         count = j - i

@@ -1,24 +1,20 @@
-"""Step detection by a penalized piecewise-constant fit, the criterion asv uses.
-
-asv (airspeed-velocity, `asv/step_detect.py`) fits the series with k constant segments and
-chooses k by a Schwarz-type information criterion (Y.-C. Yao, "Estimating the number of
-change-points via Schwarz criterion", Statistics & Probability Letters 6, 1988), with a noise
-floor so that a perfectly flat series does not reward one segment per point. Here:
+"""Step detection by a penalized piecewise-constant fit, the criterion asv uses
+(`asv/step_detect.py`; Y.-C. Yao, "Estimating the number of change-points via Schwarz
+criterion", Statistics & Probability Letters 6, 1988):
 
     SC(k) = (m / 2) * ln(RSS_k / m + floor^2) + beta * k * ln(m)
 
-over the m run medians on a log scale (a step is a ratio), where RSS_k is the smallest
-residual sum of squares with k segments, found exactly by dynamic programming over all
-segmentations (Auger and Lawrence's segment neighbourhood, O(K m^2) with prefix sums).
-Differences from asv: squared error on medians (asv: absolute error on weighted points, to
-resist outliers; the run median already resists a bad trial), and an exact fit instead of
-asv's approximate one. `beta` and the floor were calibrated on synthetic series (docs/history.md).
+over the m run medians on a log scale, RSS_k being the least squared error with k segments,
+found exactly by dynamic programming over all segmentations (Auger and Lawrence's segment
+neighbourhood). How this differs from asv, and the calibration of `beta` and the floor:
+docs/history.md.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import accumulate
 
 BETA = 2.0          # penalty per segment, in units of ln(m); calibrated, see docs/history.md
 FLOOR = 0.004       # noise floor on the log scale (0.4 %): smaller wiggles are never steps
@@ -31,10 +27,8 @@ def detect_bic(points: Sequence[float], beta: float = BETA, floor: float = FLOOR
     m = len(points)
     if m < 2:
         return []
-    prefix, prefix_sq = [0.0], [0.0]
-    for y in points:
-        prefix.append(prefix[-1] + y)
-        prefix_sq.append(prefix_sq[-1] + y * y)
+    prefix = [0.0, *accumulate(points)]
+    prefix_sq = [0.0, *accumulate(y * y for y in points)]
 
     def cost(i: int, j: int) -> float:       # squared error of points[i:j] about its mean
         n = j - i

@@ -1,10 +1,6 @@
-"""Reading a run directory into what the history records, through the run-directory store
-(`aorta.store`): the only module of `aorta.history` that reads runs.
-
-Only passing trials give numbers (a failed trial measured something else), baseline trials
-(no collector) are left out, and a collector's figures count only when its capture is `ok`:
-anything else drops every `<c>_...` number and table of that trial, since a partial capture
-would read as a speed-up.
+"""Reading a run directory into what the history records: the only module of `aorta.history`
+that reads runs (through `aorta.store`). Only passing, non-baseline trials give numbers, and a
+collector's figures only when its capture is `ok`: a partial capture would read as a speed-up.
 """
 
 from __future__ import annotations
@@ -16,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from aorta.base.errors import UserError
+from aorta.report.header import env_gpus
 from aorta.store.layout import ENV, RECIPE
-from aorta.store.records import TrialResult
+from aorta.store.records import RunRecord, TrialResult
 from aorta.store.run_dir import RunStore, Slot
 
 
@@ -41,67 +38,60 @@ class CellData:
 
 @dataclass(frozen=True)
 class RunSnapshot:
-    """What a run directory says about itself, as the history needs it."""
-
     path: Path
-    name: str
-    fingerprint: str
-    recipe: str | None              # the recipe file as run.json recorded it
-    recipe_sha256: str | None
-    command: tuple[str, ...]
-    collectors: tuple[str, ...]
+    run: RunRecord
+    created_at: str                 # run.json's created_at, else its started_at
     collect: Mapping[str, Any]      # collector -> resolved options (recipe.resolved.yaml)
-    created_at: str
-    finished_at: str | None
-    status: str
-    aorta_version: str | None
     host: str
     gpu: str
-    cwd: Path | None                # where the sweep ran (run.json's `cwd`)
     cells: tuple[CellData, ...]
+
+    @property
+    def cwd(self) -> Path | None:
+        return Path(self.run.cwd) if self.run.cwd else None
+
+    @property
+    def recipe_path(self) -> Path | None:
+        """The recipe file as run.json recorded it, relative ones taken from `cwd`."""
+        if not self.run.recipe:
+            return None
+        path = Path(self.run.recipe)
+        return self.cwd / path if self.cwd is not None and not path.is_absolute() else path
 
 
 def read_run(run_dir: Path) -> RunSnapshot:
     """Read `run_dir`. Raises UserError when it is not a run directory."""
     store = RunStore(run_dir)
     run = store.read_run("record")
-    doc = run.to_json()
     env = store.read_json(ENV)
     env = env if isinstance(env, dict) else {}
-    collectors = tuple(run.collectors)
     by_cell: dict[str, list[Slot]] = {name: [] for name in run.cells}
     for slot in store.slots(run):
         if not slot.baseline:
             by_cell[slot.cell].append(slot)
-    cells = tuple(_cell(name, slots) for name, slots in by_cell.items())
     created = run.created_at or run.started_at
     if created is None:
         raise UserError(f"{run_dir / 'run.json'}: no created_at time; cannot place the run in "
                         f"a history")
     host: dict[str, Any] = env["host"] if isinstance(env.get("host"), dict) else {}
     return RunSnapshot(
-        path=run_dir.resolve(), name=run.run, fingerprint=run.fingerprint,
-        recipe=run.recipe, recipe_sha256=run.recipe_sha256, command=tuple(run.command),
-        collectors=collectors, collect=_collect(store, collectors), created_at=created,
-        finished_at=run.finished_at, status=run.status, aorta_version=run.aorta_version,
-        host=str(host.get("hostname") or "unknown"), gpu=gpu_text(doc, env),
-        cwd=Path(run.cwd) if run.cwd else None, cells=cells)
+        path=run_dir.resolve(), run=run, created_at=created, collect=_collect(store, run),
+        host=str(host.get("hostname") or "unknown"), gpu=gpu_text(env),
+        cells=tuple(_cell(name, slots) for name, slots in by_cell.items()))
 
 
-def gpu_text(run_doc: Mapping[str, Any], env: Mapping[str, Any]) -> str:
+def gpu_text(env: Mapping[str, Any]) -> str:
     """The GPUs env.json saw, as one key: `NVIDIA H200`, `8x AMD Instinct MI300X`, `none`."""
-    from aorta.report.header import run_header
-
     if not env:
         return "unknown"
-    names = [g.name for g in run_header(run_doc, env, None).gpus]
+    names = [g.name for g in env_gpus(env)[0]]
     if not names:
         return "none"
     counts = {n: names.count(n) for n in dict.fromkeys(names)}
     return " + ".join(n if c == 1 else f"{c}x {n}" for n, c in counts.items())
 
 
-def _collect(store: RunStore, collectors: Sequence[str]) -> dict[str, Any]:
+def _collect(store: RunStore, run: RunRecord) -> dict[str, Any]:
     """Each collector's resolved options; a collector without a readable block gets None."""
     from aorta.recipe.schema import load_recipe
 
@@ -110,14 +100,13 @@ def _collect(store: RunStore, collectors: Sequence[str]) -> dict[str, Any]:
         collect = load_recipe(path).recipe.collect if path.is_file() else {}
     except UserError:
         collect = {}
-    return {name: collect.get(name) for name in collectors}
+    return {name: collect.get(name) for name in run.collectors}
 
 
 def _cell(name: str, slots: Sequence[Slot]) -> CellData:
-    trials = [s.result for s in slots if s.result is not None]
+    passing = [s.result for s in slots if s.result is not None and s.result.verdict == "pass"]
     metrics: dict[str, list[tuple[int, float]]] = {}
     kernels: dict[tuple[str, str], list[KernelRow]] = {}
-    passing = [t for t in trials if t.verdict == "pass"]
     for trial in passing:
         dropped = trial.untrusted_prefixes()
         for key, value in trial.numeric_metrics().items():

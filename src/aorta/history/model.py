@@ -1,8 +1,4 @@
-"""The history's records: contexts, runs, series of per-run samples, and detected changes.
-
-All frozen, checked where they are built; the store returns them, detection and the
-renderers only read them.
-"""
+"""The history's records, frozen and checked where they are built."""
 
 from __future__ import annotations
 
@@ -34,12 +30,9 @@ class RunInfo:
     name: str
     created_at: str
     command: tuple[str, ...]
-    status: str
     commit_sha: str | None
-    commit_time: str | None
     commit_dirty: bool | None
     commit_source: str | None
-    repo: str | None
 
     @property
     def label(self) -> str:
@@ -105,8 +98,6 @@ class Change:
 
 @dataclass(frozen=True)
 class Recorded:
-    """What `record_run` stored."""
-
     run_dir: str
     db: str                   # the database, password redacted
     run_id: int

@@ -1,20 +1,9 @@
-"""Which commit of the workload a run measured, found with `git` from what the run recorded.
+"""Which commit of the workload a run measured, asked of `git` when the run is recorded.
 
-The workload's repository is looked for, in this order, in the folder of:
-
-1. the command's script: the first word of the command that names an existing file (the
-   interpreter and launchers on PATH are skipped), resolved against the run's working
-   directory. `python3 bench/matmul.py` is measured at the commit of bench/'s checkout, even
-   when the sweep was started from elsewhere;
-2. the run's working directory (a `python -m pkg` run or a binary on PATH started from a
-   checkout);
-3. the recipe file's folder (recipes often live next to the workload).
-
-The first of these inside a git work tree wins, and the record says which one it was. A work
-tree with uncommitted changes to tracked files is recorded as dirty: the commit alone does not
-describe what ran. git is asked when the run is recorded, so record a run before checking out
-another commit (`aorta sweep run --history` does it at the end of the sweep); `--commit` names
-the commit by hand when the run was made elsewhere.
+The repository is looked for in the folder of the command's script, then in the run's working
+directory, then in the recipe's folder; the first inside a git work tree wins and the record
+says which (docs/history.md, "The commit"). Uncommitted changes to tracked files mark the
+commit dirty: the commit alone does not describe what ran.
 """
 
 from __future__ import annotations
@@ -40,7 +29,8 @@ class Commit:
 
 def candidate_dirs(command: Sequence[str], cwd: Path | None,
                    recipe: Path | None) -> list[tuple[str, Path]]:
-    """(source, folder) pairs to try, in order (see the module's docstring)."""
+    """(source, folder) pairs to try, in order; `recipe` is already resolved against `cwd`.
+    `python3 bench/matmul.py` is measured at bench/'s checkout wherever the sweep started."""
     out: list[tuple[str, Path]] = []
     script = _script(command, cwd)
     if script is not None:
@@ -48,8 +38,7 @@ def candidate_dirs(command: Sequence[str], cwd: Path | None,
     if cwd is not None:
         out.append(("cwd", cwd))
     if recipe is not None:
-        out.append(("recipe", (cwd / recipe if cwd and not recipe.is_absolute() else recipe)
-                    .parent))
+        out.append(("recipe", recipe.parent))
     return out
 
 

@@ -1,34 +1,48 @@
-"""The history as one self-contained HTML page: inline CSS and SVG, no script, no request.
-
-Sections: the detected changes (regressions first), then per context and cell a trend plot of
-every metric and of the top kernels: each run's trials and median, a dashed line at each
-change (red: a regression, green: an improvement, grey: a change of a count or of a metric of
-unknown direction). The database is named with its password redacted. Everything that came
-from runs (names, commands, kernel names) is escaped.
+"""The history as one self-contained HTML page (inline CSS and SVG, no script): the detected
+changes, regressions first, then a trend plot per context, cell, metric and top kernel. Run
+text is escaped and the database named with its password redacted.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from statistics import median
 
-from aorta.history.analyse import Analysed
+from aorta.base.redaction import PATTERN_ONLY
+from aorta.history.analyse import Analysed, View
 from aorta.history.model import Change, RunInfo
 from aorta.history.render_text import mark_text, size_text
 from aorta.rendering import PAGE_END, fmt_with_unit, h, html_table, page_open, unit_of
 from aorta.rendering.svg import axis_label
 from aorta.rendering.trend import TrendMark, TrendRun, trend_plot
+from aorta.store.files import write_anywhere
 
 _EXTRA_CSS = """
 .reg{background:#fde2e1}.imp{background:#dff3e1}
 table.changes td:nth-child(6){word-break:break-all;max-width:340px}
 figure.trend{margin:6px 0 14px}figure.trend figcaption{font-size:12px;color:#333}
 """
-_IMPROVEMENTS = frozenset({"FASTER", "SMALLER"})
+_COLOURS = {"reg": "#d62728", "imp": "#2ca02c", "": "#888"}
 
 
-def render_html(items: Sequence[Analysed], db: str, settings_text: str,
-                failing: Sequence[tuple[Analysed, Change]]) -> str:
+def default_page(db_url: str | None) -> Path:
+    """`history.html` beside an SQLite file, else in the current folder."""
+    from aorta.history.db import resolve_url
+
+    url = resolve_url(db_url)
+    if url.get_backend_name() == "sqlite" and url.database:
+        return Path(url.database).parent / "history.html"
+    return Path("history.html")
+
+
+def write_page(view: View, settings_text: str, target: Path) -> None:
+    """Write the page to `target` (replacing it), credential shapes scrubbed."""
+    write_anywhere(target, PATTERN_ONLY.text(render_html(view, settings_text)))
+
+
+def render_html(view: View, settings_text: str) -> str:
+    items = view.items
     changes = [(a, c) for a in items for c in a.changes]
     changes.sort(key=lambda ac: (not ac[1].regression, ac[0].series.context.id,
                                  ac[0].series.cell, ac[0].series.name))
@@ -39,8 +53,8 @@ def render_html(items: Sequence[Analysed], db: str, settings_text: str,
              f'<p class="lead">{len(runs)} run(s) in {len(contexts)} context(s), '
              f"{len(items)} series, {len(changes)} change(s) detected, "
              f"{sum(c.regression for _, c in changes)} regression(s).</p>",
-             f"<p><small>database: {h(db)}; {h(settings_text)}</small></p>"]
-    lines += _changes(changes, failing)
+             f"<p><small>database: {h(view.db)}; {h(settings_text)}</small></p>"]
+    lines += _changes(changes, view.failing)
     for context_id, context in contexts.items():
         mine = [a for a in items if a.series.context.id == context_id]
         lines += [f'<section id="context-{context_id}"><h2>{h(context.label)}</h2>',
@@ -49,6 +63,16 @@ def render_html(items: Sequence[Analysed], db: str, settings_text: str,
             lines += _cell(cell, [a for a in mine if a.series.cell == cell])
         lines.append("</section>")
     return "\n".join(lines + PAGE_END) + "\n"
+
+
+def _tone(change: Change) -> str:
+    if change.regression:
+        return "reg"
+    return "imp" if change.verdict in ("FASTER", "SMALLER") else ""
+
+
+def _verdict(change: Change) -> str:
+    return change.verdict + (" (regression)" if change.regression else "")
 
 
 def _changes(changes: Sequence[tuple[Analysed, Change]],
@@ -60,10 +84,9 @@ def _changes(changes: Sequence[tuple[Analysed, Change]],
     gate = {(id(a), c.position) for a, c in failing}
     rows = []
     for a, c in changes:
-        css = ' class="reg"' if c.regression else ' class="imp"' if c.verdict in _IMPROVEMENTS \
-            else ""
+        css = f' class="{_tone(c)}"' if _tone(c) else ""
         rows.append(
-            f"<tr{css}><td>{h(c.verdict)}{' (regression)' if c.regression else ''}</td>"
+            f"<tr{css}><td>{h(_verdict(c))}</td>"
             f"<td>{size_text(c)}</td><td>{_run_text(c.after)}</td><td>{_run_text(c.before)}</td>"
             f"<td>{h(a.series.cell)}</td><td>{h(a.series.name)}</td>"
             f"<td>{h(a.series.context.label)}</td>"
@@ -89,7 +112,6 @@ def _cell(cell: str, items: Sequence[Analysed]) -> list[str]:
 
 
 def _plot(item: Analysed) -> str:
-    """The series' trend: its runs oldest first, a mark at each change."""
     s, unit = item.series, unit_of(item.series.unit_name)
     runs = []
     for p in s.points:
@@ -97,10 +119,9 @@ def _plot(item: Analysed) -> str:
         runs.append(TrendRun(p.values, middle, f"{p.run.label} ({p.run.name}, "
                              f"{p.run.created_at}): median {fmt_with_unit(middle, unit)} of "
                              f"{len(p.values)} trial(s)", p.run.label, p.run.created_at))
-    marks = [TrendMark(c.position, "#d62728" if c.regression else "#2ca02c"
-                       if c.verdict in _IMPROVEMENTS else "#888",
-                       f"{c.verdict}{' (regression)' if c.regression else ''}: {size_text(c)} "
-                       f"first at {c.after.label} (run {c.after.name}), after {c.before.label}")
+    marks = [TrendMark(c.position, _COLOURS[_tone(c)],
+                       f"{_verdict(c)}: {size_text(c)} first at {c.after.label} "
+                       f"(run {c.after.name}), after {c.before.label}")
              for c in item.changes]
     label = f"{s.name}, cell {s.cell}: {len(s.points)} run(s), {len(item.changes)} change(s)"
     return trend_plot(label, axis_label(s.name, unit), runs, marks)

@@ -1,6 +1,4 @@
-"""Text and JSON for `aorta history show`: a series run by run, its changes, or the list of
-series; and the words for a change every rendering shares. Functions return lines; the CLI
-prints them."""
+"""Text and JSON for `aorta history show`, and the words for a change every rendering shares."""
 
 from __future__ import annotations
 
@@ -9,7 +7,7 @@ from collections.abc import Sequence
 from statistics import median
 from typing import Any
 
-from aorta.history.analyse import Analysed
+from aorta.history.analyse import Analysed, View
 from aorta.history.model import Change, RunInfo, Series
 from aorta.rendering import fmt, fmt_interval, fmt_ratio, json_text, text_table, unit_of
 
@@ -62,21 +60,20 @@ def listing_lines(items: Sequence[Analysed]) -> list[str]:
     return text_table(rows)
 
 
-def json_doc(items: Sequence[Analysed], db: str, failing: Sequence[tuple[Analysed, Change]]
-             ) -> str:
+def json_doc(view: View) -> str:
     def change(c: Change) -> dict[str, Any]:
         return {"position": c.position, "verdict": c.verdict, "regression": c.regression,
                 "ratio": c.ratio, "interval": [c.low, c.high], "level": c.level,
                 "method": c.method, "before": _run(c.before), "after": _run(c.after)}
 
-    return json_text({"schema_version": 1, "db": db, "series": [{
+    return json_text({"schema_version": 1, "db": view.db, "series": [{
         "context": {"recipe": a.series.context.recipe, "host": a.series.context.host,
                     "gpu": a.series.context.gpu, "collect": json.loads(a.series.context.collect)},
         "cell": a.series.cell, "metric": a.series.metric, "kernel": a.series.kernel,
         "points": [{"run": _run(p.run), "values": list(p.values)} for p in a.series.points],
-        "changes": [change(c) for c in a.changes]} for a in items],
+        "changes": [change(c) for c in a.changes]} for a in view.items],
         "failing": [{"cell": a.series.cell, "series": a.series.name, "position": c.position}
-                    for a, c in failing]}) + "\n"
+                    for a, c in view.failing]}) + "\n"
 
 
 def _run(run: RunInfo) -> dict[str, Any]:

@@ -1,19 +1,19 @@
-"""The history's tables as they are at the newest schema version (SQLAlchemy Core).
+"""The history's tables at the newest schema version (SQLAlchemy Core), and the ordered
+migrations that build them (docs/history.md, "Schema and migrations").
 
-A *context* is what must be equal for two runs to sit on one trend line: the recipe, the host,
-the GPU and the collectors with their options. A *run* is one recorded run directory: its
-commit, time and command. Samples are the passing trials' numbers, one row per trial; kernel
-rows are the passing trials' per-kernel tables. The cell is a column of the samples, so a
-series is (context, cell, metric) or (context, cell, table, kernel), ordered by run time.
-
-Changing a table here needs a migration in `migrations.py`; a test checks that a database
-built by the migrations has exactly these tables and columns.
+A *context* is what must be equal for runs to share a trend line; a series is (context, cell,
+metric) or (context, cell, table, kernel), ordered by run time. A changed table needs a new
+entry in `MIGRATIONS`: a test compares a database built by the migrations with these tables.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from sqlalchemy import (Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String, Table,
-                        Text)
+                        Text, func, inspect, select)
+from sqlalchemy.engine import Connection
 
 METADATA = MetaData()
 
@@ -77,3 +77,29 @@ KERNELS = Table(
     Column("calls", Integer),
     Index("kernels_run", "run_id"),
 )
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    apply: Callable[[Connection], None]
+
+
+def _v1_initial(conn: Connection) -> None:
+    METADATA.create_all(conn, tables=[t for t in METADATA.sorted_tables
+                                      if t is not MIGRATIONS_TABLE])
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "contexts, runs, samples and kernel rows", _v1_initial),
+)
+LATEST = MIGRATIONS[-1].version
+
+
+def current_version(conn: Connection) -> int:
+    """The schema version of the database behind `conn` (0: empty, nothing created yet)."""
+    if not inspect(conn).has_table(MIGRATIONS_TABLE.name):
+        return 0
+    found = conn.execute(select(func.max(MIGRATIONS_TABLE.c.version))).scalar()
+    return int(found or 0)

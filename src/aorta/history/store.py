@@ -1,77 +1,47 @@
-"""Writing a run into the history and reading series back, through SQLAlchemy Core.
-
-Recording is one transaction: the context row (inserted unless it exists), the run row (a run
-recorded again replaces its earlier record: same directory, same uid), its samples and kernel
-rows. Readers see the run whole or not at all.
-"""
+"""Writing a run into the history and reading series back. Recording is one transaction
+(context, run, samples, kernel rows), so readers see a run whole or not at all."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.engine import Connection
 
-from aorta.history.db import Database, read_connection, write_transaction
-from aorta.history.ingest import RunSnapshot
-from aorta.history.model import Context, Point, RunInfo, Series
-from aorta.history.provenance import Commit
+from aorta.history.db import Database, open_history, read_connection, write_transaction
+from aorta.history.ingest import RunSnapshot, read_run
+from aorta.history.model import Context, Point, Recorded, RunInfo, Series
+from aorta.history.provenance import Commit, candidate_dirs, find_commit, repo_relative
 from aorta.history.schema import CONTEXTS, KERNELS, RUNS, SAMPLES
 
-_CHUNK = 500
+_CHUNK = 500    # run ids per query: SQLite caps the parameters of one statement
 
 
-@dataclass(frozen=True)
-class ContextKey:
-    recipe: str
-    host: str
-    gpu: str
-    collect: str
-
-    @property
-    def digest(self) -> str:
-        text = json.dumps([self.recipe, self.host, self.gpu, self.collect])
-        return hashlib.sha256(text.encode()).hexdigest()
-
-
-def context_key(snapshot: RunSnapshot, recipe: str, host: str | None = None) -> ContextKey:
-    collect = json.dumps(snapshot.collect, sort_keys=True, separators=(",", ":"), default=str)
-    return ContextKey(recipe, host or snapshot.host, snapshot.gpu, collect)
-
-
-def run_uid(snapshot: RunSnapshot) -> str:
-    """Equal for the same run directory recorded twice (or a copy of it)."""
-    text = json.dumps([snapshot.fingerprint, snapshot.created_at, snapshot.host, snapshot.name])
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def store_run(db: Database, snapshot: RunSnapshot, key: ContextKey,
-              commit: Commit | None) -> tuple[int, bool, int, int]:
-    """Record the run; returns (run id, replaced an earlier record, samples, kernel rows)."""
-    uid = run_uid(snapshot)
-    with write_transaction(db) as conn:
-        context_id = _context_id(conn, db.dialect, key)
+def record_run(run_dir: Path | str, db_url: str | None = None, *, commit: str | None = None,
+               host: str | None = None) -> Recorded:
+    """Record the run in `run_dir` into the history at `db_url` (see `db.resolve_url`),
+    creating and upgrading the database as needed; the same run recorded again replaces its
+    earlier record. `commit` names the workload's commit instead of asking git; `host` records
+    the run under another host name (identical CI machines sharing one trend line).
+    Raises `UserError` (exit 2) for a directory that is not a run or an unusable database."""
+    snapshot = read_run(Path(run_dir))
+    found = Commit(sha=commit, time=None, dirty=None, source="given", repo=None) if commit \
+        else find_commit(candidate_dirs(snapshot.run.command, snapshot.cwd, snapshot.recipe_path))
+    fields = {"recipe": recipe_key(snapshot), "host": host or snapshot.host,
+              "gpu": snapshot.gpu, "collect": json.dumps(snapshot.collect, sort_keys=True,
+                                                         separators=(",", ":"), default=str)}
+    with open_history(db_url) as db, write_transaction(db) as conn:
+        context = Context(_context_id(conn, db.dialect, fields), **fields)
+        uid = run_uid(snapshot)
         replaced = conn.execute(delete(RUNS).where(RUNS.c.uid == uid)).rowcount > 0
-        run_id = conn.execute(RUNS.insert().values(
-            uid=uid, context_id=context_id, name=snapshot.name,
-            recipe_sha256=snapshot.recipe_sha256, command=json.dumps(list(snapshot.command)),
-            created_at=snapshot.created_at, finished_at=snapshot.finished_at,
-            recorded_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            status=snapshot.status, aorta_version=snapshot.aorta_version,
-            commit_sha=commit.sha if commit else None,
-            commit_time=commit.time if commit else None,
-            commit_dirty=commit.dirty if commit else None,
-            commit_source=commit.source if commit else None,
-            repo=commit.repo if commit else None,
-            trials_passed=sum(c.passed for c in snapshot.cells),
-            trials_total=sum(c.total for c in snapshot.cells),
-        ).returning(RUNS.c.id)).scalar_one()
+        run_id = _insert_run(conn, snapshot, uid, context.id, found)
         samples = [{"run_id": run_id, "cell": cell.name, "metric": metric, "trial": trial,
                     "value": value}
                    for cell in snapshot.cells for metric, values in cell.metrics.items()
@@ -80,30 +50,58 @@ def store_run(db: Database, snapshot: RunSnapshot, key: ContextKey,
                     "trial": row.trial, "total_ms": row.total_ms, "calls": row.calls}
                    for cell in snapshot.cells for (table, name), rows in cell.kernels.items()
                    for row in rows]
-        _insert(conn, SAMPLES, samples)
-        _insert(conn, KERNELS, kernels)
-    return int(run_id), replaced, len(samples), len(kernels)
+        for table, rows in ((SAMPLES, samples), (KERNELS, kernels)):
+            if rows:
+                conn.execute(table.insert(), rows)
+    return Recorded(run_dir=str(snapshot.path), db=db.shown, run_id=run_id, replaced=replaced,
+                    context=context.label, commit=found.sha if found else None,
+                    commit_source=found.source if found else None, cells=len(snapshot.cells),
+                    samples=len(samples), kernel_rows=len(kernels))
 
 
-def _context_id(conn: Connection, dialect: str, key: ContextKey) -> int:
+def recipe_key(snapshot: RunSnapshot) -> str:
+    """The recipe as the history names it: its path inside its git repository (the same on
+    every clone), else its path as recorded; `run:NAME` for a run without a recipe file."""
+    path = snapshot.recipe_path
+    if path is None:
+        return f"run:{snapshot.run.run}"
+    return repo_relative(path) or str(path)
+
+
+def run_uid(snapshot: RunSnapshot) -> str:
+    """Equal for the same run directory recorded twice (or a copy of it)."""
+    text = json.dumps([snapshot.run.fingerprint, snapshot.created_at, snapshot.host,
+                       snapshot.run.run])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _context_id(conn: Connection, dialect: str, fields: Mapping[str, str]) -> int:
     from sqlalchemy.dialects import postgresql, sqlite
 
-    values = {"key": key.digest, "recipe": key.recipe, "host": key.host, "gpu": key.gpu,
-              "collect": key.collect}
+    key = hashlib.sha256(json.dumps([fields["recipe"], fields["host"], fields["gpu"],
+                                     fields["collect"]]).encode()).hexdigest()
     # Two writers may record the first run of a context at once: the loser's insert is a no-op.
-    if dialect == "postgresql":
-        conn.execute(postgresql.insert(CONTEXTS).values(**values)
-                     .on_conflict_do_nothing(index_elements=["key"]))
-    else:
-        conn.execute(sqlite.insert(CONTEXTS).values(**values)
-                     .on_conflict_do_nothing(index_elements=["key"]))
-    return int(conn.execute(select(CONTEXTS.c.id).where(CONTEXTS.c.key == key.digest))
-               .scalar_one())
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    conn.execute(insert(CONTEXTS).values(key=key, **fields)
+                 .on_conflict_do_nothing(index_elements=["key"]))
+    return int(conn.execute(select(CONTEXTS.c.id).where(CONTEXTS.c.key == key)).scalar_one())
 
 
-def _insert(conn: Connection, table: Any, rows: Sequence[Mapping[str, Any]]) -> None:
-    for start in range(0, len(rows), _CHUNK):
-        conn.execute(table.insert(), list(rows[start:start + _CHUNK]))
+def _insert_run(conn: Connection, snapshot: RunSnapshot, uid: str, context_id: int,
+                commit: Commit | None) -> int:
+    run = snapshot.run
+    commit_fields = {"commit_sha": commit.sha, "commit_time": commit.time,
+                     "commit_dirty": commit.dirty, "commit_source": commit.source,
+                     "repo": commit.repo} if commit else {}
+    return int(conn.execute(RUNS.insert().values(
+        uid=uid, context_id=context_id, name=run.run, recipe_sha256=run.recipe_sha256,
+        command=json.dumps(list(run.command)), created_at=snapshot.created_at,
+        finished_at=run.finished_at,
+        recorded_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        status=run.status, aorta_version=run.aorta_version, **commit_fields,
+        trials_passed=sum(c.passed for c in snapshot.cells),
+        trials_total=sum(c.total for c in snapshot.cells),
+    ).returning(RUNS.c.id)).scalar_one())
 
 
 @dataclass(frozen=True)
@@ -116,23 +114,20 @@ class Filters:
     cell: str | None = None
     metric: str | None = None
     kernel: str | None = None
-    kernels: bool = True
 
 
 def load_runs(conn: Connection, filters: Filters) -> tuple[dict[int, Context], list[RunInfo]]:
     """Contexts and runs that pass the context filters, oldest run first."""
     query = select(CONTEXTS)
-    for column, value in (("recipe", filters.recipe), ("host", filters.host),
-                          ("gpu", filters.gpu)):
-        if value is not None:
-            query = query.where(CONTEXTS.c[column] == value)
+    for column in ("recipe", "host", "gpu"):
+        if getattr(filters, column) is not None:
+            query = query.where(CONTEXTS.c[column] == getattr(filters, column))
     contexts = {r.id: Context(r.id, r.recipe, r.host, r.gpu, r.collect)
                 for r in conn.execute(query)}
     rows = conn.execute(select(RUNS).where(RUNS.c.context_id.in_(list(contexts)))
                         .order_by(RUNS.c.created_at, RUNS.c.id))
     runs = [RunInfo(r.id, r.context_id, r.name, r.created_at, tuple(json.loads(r.command)),
-                    r.status, r.commit_sha, r.commit_time, r.commit_dirty, r.commit_source,
-                    r.repo) for r in rows]
+                    r.commit_sha, r.commit_dirty, r.commit_source) for r in rows]
     return contexts, runs
 
 
@@ -145,11 +140,11 @@ def load_series(db: Database, filters: Filters = Filters()) -> list[Series]:
         values: dict[tuple[int, str, str, str | None], dict[int, list[float]]] = \
             defaultdict(lambda: defaultdict(list))
         if filters.kernel is None or filters.metric is not None:
-            for row in _rows(conn, SAMPLES, by_id, filters, "metric"):
+            for row in _rows(conn, SAMPLES, list(by_id), filters, "metric"):
                 values[(by_id[row.run_id].context_id, row.cell, row.metric, None)][
                     row.run_id].append(row.value)
-        if filters.kernels and (filters.metric is None or filters.kernel is not None):
-            for row in _rows(conn, KERNELS, by_id, filters, "source"):
+        if filters.metric is None or filters.kernel is not None:
+            for row in _rows(conn, KERNELS, list(by_id), filters, "source"):
                 if filters.kernel is None or filters.kernel in row.name:
                     values[(by_id[row.run_id].context_id, row.cell, row.source, row.name)][
                         row.run_id].append(row.total_ms)
@@ -164,9 +159,8 @@ def load_series(db: Database, filters: Filters = Filters()) -> list[Series]:
     return out
 
 
-def _rows(conn: Connection, table: Any, runs: Mapping[int, RunInfo], filters: Filters,
+def _rows(conn: Connection, table: Any, ids: list[int], filters: Filters,
           name_column: str) -> Iterable[Any]:
-    ids = list(runs)
     for start in range(0, len(ids), _CHUNK):
         query = select(table).where(table.c.run_id.in_(ids[start:start + _CHUNK]))
         if filters.cell is not None:

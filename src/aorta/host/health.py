@@ -12,6 +12,7 @@ needs privileges to read, so they are listed as unavailable rather than guessed.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -48,28 +49,20 @@ def _guarded(reader: Callable[[], Any], tools: str) -> Any:
 def _nvidia_health() -> list[dict[str, str | None]] | None:
     fields: tuple[str, ...] = NV_HEALTH_FIELDS
     try:
-        out = _query(fields)
+        out = tool_output(nvidia_query(fields))
     except RuntimeError as exc:
         if "valid field" not in str(exc):
             raise
         # Drivers before R535 call the throttle field by its older name.
         fields = tuple("clocks_throttle_reasons.active" if f == "clocks_event_reasons.active"
                        else f for f in fields)
-        out = _query(fields)
+        out = tool_output(nvidia_query(fields))
     if out is None:
         return None
     # "0, GPU-5f1..., 1980, 3201, 1980, 31, 40, 120.45, P0, 0x0000000000000000, Enabled, 0, 0, No"
-    rows = []
-    for line in out.splitlines():
-        if line.strip():
-            values = [v.strip() for v in line.split(",")]
-            rows.append({k: (None if v in _NOT_VALUES else v)
-                         for k, v in zip(NV_HEALTH_FIELDS, values)})
-    return rows
-
-
-def _query(fields: tuple[str, ...]) -> str | None:
-    return tool_output(nvidia_query(fields))
+    rows = [[v.strip() for v in line.split(",")] for line in out.splitlines() if line.strip()]
+    return [{k: None if v in _NOT_VALUES else v for k, v in zip(NV_HEALTH_FIELDS, values)}
+            for values in rows]
 
 
 def nvidia_query(fields: tuple[str, ...]) -> list[str]:
@@ -88,8 +81,6 @@ def _amd_health() -> dict[str, Any] | None:
             out = tool_output(argv)
             if out is None:
                 continue
-            import json
-
             return {"tool": argv[0], "data": json.loads(out)}
         except NoAnswer as exc:    # an OSError: its own words, not prefixed as below
             failures.append(str(exc))

@@ -32,10 +32,6 @@ class ProcInfo:
     start_ticks: int
 
 
-FindMembers = Callable[[], list[ProcInfo]]
-Reap = Callable[[], None]
-
-
 def _parse_stat(pid: int, text: str) -> ProcInfo | None:
     # "1234 (python3 x) S 1 1234 1234 0 -1 4194560 ... 22nd field: starttime ..."
     # The command name may hold spaces and parentheses: split after the last ')'.
@@ -160,7 +156,8 @@ def in_trial(pid: int, root: int, root_start: int, token: str) -> bool | None:
     return False
 
 
-def kill_all(find: FindMembers, deadline_s: float = 5.0, reap: Reap | None = None) -> tuple[int, int]:
+def kill_all(find: Callable[[], list[ProcInfo]], deadline_s: float = 5.0,
+             reap: Callable[[], None] | None = None) -> tuple[int, int]:
     """SIGKILL what `find()` returns until it returns nothing or the deadline passes.
     Returns (processes killed, processes still alive). `reap` collects zombies this process
     is the parent of (the warden is a child subreaper)."""
@@ -181,4 +178,3 @@ def kill_all(find: FindMembers, deadline_s: float = 5.0, reap: Reap | None = Non
         if time.monotonic() > end:
             return len(killed), len(find())
         time.sleep(0.01)
-

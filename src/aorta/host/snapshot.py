@@ -1,30 +1,29 @@
 """The environment snapshot: what machine and software a run measured, taken once per run.
 
-`snapshot()` never raises. What it cannot read is null, with the reason in `partial_reasons`.
-Beyond the host, GPUs and packages it records the HIP and hipBLASLt versions, the container
-and Python environment (`envsnap_stack`) and the GPUs' health: clocks, temperatures, ECC
-errors (`envsnap_health`); a block whose tool is absent says so in its `unavailable` field.
-Package versions come from installed metadata (torch is never imported). Variables that steer
-GPU software are recorded; values of names that look like credentials are redacted.
+`snapshot()` never raises: what it cannot read is null, with the reason in `partial_reasons`.
+Besides the host, GPUs and packages (from installed metadata: torch is never imported) it
+records the software stack (`host.stack`) and the GPUs' health (`host.health`). Variables that
+steer GPU software are recorded; values of names that look like credentials are redacted.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import platform
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from aorta.base.redaction import redact_env
+from aorta.base.redaction import PATTERN_ONLY
 from aorta.base.version import VERSION as __version__
 from aorta.host.health import nvidia_query, system_health
 from aorta.host.stack import container_info, hip_info, hipblaslt_info, python_env_info, tool_output
 
 ENV_SCHEMA = 1
-_TOOL_TIMEOUT_S = 10.0
 PACKAGES = ("torch", "triton", "numpy", "jax", "jaxlib", "pytorch-triton-rocm", "nvidia-ml-py",
             "cupy-cuda12x", "cupy-cuda13x", "transformers", "vllm", "flash-attn", "deepspeed")
 STEERING_PREFIXES = ("CUDA_", "HIP_", "ROCR_", "ROCM_", "HSA_", "NCCL_", "RCCL_", "TORCH_",
@@ -33,15 +32,10 @@ STEERING_PREFIXES = ("CUDA_", "HIP_", "ROCR_", "ROCM_", "HSA_", "NCCL_", "RCCL_"
                      "LD_LIBRARY_PATH", "LD_PRELOAD", "PATH", "PYTHONPATH", "SLURM_")
 
 
-def redact(env: Mapping[str, str]) -> dict[str, str]:
-    """Values of secret names hidden, URL passwords and credential shapes scrubbed."""
-    return redact_env(env)
-
-
 def steering_env(env: Mapping[str, str]) -> dict[str, str]:
     """The variables that steer GPU software, credentials redacted."""
     picked = {k: v for k, v in env.items() if k.startswith(STEERING_PREFIXES)}
-    return redact(dict(sorted(picked.items())))
+    return PATTERN_ONLY.env(dict(sorted(picked.items())))
 
 
 def snapshot(env: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -117,9 +111,7 @@ def _cpu_model() -> str | None:
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    import platform  # no /proc: another system, where platform knows better
-
-    return platform.processor() or None
+    return platform.processor() or None   # no /proc: another system, where platform knows better
 
 
 def _packages() -> dict[str, str | None]:
@@ -134,16 +126,12 @@ def _packages() -> dict[str, str | None]:
     return found
 
 
-def _run(argv: list[str]) -> str | None:
-    return tool_output(argv, _TOOL_TIMEOUT_S)
-
-
 _NV_FIELDS = ("index", "name", "uuid", "driver_version", "memory.total", "clocks.sm",
               "clocks.max.sm", "clocks.mem", "power.limit", "temperature.gpu", "pci.bus_id")
 
 
 def _nvidia() -> list[dict[str, str]] | None:
-    out = _run(nvidia_query(_NV_FIELDS))
+    out = tool_output(nvidia_query(_NV_FIELDS))
     if out is None:
         return None
     # "0, NVIDIA H200, GPU-..., 580.159.04, 143771, 1980, 1980, 3201, 700.00, 31, 00000000:..."
@@ -153,35 +141,23 @@ def _nvidia() -> list[dict[str, str]] | None:
 
 def _amd() -> dict[str, Any] | None:
     for argv in (["amd-smi", "static", "--json"], ["rocm-smi", "--showproductname", "--json"]):
-        out = _run(argv)
+        out = tool_output(argv)
         if out is not None:
-            import json
-
             return {"tool": argv[0], "data": json.loads(out)}
     return None
 
 
 def _cuda_version() -> str | None:
-    out = _run(["nvcc", "--version"])   # "Cuda compilation tools, release 13.0, V13.0.48"
-    found = _version_after(out or "", "release ")
-    if found:
-        return found
-    return _version_after(_run(["nvidia-smi"]) or "", "CUDA Version:")  # "CUDA Version: 13.0"
+    # nvcc: "Cuda compilation tools, release 13.0, V13.0.48"; nvidia-smi: "CUDA Version: 13.0"
+    return (_version_after(tool_output(["nvcc", "--version"]) or "", "release ")
+            or _version_after(tool_output(["nvidia-smi"]) or "", "CUDA Version:"))
 
 
 def _version_after(text: str, label: str) -> str | None:
     """The dotted number after the first `label` in `text` that has one (spaces between
     allowed), or None."""
-    at = text.find(label)
-    while at >= 0:
-        rest = text[at + len(label):].lstrip()
-        end = 0
-        while end < len(rest) and (rest[end] in "0123456789."):
-            end += 1
-        if end:
-            return rest[:end]
-        at = text.find(label, at + 1)
-    return None
+    found = re.search(re.escape(label) + r"\s*([0-9.]+)", text)
+    return found.group(1) if found else None
 
 
 def _rocm_version() -> str | None:

@@ -9,17 +9,18 @@ container credential is read (only the image name and id fields of the runtime's
 
 from __future__ import annotations
 
+import glob
 import os
+import re
 import shutil
 import sys
 from collections.abc import Mapping
 from typing import Any
 
-from aorta.base.redaction import redact_text
+from aorta.base.redaction import PATTERN_ONLY
 from aorta.base.tools import run_tool
 
 TOOL_TIMEOUT_S = 10.0
-_ROCM_DIRS = ("/opt/rocm",)
 
 
 class NoAnswer(OSError):
@@ -44,7 +45,7 @@ def tool_output(argv: list[str], timeout: float = TOOL_TIMEOUT_S) -> str | None:
 
 def _rocm_roots(env: Mapping[str, str]) -> list[str]:
     roots = [env[k] for k in ("ROCM_PATH", "ROCM_HOME", "HIP_PATH") if env.get(k)]
-    return list(dict.fromkeys(roots + list(_ROCM_DIRS)))
+    return list(dict.fromkeys([*roots, "/opt/rocm"]))
 
 
 def hip_info(env: Mapping[str, str]) -> dict[str, Any]:
@@ -62,7 +63,7 @@ def hip_info(env: Mapping[str, str]) -> dict[str, Any]:
         if version:
             return {"version": version, "source": " ".join(argv)}
     for root in _rocm_roots(env):
-        version = _read_first_line(os.path.join(root, ".info", "version"))
+        version = _first_line(_read_text(os.path.join(root, ".info", "version"), 256) or "")
         if version and os.path.exists(os.path.join(root, "bin", "hipcc")):
             return {"version": version, "source": f"{root}/.info/version (the ROCm release)"}
     why = ("no hipconfig or hipcc on PATH, and no ROCm installation under "
@@ -75,8 +76,6 @@ def _first_line(out: str) -> str | None:
 
 
 def _hipcc_version(out: str) -> str | None:
-    import re
-
     match = re.search(r"HIP version:\s*(\S+)", out)   # "HIP version: 6.2.41133-dd7f95766"
     return match.group(1) if match else None
 
@@ -88,29 +87,18 @@ def hipblaslt_info(env: Mapping[str, str]) -> dict[str, Any]:
         header = os.path.join(root, "include", "hipblaslt", "hipblaslt-version.h")
         text = _read_text(header)
         if text:
-            import re
-
             # "#define HIPBLASLT_VERSION_MAJOR 0" ... MINOR, PATCH, TWEAK
             parts = [re.search(rf"#define\s+HIPBLASLT_VERSION_{p}\s+(\w+)", text)
                      for p in ("MAJOR", "MINOR", "PATCH")]
             if all(parts):
                 return {"version": ".".join(m.group(1) for m in parts if m),
                         "source": header}
-        libs = _glob(os.path.join(root, "lib"), "libhipblaslt.so.*.*")
+        libs = glob.glob(os.path.join(root, "lib", "libhipblaslt.so.*.*"))
         if libs:
             newest = max(libs, key=_library_version_key)
             return {"version": os.path.basename(newest).split(".so.", 1)[1], "source": newest}
     return {"version": None, "unavailable": "no hipBLASLt header or library under "
                                             + ", ".join(_rocm_roots(env))}
-
-
-def _glob(folder: str, pattern: str) -> list[str]:
-    """`glob.glob(folder/pattern)`; glob is imported only when `folder` exists."""
-    if not os.path.isdir(folder):
-        return []
-    import glob
-
-    return glob.glob(os.path.join(folder, pattern))
 
 
 def _library_version_key(path: str) -> tuple[tuple[int, int | str], ...]:
@@ -127,8 +115,6 @@ def container_info(env: Mapping[str, str]) -> dict[str, Any]:
     info: dict[str, Any] = {"runtime": None, "image": None, "digest": None, "name": None}
     podman = _read_text("/run/.containerenv")
     if podman is not None:
-        import re
-
         info["runtime"] = "podman"
         # 'image="quay.io/rocm/pytorch:latest"' / 'imageid="1b2c..."' / 'name="bench"'
         for key, field in (("image", "image"), ("imageid", "digest"), ("name", "name")):
@@ -155,7 +141,7 @@ def container_info(env: Mapping[str, str]) -> dict[str, Any]:
         if env.get(key) and info["digest"] is None:
             info["digest"] = env[key]
     # An image reference may carry a registry password (user:pw@host): scrubbed.
-    return {k: redact_text(v) if isinstance(v, str) else v for k, v in info.items()}
+    return {k: PATTERN_ONLY.text(v) if isinstance(v, str) else v for k, v in info.items()}
 
 
 def python_env_info(env: Mapping[str, str]) -> dict[str, Any]:
@@ -176,8 +162,3 @@ def _read_text(path: str, limit: int = 1 << 16) -> str | None:
             return fh.read(limit)
     except OSError:
         return None
-
-
-def _read_first_line(path: str) -> str | None:
-    text = _read_text(path, 256)
-    return text.strip().splitlines()[0] if text and text.strip() else None

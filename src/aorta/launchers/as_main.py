@@ -13,10 +13,13 @@ inside a launcher that has work to do once the target ends.
 `run_as_main([*args], pytest=True)` runs `python -m pytest *args`. Whatever ends the target
 (`SystemExit`, an exception, `KeyboardInterrupt`) propagates to the caller untouched;
 `print_uncaught` then reports an exception as the interpreter would, minus the launcher's frames.
+`run_then` does both around a launcher's closing work, and `parse_target` reads a launcher's
+command line.
 """
 
 from __future__ import annotations
 
+import argparse
 import builtins
 import importlib.machinery
 import io
@@ -24,7 +27,9 @@ import os
 import runpy
 import sys
 import types
+from collections.abc import Callable
 from types import TracebackType
+from typing import Any
 
 
 def script_problem(path: str) -> str | None:
@@ -70,3 +75,43 @@ def print_uncaught(exc: BaseException, *launcher_files: str) -> None:
     while tb is not None and tb.tb_frame.f_code.co_filename in skip:
         tb = tb.tb_next
     sys.excepthook(type(exc), exc.with_traceback(tb), tb)
+
+
+def parse_target(parser: argparse.ArgumentParser,
+                 argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """The launcher's options (before `--`, plus `--pytest`) and the target after `--`, so
+    that the target's own options never reach `parser`. Usage errors exit 2."""
+    parser.add_argument("--pytest", action="store_true", help="run pytest with the arguments")
+    if "--" not in argv:
+        parser.error("expected '--' before the script (or before pytest's arguments with "
+                     "--pytest)")
+    cut = argv.index("--")
+    opts = parser.parse_args(argv[:cut])
+    target = argv[cut + 1:]
+    if not opts.pytest and not target:
+        parser.error("no script after '--'")
+    return opts, target
+
+
+def run_then(target: list[str], pytest: bool, finish: Callable[[], None],
+             *launcher_files: str) -> None:
+    """Run `target` as `__main__`, then `finish()` however it ended, then end the same way:
+    a return returns; `SystemExit`, an exception or Ctrl-C is raised again, and the interpreter
+    turns it into the payload's own exit (the code or message; the traceback, without the
+    launcher's frames, and 1; death by SIGINT). The traceback comes after what `finish()`
+    prints, last, as it would without the launcher."""
+    ending: BaseException | None = None
+    try:
+        run_as_main(target, pytest)
+    except BaseException as exc:  # noqa: BLE001 - handed back to the interpreter below
+        ending = exc
+    finish()
+    if ending is not None:
+        if not isinstance(ending, SystemExit):
+            print_uncaught(ending, *launcher_files)
+            sys.excepthook = _quiet_hook
+        raise ending
+
+
+def _quiet_hook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+    """The uncaught exception was already reported, without the launcher's frames."""

@@ -45,7 +45,7 @@ import sys
 from types import FrameType, ModuleType
 from typing import Any, NoReturn
 
-from aorta.launchers.as_main import print_uncaught, run_as_main, script_problem
+from aorta.launchers.as_main import parse_target, run_then, script_problem
 from aorta.launchers.attach import say_not_attached
 
 EXIT_NOT_RUN = 2           # what `python missing.py` returns too
@@ -71,17 +71,7 @@ def _parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--data", default="tree")
     parser.add_argument("--mode", help="passed to proton.start(mode=...)")
     parser.add_argument("--hook", help="passed to proton.start(hook=...)")
-    parser.add_argument("--pytest", action="store_true", help="run pytest with the arguments")
-    # The target comes after `--`, so its own options never reach this parser.
-    if "--" not in argv:
-        parser.error("expected '--' before the script (or before pytest's arguments with "
-                     "--pytest)")
-    cut = argv.index("--")
-    opts = parser.parse_args(argv[:cut])
-    target = argv[cut + 1:]
-    if not opts.pytest and not target:
-        parser.error("no script after '--'")
-    return opts, target
+    return parse_target(parser, argv)
 
 
 def _load_proton(target: list[str], pytest: bool, mode: str | None) -> ModuleType:
@@ -203,10 +193,6 @@ def _die(sig: signal.Signals) -> NoReturn:
     os._exit(128 + sig)     # not reached: the default action ends the process
 
 
-def _quiet_hook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
-    """The uncaught exception was already reported, without the launcher's frames."""
-
-
 def main(argv: list[str] | None = None) -> None:
     """Run the target inside the session; end the way the target ends (see the module doc)."""
     opts, target = _parse_args(sys.argv[1:] if argv is None else argv)
@@ -220,20 +206,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(EXIT_NOT_RUN) from None
     if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
         signal.signal(signal.SIGTERM, session.on_sigterm)
-    ending: BaseException | None = None
-    try:
-        run_as_main(target, opts.pytest)
-    except BaseException as exc:  # noqa: BLE001 - handed back to the interpreter below
-        ending = exc
-        if not isinstance(exc, SystemExit):
-            print_uncaught(exc, __file__)
-    session.finish()
-    if ending is not None:
-        if not isinstance(ending, SystemExit):
-            sys.excepthook = _quiet_hook
-        # The interpreter turns it into the payload's own exit: SystemExit's code or message,
-        # 1 for an exception, death by SIGINT for KeyboardInterrupt.
-        raise ending
+    run_then(target, opts.pytest, session.finish, __file__)
 
 
 if __name__ == "__main__":

@@ -30,11 +30,11 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from aorta.launchers.as_main import print_uncaught, run_as_main
+from aorta.launchers.as_main import parse_target, run_then, script_problem
 from aorta.launchers.attach import say_not_attached
 
 ENV_PREFIX = "AORTA_TORCH_"
@@ -53,11 +53,6 @@ class AttachError(LauncherError):
 
 
 def _parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
-    # The target comes after `--`, so its own options never reach this parser.
-    if "--" not in argv:
-        raise SystemExit("aorta.launchers.torch_profile: expected '--' before the script "
-                         "(or before pytest's arguments with --pytest)")
-    cut = argv.index("--")
     parser = argparse.ArgumentParser(prog="python -m aorta.launchers.torch_profile")
     parser.add_argument("--out", required=True, help="directory for trace.json and friends")
     parser.add_argument("--activities", default="cpu,gpu",
@@ -66,12 +61,7 @@ def _parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--with-stack", action="store_true")
     parser.add_argument("--profile-memory", action="store_true")
     parser.add_argument("--row-limit", type=int, default=50, help="rows of kernels.txt")
-    parser.add_argument("--pytest", action="store_true", help="run pytest with the arguments")
-    opts = parser.parse_args(argv[:cut])
-    target = argv[cut + 1:]
-    if not opts.pytest and not target:
-        parser.error("no script after '--'")
-    return opts, target
+    return parse_target(parser, argv)
 
 
 def _gpu_build(torch: Any) -> str | None:
@@ -131,17 +121,20 @@ def _gpu_problem(name: str, wanted: str | None, build: str | None, supported: bo
     return ""
 
 
-
-
-def _write_atomic(path: Path, text: str) -> None:
+def _atomic(path: Path, write: Callable[[Path], object]) -> None:
+    """`write(<path>.partial)`, then the rename: a reader never sees half a file."""
     partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
+    write(partial)
     os.replace(partial, path)
+
+
+def _write_text(path: Path, text: str) -> None:
+    _atomic(path, lambda partial: partial.write_text(text, encoding="utf-8"))
 
 
 def _write_summary(out: Path, summary: dict[str, Any]) -> None:
     try:
-        _write_atomic(out / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
+        _write_text(out / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
     except OSError as exc:
         print(f"aorta: torch profiler: could not write summary.json: {exc}", file=sys.stderr)
 
@@ -150,13 +143,11 @@ def _export(profiler: Any, out: Path, row_limit: int, on_gpu: bool) -> list[str]
     """Write trace.json and kernels.txt; return what failed (never raise)."""
     errors = []
     try:
-        partial = out / "trace.json.partial"
-        profiler.export_chrome_trace(str(partial))
-        os.replace(partial, out / "trace.json")
+        _atomic(out / "trace.json", lambda partial: profiler.export_chrome_trace(str(partial)))
     except Exception as exc:  # noqa: BLE001 - the payload's own outcome must survive
         errors.append(f"could not write trace.json: {type(exc).__name__}: {exc}")
     try:
-        _write_atomic(out / "kernels.txt", _kernel_table(profiler, row_limit, on_gpu) + "\n")
+        _write_text(out / "kernels.txt", _kernel_table(profiler, row_limit, on_gpu) + "\n")
     except Exception as exc:  # noqa: BLE001
         errors.append(f"could not write kernels.txt: {type(exc).__name__}: {exc}")
     return errors
@@ -197,8 +188,9 @@ def _prepare(opts: argparse.Namespace, target: list[str],
         raise AttachError(str(exc)) from None
     summary.update(torch_version=torch.__version__, build=_gpu_build(torch) or "cpu",
                    activities=used, notes=notes)
-    if not opts.pytest and not os.path.isfile(target[0]):
-        raise LauncherError(f"can't open file {os.path.abspath(target[0])!r}: no such file")
+    problem = None if opts.pytest else script_problem(target[0])
+    if problem:
+        raise LauncherError(problem)
     return torch, torch.profiler.profile(
         activities=activities, record_shapes=opts.record_shapes, with_stack=opts.with_stack,
         profile_memory=opts.profile_memory)
@@ -222,22 +214,8 @@ def main(argv: list[str] | None = None) -> None:
         else:
             print(f"aorta: torch profiler: {exc}", file=sys.stderr)
         raise SystemExit(EXIT_NOT_RUN) from None
-    failure: BaseException | None = None
     profiler.start()
-    try:
-        run_as_main(target, opts.pytest)
-    except (SystemExit, KeyboardInterrupt):
-        raise              # the interpreter turns these into the payload's own exit status
-    except BaseException as exc:  # noqa: BLE001 - reported below exactly as Python would
-        failure = exc
-    finally:
-        _finish(torch, profiler, out, opts, summary)
-    if failure is not None:
-        # What the interpreter does with an uncaught exception, minus the launcher's frames.
-        print_uncaught(failure, __file__)
-        raise SystemExit(1)
-
-
+    run_then(target, opts.pytest, lambda: _finish(torch, profiler, out, opts, summary), __file__)
 
 
 def _finish(torch: Any, profiler: Any, out: Path, opts: argparse.Namespace,
@@ -248,20 +226,15 @@ def _finish(torch: Any, profiler: Any, out: Path, opts: argparse.Namespace,
         # that is gone crashes the process (SIGSEGV in torch 2.13) and would eat the exit status.
         errors.append("the payload ran its own torch.profiler session, which ended the "
                       "launcher's; use mode: env for payloads that profile themselves")
-        _report(out, summary, torch)
-        return
-    try:
-        profiler.stop()
-    except Exception as exc:  # noqa: BLE001
-        errors.append(f"stopping the profiler failed: {type(exc).__name__}: {exc}")
     else:
-        errors += _export(profiler, out, opts.row_limit, summary["activities"] != ["cpu"])
-    _report(out, summary, torch)
-
-
-def _report(out: Path, summary: dict[str, Any], torch: Any) -> None:
+        try:
+            profiler.stop()
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"stopping the profiler failed: {type(exc).__name__}: {exc}")
+        else:
+            errors += _export(profiler, out, opts.row_limit, summary["activities"] != ["cpu"])
     summary["device"] = _device(torch)
-    for error in summary["errors"]:
+    for error in errors:
         print(f"aorta: torch profiler: {error}", file=sys.stderr)
     _write_summary(out, summary)
 
@@ -319,9 +292,7 @@ class _TraceWriter:
         self.count += 1
         path = self.first if self.count == 1 else \
             self.first.with_name(f"{self.first.stem}.{self.count}{self.first.suffix}")
-        partial = path.with_name(path.name + ".partial")
-        profiler.export_chrome_trace(str(partial))
-        os.replace(partial, path)
+        _atomic(path, lambda partial: profiler.export_chrome_trace(str(partial)))
 
 
 if __name__ == "__main__":

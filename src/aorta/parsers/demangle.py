@@ -1,18 +1,12 @@
 """Itanium C++ names, demangled once, the way the C++ runtime prints them.
 
 Proton writes the names CUPTI and roctracer hand it (`_ZN7cutlass7Kernel2I...EEvNT_6ParamsE`);
-the PyTorch profiler (Kineto calls `abi::__cxa_demangle`) and Nsight Compute print them
-demangled (`void cutlass::Kernel2<...>(...::Params)`). `demangle` turns the first into the
-second so per-kernel tables of different collectors can be laid side by side.
-
-Demanglers, first usable wins:
-1. `cxxfilt` (PyPI, the `names` extra): `__cxa_demangle` of the C++ runtime through ctypes, the
-   very function Kineto calls, so names match torch's byte for byte;
-2. `c++filt` or `llvm-cxxfilt` on PATH: one process per batch of names, argv only, no shell;
-3. none: names are returned unchanged.
-
-Only names that look mangled (`_Z...`, optionally with a leading underscore as on macOS) are
-handed over; a name a demangler refuses stays as it is. Results are cached per process.
+the PyTorch profiler and Nsight Compute print them demangled (`void cutlass::Kernel2<...>(...)`).
+Demanglers, first usable wins: `cxxfilt` (the `names` extra: the C++ runtime's
+`__cxa_demangle`, which Kineto calls too, so names match torch's byte for byte); `c++filt` or
+`llvm-cxxfilt` on PATH (one process per batch, no shell); none (names unchanged). A name a
+demangler refuses stays as it is; results are cached per process. See
+docs/collectors/reading.md.
 """
 
 from __future__ import annotations
@@ -30,7 +24,8 @@ _cache: dict[str, str] = {}
 
 
 def looks_mangled(name: str) -> bool:
-    """True for an Itanium-mangled symbol (`_Z...`), which no demangled name is."""
+    """True for an Itanium-mangled symbol (`_Z...`, or `__Z...` as on macOS): only those are
+    handed to a demangler."""
     return name.startswith(("_Z", "__Z")) and _MANGLED.match(name) is not None
 
 
@@ -89,7 +84,7 @@ def _with_cxxfilt(names: list[str]) -> dict[str, str]:
 
 
 def _with_tool(tool: str, names: list[str]) -> dict[str, str]:
-    """Demangle with a c++filt-style tool reading one name per line; unchanged on failure."""
+    """c++filt reads one name a line; on any failure the names stay unchanged."""
     try:
         result = subprocess.run([tool], input="\n".join(names) + "\n", capture_output=True,
                                 text=True, timeout=_TOOL_TIMEOUT_S, check=False)

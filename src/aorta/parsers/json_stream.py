@@ -1,15 +1,11 @@
-"""Streaming the elements of one JSON array out of a document of any size.
+"""Streaming the elements of one JSON array out of a document of any size, and opening a file
+only when it is a regular one.
 
 A Chrome trace is `{"traceEvents": [ {...}, {...}, ... ], "traceName": ...}` or a bare list
 `[ {...}, ... ]`, and can be gigabytes. `json.load` holds the whole document as Python objects
-(about 5.7 times the file); here the file is read in blocks and each element of the array is
-decoded on its own by the `json` module's C scanner (the one `json.load` uses), so memory is
-one block plus one element. Other members of the top-level object are decoded and dropped.
-
-Damage is reported, never raised past the caller: `ArrayStream.cut` says the document ended
-inside the array (a file cut short), `ArrayStream.broken` that it stops being JSON at some
-byte; the elements before either are still yielded. A document that is not an object or
-array at all, or has no such array, raises `ValueError` before any element.
+(about 5.7 times the file); here the file is read in blocks and each element is decoded on its
+own by the `json` module's C scanner, so memory is one block plus one element. Damage is
+reported, never raised (`ArrayStream.cut`, `ArrayStream.broken`).
 """
 
 from __future__ import annotations
@@ -17,8 +13,11 @@ from __future__ import annotations
 import codecs
 import json
 import json.scanner
+import os
 import re
+import stat
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, BinaryIO
 
 BLOCK_CHARS = 1 << 20              # characters decoded per read
@@ -27,14 +26,28 @@ _WS = re.compile(r"[ \t\n\r]*")
 _NEAR_END = 32                     # a decoding error this close to the text's end may be a cut
 
 
+def open_regular(path: Path, flags: int = 0) -> BinaryIO:
+    """`path` opened for reading in binary, only if it is a regular file: a FIFO or a device
+    could block the read forever. Raises OSError when it cannot be opened, ValueError when it
+    is not a regular file."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{path.name}: not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 class _Incomplete(Exception):
     """The text ends inside a value."""
 
 
 class ArrayStream:
-    """The elements of `key`'s array in a top-level object (or of a top-level array).
-
-    Iterate `elements()` once; then `cut`, `broken` and `found` say how it ended."""
+    """The elements of `key`'s array in a top-level object (or of a top-level array). Iterate
+    `elements()` once; then `cut`, `broken` and `found` say how it ended."""
 
     def __init__(self, fh: BinaryIO, key: str, label: str) -> None:
         self.fh, self.key, self.label = fh, key, label
@@ -85,21 +98,9 @@ class ArrayStream:
             if key == self.key and self._next_char() == "[":
                 self.found = True
                 yield from self._array()
-            elif self._value(drop=True) is _STOP:
+            elif self._value() is _STOP:
                 return
-            if self.cut or self.broken:
-                return
-            char = self._next_char()
-            self.pos += 1
-            if char == "}":
-                return
-            if char != ",":
-                self.pos -= 1
-                if char:
-                    self._stop(f"{char!r} where a comma or }} belongs at character "
-                               f"{self._at()}")
-                else:
-                    self.cut = "the file ends inside the top-level object: cut short"
+            if self.cut or self.broken or not self._separator("}", "the top-level object"):
                 return
 
     def _array(self) -> Iterator[Any]:
@@ -130,23 +131,26 @@ class ArrayStream:
                 self.pos = blanks(text, pos + 1).end()  # type: ignore[union-attr]
                 continue
             self.pos = pos
-            char = self._next_char()
-            if char == ",":
-                self.pos += 1
-                self._next_char()
-            elif char == "]":
-                self.pos += 1
+            if not self._separator("]", "the event list"):
                 return
-            elif not char:
-                self.cut = "the file ends inside the event list: cut short"
-                return
-            else:
-                self._stop(f"{char!r} where a comma or ] belongs at character {self._at()}")
-                return
+            self._next_char()
+
+    def _separator(self, close: str, inside: str) -> bool:
+        """Step past the comma after an element (True), or past `close` (False); anything else
+        is noted as damage (False)."""
+        char = self._next_char()
+        if char in (",", close):
+            self.pos += 1
+            return char == ","
+        if char:
+            self._stop(f"{char!r} where a comma or {close} belongs at character {self._at()}")
+        else:
+            self.cut = f"the file ends inside {inside}: cut short"
+        return False
 
     # --- values and the buffer --------------------------------------------------------------
 
-    def _value(self, drop: bool = False) -> Any:
+    def _value(self) -> Any:
         """The JSON value at `pos` (reading more as needed), or _STOP after noting why."""
         self._next_char()
         want = BLOCK_CHARS
@@ -154,12 +158,12 @@ class ArrayStream:
             try:
                 value, end = self._decode()
             except _Incomplete:
-                if self.eof or len(self.text) - self.pos > MAX_ELEMENT_CHARS:
-                    if self.eof:
-                        self.cut = "the file ends inside a value: cut short"
-                    else:
-                        self.broken = (f"a value longer than {MAX_ELEMENT_CHARS} characters "
-                                       f"at character {self._at()}")
+                if self.eof:
+                    self.cut = "the file ends inside a value: cut short"
+                    return _STOP
+                if len(self.text) - self.pos > MAX_ELEMENT_CHARS:
+                    self.broken = (f"a value longer than {MAX_ELEMENT_CHARS} characters at "
+                                   f"character {self._at()}")
                     return _STOP
                 want *= 2
                 self._fill(want)
@@ -168,7 +172,7 @@ class ArrayStream:
                 self._stop(f"not JSON at character {self._at()} ({exc})")
                 return _STOP
             self.pos = end
-            return None if drop else value
+            return value
 
     def _decode(self) -> tuple[Any, int]:
         """Decode at `pos`; _Incomplete when the text may simply end too soon (the error lies

@@ -1,9 +1,8 @@
 """Per-kernel totals accumulated from any profiler, and the common metrics they give.
 
 Memory grows with the number of distinct kernel names, never with the number of launches.
-Names are published demangled (`aorta.parsers.demangle`), once per distinct name when the metrics are
-made, so Proton's `_ZN7cutlass7Kernel2I...` row reads as torch's and ncu's
-`void cutlass::Kernel2<...>(...)`; a row whose name changed keeps the original in `mangled`.
+Names are published demangled (`aorta.parsers.demangle`), so Proton's `_ZN7cutlass7Kernel2I...`
+reads as torch's and ncu's `void cutlass::Kernel2<...>(...)`.
 """
 
 from __future__ import annotations
@@ -47,26 +46,22 @@ class KernelTable:
             row.calls = None if calls is None else row.calls + calls
         return True
 
-    def merge(self, row: KernelRow) -> None:
-        """Add a whole row (its calls, total and longest) under its own name."""
-        own = self.rows.get(row.name)
-        if own is None:
-            self.rows[row.name] = KernelRow(row.name, row.total_ns, row.calls, row.max_ns,
-                                            row.mangled)
-            return
-        own.total_ns += row.total_ns
-        own.max_ns = max(own.max_ns, row.max_ns)
-        own.calls = None if own.calls is None or row.calls is None else own.calls + row.calls
-        own.mangled = own.mangled or row.mangled
-
     def demangled(self) -> KernelTable:
-        """The same table under demangled names (rows whose names demangle alike merge)."""
+        """The same table under demangled names (rows whose names demangle alike merge); a row
+        whose name changed keeps the original in `mangled`."""
         names = demangle_all(self.rows)
         out = KernelTable()
         for row in self.rows.values():
             plain = names[row.name]
-            out.merge(KernelRow(plain, row.total_ns, row.calls, row.max_ns,
-                                row.name if plain != row.name else row.mangled))
+            mangled = row.name if plain != row.name else row.mangled
+            own = out.rows.get(plain)
+            if own is None:
+                out.rows[plain] = KernelRow(plain, row.total_ns, row.calls, row.max_ns, mangled)
+                continue
+            own.total_ns += row.total_ns
+            own.max_ns = max(own.max_ns, row.max_ns)
+            own.calls = None if own.calls is None or row.calls is None else own.calls + row.calls
+            own.mangled = own.mangled or mangled
         return out
 
     def __len__(self) -> int:
@@ -81,14 +76,11 @@ class KernelTable:
 
     def metrics(self, prefix: str) -> dict[str, Any]:
         """`<prefix>_gpu_time_ms`, `_kernel_count` (only when every count is trusted),
-        `_top_kernel_ms`, `_top_kernels` (up to 5 names) and `_kernels` (the whole table).
-
-        Names are demangled; a row whose name changed carries `mangled`. A total that overflows
-        to infinity publishes nothing: no number beats a wrong one."""
-        if not self.rows:
-            return {}
+        `_top_kernel_ms`, `_top_kernels` (up to 5 names) and `_kernels` (the whole table,
+        demangled). A total that overflows to infinity publishes nothing: no number beats a
+        wrong one."""
         total = self.total_ns()
-        if not math.isfinite(total):
+        if not self.rows or not math.isfinite(total):
             return {}
         ranked = self.demangled().ranked()
         out: dict[str, Any] = {

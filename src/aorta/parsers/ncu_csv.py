@@ -13,7 +13,6 @@ profiled launch (one column per metric; values may carry thousands separators):
     "0",...,"Command line profiler metrics","gpu__time_duration.sum","us","6.08"
 
 Lines the tool prints around the table (`==PROF== ...`, `==WARNING== ...`) are skipped.
-Both readers return the same `NcuProfile`; `read_ncu_csv` picks the reader from the header.
 """
 
 from __future__ import annotations
@@ -53,10 +52,6 @@ class NcuProfile:
     missing: list[str] = field(default_factory=list)      # requested metrics the export lacks
     skips: Skips = field(default_factory=Skips)            # rows cut short or unreadable
 
-    @property
-    def bad_rows(self) -> int:
-        return self.skips.count
-
     def kernel_table(self, skips: Skips | None = None) -> KernelTable:
         """Per-kernel totals of `gpu__time_duration.sum` (ns). A launch without a readable,
         non-negative time is left out, and counted in `skips` when given."""
@@ -76,36 +71,32 @@ class NcuProfile:
         return sum(1 for launch in self.launches if launch.values.get(TIME_METRIC) is None)
 
 
-def read_ncu_csv(path: Path, metrics: Sequence[str]) -> NcuProfile:
-    """Read a `--page raw` or `--page details` CSV export, whichever `path` holds.
-
-    Raises `ValueError` when no header row (with `ID` and `Kernel Name`) is found, or when a
-    raw export has no units row (its values could then be ns or us: no number beats a wrong one).
-    """
+def read_ncu_csv(path: Path, metrics: Sequence[str], page: str = "") -> NcuProfile:
+    """Read a `--page raw` or `--page details` CSV export: `page` when given, else whichever
+    `path` holds. Raises `ValueError` when no header row (with `ID` and `Kernel Name`) is
+    found, when a details export is asked for and this is none, or when a raw export has no
+    units row (its values could then be ns or us: no number beats a wrong one)."""
     with open(path, newline="", encoding="utf-8", errors="replace") as fh:
         rows = _csv_rows(fh)
-        header = _find_header(rows, path)
-        if all(c in header for c in _DETAIL_COLUMNS):
+        header = next((r for r in rows if r is not None and _ID in r and _KERNEL in r), None)
+        if header is None:
+            raise ValueError(f"{path.name}: no ncu CSV header (a row with {_ID!r} and "
+                             f"{_KERNEL!r})")
+        details = all(c in header for c in _DETAIL_COLUMNS)
+        if page == "details" and not details:
+            raise ValueError(f"{path.name}: not a details-page export "
+                             f"(no {', '.join(_DETAIL_COLUMNS)})")
+        if details and page != "raw":
             return _details(header, rows, metrics)
         return _raw(header, rows, metrics, path)
 
 
 def read_raw(path: Path, metrics: Sequence[str]) -> NcuProfile:
-    """Read a `--page raw` export; `ValueError` if it is not one (see `read_ncu_csv`)."""
-    with open(path, newline="", encoding="utf-8", errors="replace") as fh:
-        rows = _csv_rows(fh)
-        return _raw(_find_header(rows, path), rows, metrics, path)
+    return read_ncu_csv(path, metrics, "raw")
 
 
 def read_details(path: Path, metrics: Sequence[str]) -> NcuProfile:
-    """Read a `--page details` export; `ValueError` if it is not one."""
-    with open(path, newline="", encoding="utf-8", errors="replace") as fh:
-        rows = _csv_rows(fh)
-        header = _find_header(rows, path)
-        if not all(c in header for c in _DETAIL_COLUMNS):
-            raise ValueError(f"{path.name}: not a details-page export "
-                             f"(no {', '.join(_DETAIL_COLUMNS)})")
-        return _details(header, rows, metrics)
+    return read_ncu_csv(path, metrics, "details")
 
 
 def _csv_rows(lines: Iterable[str]) -> Iterator[list[str] | None]:
@@ -123,13 +114,6 @@ def _csv_rows(lines: Iterable[str]) -> Iterator[list[str] | None]:
         yield row
 
 
-def _find_header(rows: Iterator[list[str] | None], path: Path) -> list[str]:
-    for row in rows:
-        if row is not None and _ID in row and _KERNEL in row:
-            return row
-    raise ValueError(f"{path.name}: no ncu CSV header (a row with {_ID!r} and {_KERNEL!r})")
-
-
 def _raw(header: list[str], rows: Iterator[list[str] | None], metrics: Sequence[str],
          path: Path) -> NcuProfile:
     index = {name: i for i, name in enumerate(header)}
@@ -145,9 +129,7 @@ def _raw(header: list[str], rows: Iterator[list[str] | None], metrics: Sequence[
         if row is None or len(row) < len(header):
             profile.skips.skip(_bad_row(number, row, len(header)))
             continue
-        values: dict[str, float | None] = {}
-        for metric in present:
-            values[metric] = _scaled(row[index[metric]], units[index[metric]], metric, profile)
+        values = {m: _scaled(row[index[m]], units[index[m]], m, profile) for m in present}
         profile.launches.append(NcuLaunch(_launch_id(row[index[_ID]]), row[index[_KERNEL]], values))
     return profile
 
@@ -177,17 +159,14 @@ def _details(header: list[str], rows: Iterator[list[str] | None],
             seen.add(metric)
             launch.values[metric] = _scaled(row[value_at], row[unit_at], metric, profile)
     profile.missing = [m for m in metrics if m not in seen]
-    profile.launches = [_fill(launch, metrics, seen) for launch in launches.values()]
+    # A launch that lacks a metric other launches have gets it as None: a lost time row then
+    # leaves the launch out of the figures, and counted, as untimed.
+    for launch in launches.values():
+        for metric in metrics:
+            if metric in seen:
+                launch.values.setdefault(metric, None)
+    profile.launches = list(launches.values())
     return profile
-
-
-def _fill(launch: NcuLaunch, metrics: Sequence[str], seen: set[str]) -> NcuLaunch:
-    """A details-page launch that lacks a metric other launches have gets it as None (a lost
-    time row then leaves the launch out of the figures, and counted, as untimed)."""
-    for metric in metrics:
-        if metric in seen:
-            launch.values.setdefault(metric, None)
-    return launch
 
 
 def _bad_row(number: int, row: list[str] | None, width: int) -> str:

@@ -10,11 +10,6 @@ Printed to stdout the table follows nsys' own lines (`Generating SQLite file ...
 `Processing [report.sqlite] with [.../cuda_gpu_kern_sum.py]...`), which are skipped; a report
 without kernels prints `SKIPPED: report.sqlite does not contain CUDA kernel data.` instead.
 Columns are found by name; the time unit is read from the header (`(ns)`, `(us)`, ...).
-
-A row is left out (and counted, with its reason) when it is cut short or its total is not a
-finite, non-negative number; an unreadable `Instances` keeps the time but not the count. The
-`Time (%)` column adds up to 100 over a whole table: rows read that add up to less (beyond
-the 0.05 a row that one printed decimal can lose) mean rows are missing.
 """
 
 from __future__ import annotations
@@ -27,7 +22,7 @@ from pathlib import Path
 
 from aorta.parsers.kernel_table import KernelTable
 from aorta.parsers.nv_numbers import TIME_BASE, parse_number, to_base
-from aorta.parsers.skips import Skips
+from aorta.parsers.skips import Shares, Skips
 
 NO_KERNELS = "does not contain CUDA kernel data"
 
@@ -45,16 +40,13 @@ class KernelSummary:
     skips: Skips = field(default_factory=Skips)   # rows (or counts) left out, and why
     no_kernels: bool = False  # nsys said the report holds no CUDA kernel data
     header_found: bool = False
-    percent: float | None = None   # the Time (%) column over the rows read
-
-    @property
-    def bad_rows(self) -> int:
-        return self.skips.count
 
 
 def read_kern_sum(path: Path) -> KernelSummary:
-    """Read one summary file (or captured stdout). Raises `ValueError` if a header row was
-    found but lacks the `Total Time (<unit>)` or `Name` column, or names a unit not of time."""
+    """Read one summary file (or captured stdout). A row cut short or whose total is not a
+    finite, non-negative number is left out and counted; an unreadable `Instances` keeps the
+    time but not the count. Raises `ValueError` if a header row was found but lacks the
+    `Total Time (<unit>)` or `Name` column, or names a unit not of time."""
     with open(path, newline="", encoding="utf-8", errors="replace") as fh:
         return read_kern_sum_lines(fh, path.name)
 
@@ -68,24 +60,15 @@ def read_kern_sum_lines(lines: Iterable[str], label: str = "<stdout>") -> Kernel
         return summary
     summary.header_found = True
     columns = _columns(header, label)
-    summary.percent = 0.0 if columns.percent is not None else None
+    shares = Shares(0.0 if columns.percent is not None else None)
     for row in rows:
         summary.rows += 1
-        why = _add(row, columns, summary)
+        why = _add(row, columns, summary, shares)
         if why:
             summary.skips.skip(f"row {summary.rows}: {why}")
-    _check_percent(summary)
+    # nsys prints each share with one decimal: at most 0.05 a row of rounding.
+    shares.check(summary.skips, summary.rows, 0.05, "Time (%)")
     return summary
-
-
-def _check_percent(summary: KernelSummary) -> None:
-    """Rows missing from a whole-looking table: `Time (%)` must add up to 100."""
-    used = len(summary.table.rows)
-    if summary.percent is None or summary.skips or not used:
-        return
-    if summary.percent < 100 - (0.05 * summary.rows + 0.01):
-        summary.skips.skip(f"the Time (%) column adds up to {summary.percent:.4g} over the rows "
-                           f"read, not 100: at least one row is missing (cut at a line break?)")
 
 
 @dataclass(frozen=True)
@@ -102,15 +85,13 @@ class _Columns:
 def _rows(lines: Iterable[str], summary: KernelSummary) -> Iterator[list[str]]:
     """The header row then the data rows; nsys' own lines before the header are dropped. A row
     the csv module cannot read ends the table and counts as bad."""
-    in_table = False
-
     def table_lines() -> Iterator[str]:
-        nonlocal in_table
+        in_table = False
         for line in lines:
             if not in_table:
                 if NO_KERNELS in line:
                     summary.no_kernels = True
-                if not _looks_like_header(line):
+                if not (_TOTAL in line and _NAME in line and "," in line):
                     continue
                 in_table = True
             if line.strip():
@@ -126,10 +107,6 @@ def _rows(lines: Iterable[str], summary: KernelSummary) -> Iterator[list[str]]:
             summary.skips.skip(f"unreadable CSV after row {summary.rows} ({exc}); the rest is "
                                f"not read")
             return
-
-
-def _looks_like_header(line: str) -> bool:
-    return _TOTAL in line and _NAME in line and "," in line
 
 
 def _columns(header: list[str], label: str) -> _Columns:
@@ -151,7 +128,7 @@ def _columns(header: list[str], label: str) -> _Columns:
                     percent[0] if percent and percent[1] == "%" else None)
 
 
-def _add(row: list[str], c: _Columns, summary: KernelSummary) -> str:
+def _add(row: list[str], c: _Columns, summary: KernelSummary, shares: Shares) -> str:
     """Add one kernel row; why not, when it is cut short or its total is unreadable. An
     unreadable instance count keeps the time, leaves the count untrusted and is counted too.
 
@@ -173,9 +150,7 @@ def _add(row: list[str], c: _Columns, summary: KernelSummary) -> str:
     if calls is None and c.instances is not None:
         summary.skips.skip(f"{name[:60]!r}: Instances is {row[c.instances][:40]!r} (the time "
                            f"is kept, the count is not)")
-    share = parse_number(row[c.percent]) if c.percent is not None else None
-    if summary.percent is not None:
-        summary.percent = summary.percent + share if share is not None and share >= 0 else None
+    shares.add(parse_number(row[c.percent]) if c.percent is not None else None)
     return ""
 
 

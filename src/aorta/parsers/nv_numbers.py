@@ -35,11 +35,9 @@ _THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
 
 
 def parse_number(text: str) -> float | None:
-    """`'1,024'` -> 1024.0, `'6.080000'` -> 6.08, `'1e3'` -> 1000.0.
-
-    None for anything that is not one finite number: empty cells, `n/a`, `nan`, `inf`,
-    values that overflow a float, instanced lists (`240; 240`), tuples (`(256, 1, 1)`).
-    """
+    """`'1,024'` -> 1024.0, `'6.080000'` -> 6.08, `'1e3'` -> 1000.0; None for anything that
+    is not one finite number: empty cells, `n/a`, `nan`, `inf`, values that overflow a float,
+    instanced lists (`240; 240`), tuples (`(256, 1, 1)`)."""
     s = text.strip()
     if _THOUSANDS.match(s):
         s = s.replace(",", "")
@@ -50,11 +48,9 @@ def parse_number(text: str) -> float | None:
 
 
 def to_base(value: float, unit: str) -> tuple[float, str]:
-    """`value` printed in `unit`, scaled to base units -> (value, base unit).
-
-    A unit this table does not know is kept as printed, with the value unchanged, so the
-    pair still says truthfully what the number is.
-    """
+    """`value` printed in `unit`, scaled to base units -> (value, base unit). A unit this
+    table does not know is kept as printed, with the value unchanged, so the pair still says
+    truthfully what the number is."""
     unit = unit.strip()
     numerator, slash, denominator = unit.partition("/")
     top = _scale(numerator)

@@ -6,11 +6,9 @@ The file is one marshalled dict, as `pstats.Stats.dump_stats` writes it:
      ("~", 0, "<built-in method time.sleep>"): (2, 2, 0.2, 0.2, {...}), ...}
 
 key (file, line, function); value (primitive calls, calls, own seconds, cumulative seconds,
-callers). It is read with `marshal` directly rather than through `pstats.Stats`, which adds
-every entry up before anything can be checked and raises on the first one of a wrong type.
-An entry of the wrong shape or type, or with a count or time that is negative, NaN or
-infinite, is left out and counted with its reason; a file cut anywhere cannot be unmarshalled
-and is not a dump at all.
+callers). It is read with `marshal` directly: `pstats.Stats` adds every entry up before
+anything can be checked and raises on the first one of a wrong type. A file cut anywhere
+cannot be unmarshalled.
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aorta.parsers.skips import Skips
+from aorta.parsers.skips import Skips, short
 
 
 @dataclass(frozen=True)
@@ -67,21 +65,17 @@ def _row(key: Any, value: Any) -> FunctionRow | str:
     """One entry as a row, or why it cannot be read."""
     if not (isinstance(key, tuple) and len(key) == 3 and isinstance(key[0], str)
             and isinstance(key[2], str) and type(key[1]) is int):
-        return f"an entry whose key is {_short(key)}, not (file, line, function)"
+        return f"an entry whose key is {short(key)}, not (file, line, function)"
     filename, line, func = key
     label = func if filename == "~" else f"{filename}:{line}({func})"
     if not (isinstance(value, tuple) and len(value) == 5):
-        return f"{label[:60]}: a value that is {_short(value)}, not 5 fields"
+        return f"{label[:60]}: a value that is {short(value)}, not 5 fields"
     primitive, calls, own, cumulative, _callers = value
     for what, count in (("primitive calls", primitive), ("calls", calls)):
         if type(count) is not int or count < 0:
-            return f"{label[:60]}: {what} is {_short(count)}"
+            return f"{label[:60]}: {what} is {short(count)}"
     for what, seconds in (("tottime", own), ("cumtime", cumulative)):
         if type(seconds) not in (int, float) or not math.isfinite(seconds) or seconds < 0:
-            return f"{label[:60]}: {what} is {_short(seconds)}"
+            return f"{label[:60]}: {what} is {short(seconds)}"
     return FunctionRow(label, calls, own * 1e3, cumulative * 1e3)
 
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."

@@ -13,19 +13,11 @@ Trace (`*kernel_trace.csv`), one row per dispatch, timestamps in ns. ROCm 6.x:
         14,1614963488155186,1614963547425378,1024,...
 
 ROCm 7.x adds `Guid` and `Stream_Id`, writes `Agent_Id` as `"Agent 4"` and replaces the segment
-sizes with LDS/scratch/VGPR/SGPR columns. Columns are found by name, so both generations (and
-any reordering) parse. Sources: rocprofiler-sdk `source/docs/how-to/using-rocprofv3.rst` and
-the ROCm 7 rocpd how-to (https://rocm.docs.amd.com/projects/rocprofiler-sdk/).
-
-A stats row is read only when it has the header's field count, a name and a finite,
-non-negative total; a row cut by the end of the file (no final newline) is never read, and the
-`Percentage` column, which adds up to 100 over a whole file, tells when rows are missing after
-a cut at a line break. What is left out is counted with its reason (`FileReport.skips`).
-
-A trace can be gigabytes, so it is streamed in blocks; memory grows with the number of distinct
-kernel names. The pure-Python scanner and its exact fallback are in `rocprof_trace_scan`; the
-compiled scanner (`rocprof_trace_c`, built when aorta is installed with a C compiler) and, with
-pyarrow installed (the `fast` extra), `rocprof_trace_arrow` read the same numbers faster.
+sizes with LDS/scratch/VGPR/SGPR columns; columns are found by name, so both parse. Sources:
+rocprofiler-sdk `source/docs/how-to/using-rocprofv3.rst` and the ROCm 7 rocpd how-to
+(https://rocm.docs.amd.com/projects/rocprofiler-sdk/). A trace is streamed by
+`rocprof_trace_scan` (the `csv` module, the reference) or, with pyarrow, `rocprof_trace_arrow`.
+Which rows are left out and why: docs/collectors/rocprof.md and reading.md.
 """
 
 from __future__ import annotations
@@ -39,17 +31,14 @@ from pathlib import Path
 from typing import BinaryIO
 
 from aorta.parsers.kernel_table import KernelTable
-from aorta.parsers.skips import Skips
 from aorta.parsers.rocprof_trace_arrow import arrow_available, scan_trace_arrow
-from aorta.parsers.rocprof_trace_c import c_available, scan_trace_c
-from aorta.parsers.rocprof_trace_scan import TraceColumns, TraceScan, scan_trace
+from aorta.parsers.rocprof_trace_scan import (CUT_ROW, NUL_MARK, NUL_ROW, TraceColumns,
+                                              TraceScan, ends_with_newline, nul_marked,
+                                              scan_trace)
+from aorta.parsers.skips import Shares, Skips
 
-__all__ = ["FileReport", "TraceColumns", "read_stats", "read_trace", "trace_columns",
-           "trace_layout", "STATS_COLUMNS", "TRACE_COLUMNS", "TRACE_READERS"]
-
-STATS_COLUMNS = ("Name", "Calls", "TotalDurationNs")
 TRACE_COLUMNS = ("Kernel_Name", "Start_Timestamp", "End_Timestamp")
-TRACE_READERS = ("auto", "c", "arrow", "python")
+TRACE_READERS = ("auto", "arrow", "python")
 _MAX_COUNT = 2**63 - 1
 _HEADER_LIMIT = 1 << 16                # a header longer than this is not a rocprofv3 header
 _ROCM7_ONLY = {"guid", "stream_id", "lds_block_size", "scratch_size", "vgpr_count",
@@ -71,30 +60,21 @@ class FileReport:
     overflow: bool = False     # a total too large for a float: the file's numbers are not used
     note: str = ""
     skips: Skips = field(default_factory=Skips)
-    percent: float | None = None   # stats only: the Percentage column summed over rows read
-
-    @property
-    def skipped(self) -> int:
-        """Rows (or values) left out: malformed, cut, or missing by the Percentage check."""
-        return self.skips.count
 
 
 # --- stats ----------------------------------------------------------------------------------
 
 def read_stats(path: Path, table: KernelTable) -> FileReport:
-    """Add every whole row of a `*kernel_stats.csv` to `table` (durations in ns).
-
-    A row is read with the header's field count, a name and a finite, non-negative
-    `TotalDurationNs`; any other row is left out and counted. A missing, negative, fractional or
-    non-numeric `Calls` keeps the row's time but leaves that kernel's count untrusted (None),
-    never guessed, and counts as a value left out. The last row is left out when the file does
-    not end with a newline. Raises OSError when the file cannot be read; a file that is not a
-    stats CSV gives a report with a note."""
+    """Add every whole row of a `*kernel_stats.csv` to `table` (durations in ns). A row needs
+    the header's field count, a name and a finite, non-negative `TotalDurationNs`, and a
+    final newline; an unreadable `Calls` keeps the time but leaves that kernel's count
+    untrusted (None). Rows and values left out are counted in the report's `skips`. Raises
+    OSError when the file cannot be read; a file that is not a stats CSV gives a note."""
     report = FileReport(path.name)
     with open(path, "rb") as raw:
-        ends_whole = _ends_with_newline(raw)
+        ends_whole = ends_with_newline(raw)
         text = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="")
-        reader = csv.reader(text)
+        reader = csv.reader(nul_marked(text))
         header = _first_row(reader, report)
         if header is None:
             return report
@@ -105,19 +85,19 @@ def read_stats(path: Path, table: KernelTable) -> FileReport:
             return report
         columns = _StatsColumns(len(header), index["name"], index["totaldurationns"],
                                 index.get("calls"), index.get("maxns"), index.get("percentage"))
-        report.percent = 0.0 if columns.percent is not None else None
-        previous: list[str] | None = None
+        shares = Shares(0.0 if columns.percent is not None else None)
+        previous: tuple[list[str], int] | None = None     # a row and its number
         for row in _rows(reader, report):
             if previous is not None:
-                _add_stats_row(previous, columns, table, report)
-            previous = row
+                _add_stats_row(*previous, columns, table, report, shares)
+            previous = row, report.rows
         if previous is not None:
             if ends_whole:
-                _add_stats_row(previous, columns, table, report)
+                _add_stats_row(*previous, columns, table, report, shares)
             else:
-                report.skips.cut_short("the file ends inside a row (no final newline): cut "
-                                       "short, that row is left out")
-    _check_percent(report)
+                report.skips.cut_short(CUT_ROW)
+    # rocprofv3 prints each share with two decimals: at most 0.005 a row of rounding.
+    shares.check(report.skips, report.used, 0.005, "Percentage")
     return report
 
 
@@ -129,16 +109,6 @@ class _StatsColumns:
     calls: int | None
     longest: int | None
     percent: int | None
-
-
-def _ends_with_newline(raw: BinaryIO) -> bool:
-    """Whether the file's last byte is a newline (an empty file counts as whole)."""
-    size = raw.seek(0, io.SEEK_END)
-    if size:
-        raw.seek(size - 1)
-        last = raw.read(1)
-    raw.seek(0)
-    return not size or last == b"\n"
 
 
 def _rows(reader: Iterator[list[str]], report: FileReport) -> Iterator[list[str]]:
@@ -166,16 +136,22 @@ def _first_row(reader: Iterator[list[str]], report: FileReport) -> list[str] | N
     if not header:
         report.note = "empty file"
         return None
+    if any(NUL_MARK in name for name in header):
+        report.note = "unreadable header: a NUL byte"
+        return None
     return header
 
 
-def _add_stats_row(row: list[str], c: _StatsColumns, table: KernelTable,
-                   report: FileReport) -> None:
-    """Add one row, `report.rows` being its number:
+def _add_stats_row(row: list[str], number: int, c: _StatsColumns, table: KernelTable,
+                   report: FileReport, shares: Shares) -> None:
+    """Add one row, the file's `number`th data row:
     `"JacobiIterationKernel",1000,537449866,537449.866000,43.30,520003,560324,6504.934470`"""
-    at = f"row {report.rows}"
+    at = f"row {number}"
     if len(row) != c.width:
         report.skips.skip(f"{at}: {len(row)} fields, the header has {c.width}")
+        return
+    if NUL_MARK in "".join(row):
+        report.skips.skip(f"{at}: {NUL_ROW}")
         return
     name, total = row[c.name].strip(), _finite(row[c.total])
     if not name:
@@ -191,25 +167,9 @@ def _add_stats_row(row: list[str], c: _StatsColumns, table: KernelTable,
             report.skips.skip(f"{at}: Calls is {row[c.calls][:40]!r} (the time is kept, the "
                               f"count is not)")
     longest = _finite(row[c.longest]) if c.longest is not None else None
-    if not table.add(name, total, calls, longest if longest is not None and longest >= 0
-                     else None):
-        report.skips.skip(f"{at}: refused by the kernel table")
-        return
+    table.add(name, total, calls, longest if longest is not None and longest >= 0 else None)
     report.used += 1
-    share = _finite(row[c.percent]) if c.percent is not None else None
-    if report.percent is not None:
-        report.percent = report.percent + share if share is not None and share >= 0 else None
-
-
-def _check_percent(report: FileReport) -> None:
-    """Rows missing from a whole-looking file: the Percentage column of the rows read must add
-    up to 100, within what rocprofv3's rounding (at most 0.005 a row) can explain."""
-    if report.percent is None or report.skips or not report.used:
-        return
-    slack = 0.005 * report.used + 0.01
-    if report.percent < 100 - slack:
-        report.skips.skip(f"the Percentage column adds up to {report.percent:.4g} over the rows "
-                          f"read, not 100: at least one row is missing (cut at a line break?)")
+    shares.add(_finite(row[c.percent]) if c.percent is not None else None)
 
 
 def _finite(text: str) -> float | None:
@@ -237,11 +197,13 @@ def _count(text: str) -> int | None:
 # --- trace ----------------------------------------------------------------------------------
 
 def trace_columns(header: bytes | str) -> TraceColumns:
-    """The trace columns aorta reads, found by name in a header line.
-
-    Raises ValueError naming the missing columns."""
+    """The trace columns aorta reads, found by name in a header line, and the layout: "rocm7"
+    when a column only ROCm 7 writes is there, "rocm6" for ROCm 6 only ones. Raises ValueError
+    naming the missing columns."""
     if isinstance(header, bytes):
         header = header.decode("utf-8", errors="replace")
+    if "\0" in header:
+        raise ValueError("unreadable header (a NUL byte)")
     try:
         fields = next(csv.reader([header.lstrip("\ufeff").strip("\r\n")]), [])
     except csv.Error as exc:          # e.g. a bare carriage return inside the line
@@ -251,33 +213,23 @@ def trace_columns(header: bytes | str) -> TraceColumns:
     missing = [c for c in TRACE_COLUMNS if c.lower() not in index]
     if missing:
         raise ValueError(f"no column {', '.join(missing)} (header: {', '.join(names)[:200]})")
+    layout = ("rocm7" if index.keys() & _ROCM7_ONLY else
+              "rocm6" if index.keys() & _ROCM6_ONLY else "unknown")
     return TraceColumns(kind=index.get("kind"), name=index["kernel_name"],
                         start=index["start_timestamp"], end=index["end_timestamp"],
-                        width=len(names), layout=trace_layout(names))
-
-
-def trace_layout(names: list[str]) -> str:
-    """"rocm7" when the header has a column only ROCm 7 writes, "rocm6" for ROCm 6 only ones."""
-    lowered = {n.lower() for n in names}
-    if lowered & _ROCM7_ONLY:
-        return "rocm7"
-    if lowered & _ROCM6_ONLY:
-        return "rocm6"
-    return "unknown"
+                        width=len(names), layout=layout)
 
 
 def read_trace(path: Path, table: KernelTable, *, reader: str = "auto") -> FileReport:
     """Add every `KERNEL_DISPATCH` row of a `*kernel_trace.csv` to `table`: one launch of
-    `End_Timestamp - Start_Timestamp` ns per row.
-
-    Rows with a non-integer timestamp, end < start, an empty name or the wrong number of fields
-    are left out and counted with their reason (`report.skips`), and so is a last row without
-    newline (cut by the end of the file); rows of another Kind are counted as filtered.
-    Streams the file.
-    `reader` picks the scanner: "auto" (the compiled one when built, else pyarrow's when it
-    imports, else Python's), "c" (ImportError when not built), "arrow" (ImportError without
-    pyarrow) or "python"; they give the same numbers.
-    Raises OSError when the file cannot be read."""
+    `End_Timestamp - Start_Timestamp` ns per row. Rows left out are counted with their reason
+    (`report.skips`; which ones: `rocprof_trace_scan`), rows of another Kind as filtered.
+    `reader`: "python" (the `csv` module), "arrow" (pyarrow, ImportError without it) or
+    "auto" (pyarrow when it imports); pyarrow hands any file it might read differently to
+    the csv module, so all give the same report. Raises OSError when the file cannot be
+    read, ValueError for another `reader`."""
+    if reader not in TRACE_READERS:
+        raise ValueError(f"reader must be one of {', '.join(TRACE_READERS)}, got {reader!r}")
     report = FileReport(path.name)
     with open(path, "rb") as fh:
         header = fh.readline(_HEADER_LIMIT)
@@ -308,15 +260,10 @@ def read_trace(path: Path, table: KernelTable, *, reader: str = "auto") -> FileR
 
 
 def _scan(fh: BinaryIO, columns: TraceColumns, reader: str) -> TraceScan:
-    if reader not in TRACE_READERS:
-        raise ValueError(f"reader must be one of {', '.join(TRACE_READERS)}, got {reader!r}")
-    if reader == "c" or (reader == "auto" and c_available()):
-        return scan_trace_c(fh, columns)
-    if reader == "python" or (reader == "auto" and not arrow_available()):
-        return scan_trace(fh, columns)
-    data_start = fh.tell()
-    scan = scan_trace_arrow(fh, columns)
-    if scan is None:      # something pyarrow might read differently from the csv module
-        fh.seek(data_start)
-        scan = scan_trace(fh, columns)
-    return scan
+    if reader == "arrow" or (reader == "auto" and arrow_available()):
+        data_start = fh.tell()
+        scan = scan_trace_arrow(fh, columns)
+        if scan is not None:
+            return scan
+        fh.seek(data_start)       # something pyarrow might read differently from the csv module
+    return scan_trace(fh, columns)

@@ -1,46 +1,38 @@
-"""Streaming a rocprofv3 kernel trace CSV into per-kernel totals, fast and exactly.
+"""Reading a rocprofv3 kernel trace CSV into per-kernel totals with the `csv` module, row by row.
 
 rocprofv3 quotes every text field and no number, so a ROCm 7 row reads
 
     "00006409-...","KERNEL_DISPATCH","Agent 4",1,0,714789,1,3,"void k<int, float>(int*)",1,
         1678314002982197,1678314003082277,...          (one line in the file)
 
-and a kernel name may hold commas but (in practice) never a quote. The fast path splits a whole
-block of lines on `"` at once: every row then yields the same number of pieces, the name is the
-last quoted piece and the timestamps sit at fixed offsets in the piece after it. Everything runs
-in C (bytes.split, map, int); no Python code runs per row. A block that breaks any assumption
-(an escaped quote, a changed column width, a short row, a stray newline, a quote inside an
-unquoted field, a bare carriage return, a line as long as the csv module's field limit) is
-re-read with the `csv` module, which is the reference: both paths give the same numbers and
-leave out the same rows. `rocprof_trace_c` does the same in C, where it is built.
-
-A last line without a newline is a row cut by the end of the file (rocprofv3 ends every row
-with one): it is left out and counted, never read, since "143" may be the start of 14376257.
+The file is decoded as latin-1 (one character a byte, so every name comes back byte for byte)
+and split into lines as for a file opened with newline="". This reader is the reference:
+`rocprof_trace_arrow` reads a file only where it gives exactly these numbers. Which rows are
+left out, and why: docs/collectors/reading.md. A last line without a newline is a row cut by
+the end of the file (rocprofv3 ends every row with one), never read: "143" may be the start of
+14376257. Python 3.10's csv module refuses a line holding a NUL byte, 3.11's reads it as text,
+so each NUL becomes NUL_MARK before the csv module sees it, and such a row is left out.
 """
 
 from __future__ import annotations
 
 import csv
+import functools
 import io
-from collections import defaultdict, deque
-from collections.abc import Iterator
+import itertools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import compress
-from operator import itemgetter, methodcaller, sub
 from typing import BinaryIO
 
 from aorta.parsers.skips import Skips
 
-__all__ = ["TraceColumns", "TraceScan", "RowShape", "row_shape", "scan_trace", "BLOCK_BYTES"]
-
-BLOCK_BYTES = 1 << 17          # small enough to stay in cache, large enough to amortise calls
+BLOCK_BYTES = 1 << 17          # read at a time, then cut after its last newline
 MAX_LINE_BYTES = 1 << 24       # a longer "line" is garbage: dropped, so memory stays bounded
-KERNEL_DISPATCH = b"KERNEL_DISPATCH"
+NUL_MARK = "\udc00"            # stands for a NUL: a lone surrogate, which no decoded text holds
+NUL_ROW = "a NUL byte (a malformed row)"
+KERNEL_DISPATCH = "KERNEL_DISPATCH"
 CUT_ROW = "the file ends inside a row (no final newline): cut short, that row is left out"
 END_BEFORE_START = "End_Timestamp before Start_Timestamp"
-_LAST_BYTE = itemgetter(-1)
-_FIRST_BYTE = itemgetter(0)
-_COMMAS = methodcaller("count", b",")
 
 
 @dataclass(frozen=True)
@@ -55,21 +47,10 @@ class TraceColumns:
     layout: str
 
 
-@dataclass(frozen=True)
-class RowShape:
-    """Where the fields sit in the raw bytes of a row whose quotes only wrap whole fields."""
-
-    quotes: int              # quote characters per row
-    kind_piece: int | None   # index of the Kind text among the row's `"`-split pieces
-    start_field: int         # Start_Timestamp's field index in the piece after the name
-    end_field: int
-    tail_commas: int         # commas in that piece
-    width: int               # fields per row
-
-
 @dataclass
 class TraceScan:
-    """Per-kernel totals of one trace: raw name -> [total ns, launches, longest ns]."""
+    """Per-kernel totals of one trace: raw name -> [total ns, launches, longest ns], in the
+    order of each kernel's first counted row."""
 
     kernels: dict[bytes, list[int]] = field(default_factory=dict)
     rows: int = 0
@@ -77,15 +58,7 @@ class TraceScan:
     filtered: int = 0
     skips: Skips = field(default_factory=Skips)
 
-    @property
-    def skipped(self) -> int:
-        return self.skips.count
-
     def add(self, name: bytes, total: int, launches: int, longest: int) -> None:
-        """Add `launches` rows of one kernel; rows without a name are skipped."""
-        if not name:
-            self.skips.skip("empty Kernel_Name", launches)
-            return
         entry = self.kernels.get(name)
         if entry is None:
             self.kernels[name] = [total, launches, longest]
@@ -95,215 +68,155 @@ class TraceScan:
             entry[2] = max(entry[2], longest)
         self.used += launches
 
-    def merge(self, groups: dict[bytes, list[int]]) -> None:
-        """Add lists of single durations, by name."""
-        for name, durations in groups.items():
-            self.add(name, sum(durations), len(durations), max(durations))
+
+def ends_with_newline(fh: BinaryIO) -> bool:
+    """Whether the file's last byte is a newline (an empty file counts as whole). `fh` keeps
+    its place."""
+    here = fh.tell()
+    size = fh.seek(0, io.SEEK_END)
+    last = b"\n"
+    if size:
+        fh.seek(size - 1)
+        last = fh.read(1)
+    fh.seek(here)
+    return last == b"\n"
+
+
+_split_lines = functools.partial(io.StringIO, newline="")   # at \n, \r\n and a bare \r
+
+
+def nul_marked(lines: Iterable[str]) -> Iterator[str]:
+    """`lines` with each NUL replaced by NUL_MARK."""
+    for line in lines:
+        yield line.replace("\0", NUL_MARK) if "\0" in line else line
+
+
+class CsvLines:
+    """The data rows' lines for `csv.reader`, split as in a file opened with newline="", read
+    a block of whole lines at a time: a stretch of more than MAX_LINE_BYTES without a newline
+    is dropped unread, each NUL becomes NUL_MARK (`nul` then says rows must be checked), and
+    a last line without a newline is held back as a cut row. `dropped` counts the lines the
+    csv module never saw."""
+
+    def __init__(self, fh: BinaryIO, skips: Skips) -> None:
+        self.fh, self.skips = fh, skips
+        self.nul = False
+        self.dropped = 0
+
+    def __iter__(self) -> Iterator[str]:
+        return itertools.chain.from_iterable(map(_split_lines, self._blocks()))
+
+    def _blocks(self) -> Iterator[str]:
+        carry, dropping = b"", False
+        while block := self.fh.read(BLOCK_BYTES):
+            if dropping:                  # the rest of a line too long to keep
+                at = block.find(b"\n")
+                if at < 0:
+                    continue
+                block, dropping = block[at + 1:], False
+            data = carry + block if carry else block
+            end = data.rfind(b"\n") + 1
+            carry = data[end:]
+            if end:
+                yield self._text(data[:end])
+            if len(carry) > MAX_LINE_BYTES:
+                carry, dropping = b"", True
+                self.dropped += 1
+                self.skips.skip(f"a line longer than {MAX_LINE_BYTES} bytes")
+        if carry.strip():
+            self.dropped += 1
+            self.skips.cut_short(CUT_ROW)
+
+    def _text(self, data: bytes) -> str:
+        text = data.decode("latin-1")
+        if "\0" in text:
+            self.nul = True
+            text = text.replace("\0", NUL_MARK)
+        return text
 
 
 def scan_trace(fh: BinaryIO, columns: TraceColumns) -> TraceScan:
     """Read the data rows of an open trace file positioned just after its header."""
     scan = TraceScan()
-    shape: RowShape | None = None
-    for chunk in _line_blocks(fh, scan):
-        if shape is None:                 # learnt from the first row that fits, block by block
-            shape = row_shape(chunk[:chunk.find(b"\n")].rstrip(b"\r"), columns)
-        if (shape is None or not _lines_within(chunk, csv.field_size_limit())
-                or not _fast_block(chunk, shape, scan)):
-            _csv_block(chunk, columns, scan)
+    lines = CsvLines(fh, scan.skips)
+    for name, (total, launches, longest) in _read_rows(lines, columns, scan).items():
+        scan.kernels[name.encode("latin-1")] = [total, launches, longest]
     return scan
 
 
-def _line_blocks(fh: BinaryIO, scan: TraceScan) -> Iterator[bytes]:
-    """Blocks of whole lines. A last line without newline is counted as cut, not yielded."""
-    pending = b""
-    while block := fh.read(BLOCK_BYTES):
-        data = pending + block if pending else block
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            pending = data
-            if len(pending) > MAX_LINE_BYTES:
-                scan.skips.skip(f"a line longer than {MAX_LINE_BYTES} bytes")
-                pending = b""
-            continue
-        pending = data[cut + 1:]
-        yield data[:cut + 1]
-    if pending.strip():
-        scan.rows += 1
-        scan.skips.cut_short(CUT_ROW)
-
-
-def row_shape(line: bytes, columns: TraceColumns) -> RowShape | None:
-    """The shape of `line` (one data row, no newline) if the fast path can read rows like it:
-    first field quoted, no escaped quotes, the name the last quoted field, the Kind quoted, and
-    the timestamps unquoted after the name. None otherwise (the file is read with `csv`)."""
-    pieces = line.split(b'"')
-    quotes = len(pieces) - 1
-    if quotes == 0 or quotes % 2 or pieces[0]:
-        return None
-    try:
-        fields = next(csv.reader([line.decode("latin-1")]))
-    except (csv.Error, StopIteration):
-        return None
-    if len(fields) != columns.width:
-        return None
-    column, quoted = 0, {}
-    for j in range(0, quotes, 2):
-        column += pieces[j].count(b",")
-        if column >= len(fields) or fields[column].encode("latin-1") != pieces[j + 1]:
-            return None
-        quoted[column] = j + 1
-    kind_piece = quoted.get(columns.kind) if columns.kind is not None else None
-    last = columns.width - 1
-    if quoted.get(columns.name) != quotes - 1 or (columns.kind is not None and kind_piece is None):
-        return None
-    if not (columns.name < columns.start < last and columns.name < columns.end < last):
-        return None
-    return RowShape(quotes, kind_piece, columns.start - columns.name, columns.end - columns.name,
-                    pieces[quotes].count(b","), columns.width)
-
-
-def _lines_within(chunk: bytes, limit: int) -> bool:
-    """Whether every line of `chunk` is shorter than `limit`, so that no field can pass the csv
-    module's field limit (a row with one it refuses, and so must the fast path): true when
-    every stretch of limit // 2 bytes holds a newline. A few `find` calls a block."""
-    step = max(limit // 2, 1)
-    return all(chunk.find(b"\n", at, at + step) >= 0 for at in range(0, len(chunk), step))
-
-
-def _fast_block(chunk: bytes, shape: RowShape, scan: TraceScan) -> bool:
-    """Add a block of whole lines; False (nothing added) when a row breaks the shape."""
-    q = shape.quotes
-    pieces = chunk.split(b'"')
-    tails = pieces[q::q]
-    n = len(tails)
-    # Every line has exactly q quotes iff the n newlines all end the n tail pieces.
-    if (n == 0 or len(pieces) - 1 != q * n or chunk.count(b"\n") != n
-            or not all(tails) or bytes(map(_LAST_BYTE, tails)) != b"\n" * n
-            or list(map(_COMMAS, tails)) != [shape.tail_commas] * n
-            or not _whole_fields(chunk, pieces, n, shape)):
-        return False
-    names = pieces[q - 1::q]
-    filtered = 0
-    if shape.kind_piece is not None:
-        kinds = pieces[shape.kind_piece::q]
-        if kinds.count(KERNEL_DISPATCH) != n:
-            keep = list(map(KERNEL_DISPATCH.__eq__, kinds))
-            names, tails = list(compress(names, keep)), list(compress(tails, keep))
-            filtered = n - len(names)
-    durations = _durations(tails, shape) if tails else []
-    if durations is None:
-        return False
-    scan.rows += n
-    scan.filtered += filtered
-    if durations and min(durations) < 0:
-        keep = list(map((0).__le__, durations))
-        names, durations = list(compress(names, keep)), list(compress(durations, keep))
-        scan.skips.skip(END_BEFORE_START, len(keep) - len(durations))
-    groups: defaultdict[bytes, list[int]] = defaultdict(list)
-    deque(map(list.append, map(groups.__getitem__, names), durations), maxlen=0)
-    scan.merge(groups)
-    return True
-
-
-def _whole_fields(chunk: bytes, pieces: list[bytes], n: int, shape: RowShape) -> bool:
-    """Whether the csv module splits each of the n rows into the fields the fast path takes:
-    every quote opens a field (at a row's start or after a comma) or closes one (before a
-    comma), the unquoted text between quoted fields holds the first row's commas in every
-    row (width - 1 in all, with the tail's), and no bare carriage return ends a row early.
-    Commas are counted per row, not per block, so a row one field long and another one
-    short do not cancel out. Each unquoted piece's first and last byte are gathered with
-    `map`, in C."""
-    unquoted = pieces[2::2]
-    half = shape.quotes // 2
-    try:
-        if not (chunk.startswith(b'"')
-                and bytes(map(_FIRST_BYTE, unquoted)) == b"," * len(unquoted)
-                and bytes(map(_LAST_BYTE, unquoted)) == (b"," * (half - 1) + b"\n") * n):
-            return False
-    except IndexError:              # an empty piece: two quotes side by side
-        return False
-    inner = 0                       # commas between quoted fields; the tails are checked apart
-    for j in range(2, shape.quotes, 2):
-        column = list(map(_COMMAS, pieces[j::shape.quotes]))
-        if column != [column[0]] * n:
-            return False
-        inner += column[0]
-    if inner != shape.width - 1 - shape.tail_commas:
-        return False
-    return b"\r" not in chunk or chunk.count(b"\r") == chunk.count(b"\r\n")
-
-
-def _durations(tails: list[bytes], shape: RowShape) -> list[int] | None:
-    """End - Start of every row, or None unless both sit at the first row's byte offsets in
-    every tail (true for runs of rows whose Correlation_Id has the same number of digits)."""
-    first = tails[0]
-    commas, at = [], -1
-    for _ in range(max(shape.start_field, shape.end_field) + 1):
-        at = first.find(b",", at + 1)
-        if at < 0:
-            return None
-        commas.append(at)
-    bounds = (commas[shape.start_field - 1], commas[shape.start_field],
-              commas[shape.end_field - 1], commas[shape.end_field])
-    every_comma = b"," * len(tails)
-    try:
-        if any(bytes(map(itemgetter(p), tails)) != every_comma for p in set(bounds)):
-            return None
-        starts = list(map(itemgetter(slice(bounds[0] + 1, bounds[1])), tails))
-        ends = list(map(itemgetter(slice(bounds[2] + 1, bounds[3])), tails))
-        if not (b"".join(starts).isdigit() and b"".join(ends).isdigit()):
-            return None
-        return list(map(sub, map(int, ends), map(int, starts)))
-    except (IndexError, ValueError):   # a short tail; a number past int's digit limit
-        return None
-
-
-def _csv_block(chunk: bytes, columns: TraceColumns, scan: TraceScan) -> None:
-    """The reference reading of a block: the csv module, row by row."""
-    groups: defaultdict[bytes, list[int]] = defaultdict(list)
-    reader = csv.reader(io.StringIO(chunk.decode("latin-1"), newline=""))
+def _read_rows(lines: CsvLines, c: TraceColumns, scan: TraceScan) -> dict[str, list[int]]:
+    """Totals by name of the KERNEL_DISPATCH rows; every other row is counted in `scan`.
+    After a row the csv module refuses, the same reader goes on at the next line."""
+    totals: dict[str, list[int]] = {}
+    reader = csv.reader(lines)
+    rows = used = filtered = 0
+    width, kind, name_at, start_at, end_at = c.width, c.kind, c.name, c.start, c.end
     while True:
         try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:       # e.g. a field past the csv module's size limit
-            scan.rows += 1
-            scan.skips.skip(f"row {scan.rows}: unreadable CSV ({exc})")
+            for row in reader:
+                if not row:
+                    continue
+                rows += 1
+                if len(row) != width:
+                    scan.skips.skip(f"row {rows + lines.dropped}: {len(row)} fields, the header "
+                                    f"has {width}")
+                    continue
+                if lines.nul and NUL_MARK in "".join(row):
+                    scan.skips.skip(f"row {rows + lines.dropped}: {NUL_ROW}")
+                    continue
+                if kind is not None and row[kind] != KERNEL_DISPATCH:
+                    filtered += 1
+                    continue
+                name, ns = row[name_at], _duration(row[start_at], row[end_at])
+                if ns is None or ns < 0 or not name:
+                    scan.skips.skip(f"row {rows + lines.dropped}: {_fault(row, c)}")
+                    continue
+                used += 1
+                entry = totals.get(name)
+                if entry is None:
+                    totals[name] = [ns, 1, ns]
+                else:
+                    entry[0] += ns
+                    entry[1] += 1
+                    if ns > entry[2]:
+                        entry[2] = ns
+        except csv.Error as exc:          # e.g. a field past the csv module's size limit
+            rows += 1
+            scan.skips.skip(f"row {rows + lines.dropped}: unreadable CSV ({exc})")
             continue
-        if row:
-            scan.rows += 1
-            _csv_row(row, columns, scan, groups)
-    scan.merge(groups)
+        scan.rows, scan.used, scan.filtered = rows + lines.dropped, used, filtered
+        return totals
 
 
-def _csv_row(row: list[str], columns: TraceColumns, scan: TraceScan,
-             groups: defaultdict[bytes, list[int]]) -> None:
-    if len(row) != columns.width:
-        scan.skips.skip(f"row {scan.rows}: {len(row)} fields, the header has {columns.width}")
-        return
-    if columns.kind is not None and row[columns.kind] != "KERNEL_DISPATCH":
-        scan.filtered += 1
-        return
-    start, end = _timestamp(row[columns.start]), _timestamp(row[columns.end])
+def _duration(start: str, end: str) -> int | None:
+    """End - Start in ns when both are whole numbers, else None."""
+    if start.isdecimal() and end.isdecimal():     # in latin-1 text, only 0-9 are decimal
+        try:
+            return int(end) - int(start)
+        except ValueError:                        # more digits than int() reads
+            return None
+    first, last = _timestamp(start), _timestamp(end)
+    return None if first is None or last is None else last - first
+
+
+def _fault(row: list[str], c: TraceColumns) -> str:
+    """Why a KERNEL_DISPATCH row of the right width is left out."""
+    start, end = _timestamp(row[c.start]), _timestamp(row[c.end])
     if start is None or end is None:
-        bad = row[columns.start] if start is None else row[columns.end]
+        bad = row[c.start] if start is None else row[c.end]
         which = "Start_Timestamp" if start is None else "End_Timestamp"
-        scan.skips.skip(f"row {scan.rows}: {which} is {bad[:40]!r}, not a whole number of ns")
-    elif end < start:
-        scan.skips.skip(f"row {scan.rows}: {END_BEFORE_START}")
-    elif not row[columns.name]:
-        scan.skips.skip(f"row {scan.rows}: empty Kernel_Name")
-    else:
-        groups[row[columns.name].encode("latin-1")].append(end - start)
+        return f"{which} is {bad[:40]!r}, not a whole number of ns"
+    if end < start:
+        return END_BEFORE_START
+    return "empty Kernel_Name"
 
 
 def _timestamp(text: str) -> int | None:
-    text = text.strip()
-    if not (text.isascii() and text.isdigit()):
-        return None
+    if not text.isdecimal():      # in latin-1 text, only 0-9 are decimal
+        text = text.strip()
+        if not (text.isascii() and text.isdigit()):
+            return None
     try:
         return int(text)
-    except ValueError:          # more digits than int() accepts
+    except ValueError:            # more digits than int() accepts
         return None

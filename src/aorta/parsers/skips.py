@@ -1,16 +1,14 @@
-"""What a reader left out of an artifact, and why: the one fail-soft rule every parser keeps.
+"""What a reader left out of an artifact, and why: the fail-soft rule every parser keeps.
 
-A reader never drops a record silently. Each record (a CSV row, a trace event, a tree leaf, a
-profile entry) that it cannot read whole (a wrong field count, a value of the wrong type, a
-time that is negative, NaN, infinite or text, a row cut by the end of the file) is counted
-here with a short reason; the collector then publishes the capture as `partial` (some records
-read, some not), `unparsed` (nothing readable) or `ok` (every record read). The rule and its
-limits are written down in docs/collectors/reading.md.
+A record that cannot be read whole is never dropped silently: it is counted here with a short
+reason, and the collector publishes the capture as `ok`, `partial` or `unparsed` from that.
+The rule and its limits: docs/collectors/reading.md.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 MAX_EXAMPLES = 3          # reasons quoted in a capture reason; the rest are only counted
 
@@ -25,7 +23,6 @@ class Skips:
     cut: str = ""
 
     def skip(self, why: str, records: int = 1) -> None:
-        """Count `records` left out for reason `why`."""
         self.count += records
         if why not in self.examples and len(self.examples) < MAX_EXAMPLES:
             self.examples.append(why)
@@ -36,7 +33,7 @@ class Skips:
         self.skip(how, records)
 
     def absorb(self, other: Skips, label: str = "") -> None:
-        """Add what another reader (of another file) left out, its reasons prefixed by `label`."""
+        """Add what the reader of another file left out, its reasons prefixed by `label`."""
         prefix = f"{label}: " if label else ""
         for why in other.examples:
             self.skip(prefix + why, 0)
@@ -50,9 +47,41 @@ class Skips:
         """`'2 rows left out (row 7: TotalDurationNs is 'abc'; ...)'`; '' when none were."""
         if not self.count:
             return ""
-        plural = unit if self.count == 1 else unit + "s"
         more = self.count - len(self.examples)
-        detail = "; ".join(self.examples) + (f"; {more} more" if more > 0 and self.examples
-                                             else "")
-        return f"{self.count} {plural} left out ({detail})" if detail else \
-            f"{self.count} {plural} left out"
+        detail = "; ".join(self.examples + ([f"{more} more"] if more > 0 and self.examples
+                                            else []))
+        plural = unit if self.count == 1 else unit + "s"
+        return f"{self.count} {plural} left out" + (f" ({detail})" if detail else "")
+
+
+@dataclass
+class Shares:
+    """A percentage column summed over the rows read (None: no such column, or a share that
+    cannot be read). A whole table's adds up to 100, so less means rows are missing: a file
+    cut at a line break reads like a whole one otherwise."""
+
+    total: float | None = 0.0
+
+    def add(self, share: float | None) -> None:
+        if self.total is not None:
+            self.total = self.total + share if share is not None and share >= 0 else None
+
+    def check(self, skips: Skips, rows: int, rounding: float, column: str) -> None:
+        """Count a missing row when the `rows` rows read (none left out) add up to less than
+        100 by more than the tool's `rounding` a row can explain."""
+        if self.total is None or skips or not rows:
+            return
+        if self.total < 100 - (rounding * rows + 0.01):
+            skips.skip(f"the {column} column adds up to {self.total:.4g} over the rows read, "
+                       f"not 100: at least one row is missing (cut at a line break?)")
+
+
+def short(value: Any) -> str:
+    """`repr(value)`, cut to 40 characters, for a reason."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def kind(value: Any, none: str = "null") -> str:
+    """A value of the wrong type, in words: `a str ('abc')`; `none` for None."""
+    return none if value is None else f"a {type(value).__name__} ({short(value)})"

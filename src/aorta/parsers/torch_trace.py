@@ -1,7 +1,5 @@
 """Figures from Kineto chrome traces (`torch.profiler` `export_chrome_trace`): GPU kernels, kernel
-launch calls, and CPU operators with nesting resolved.
-
-Events read (times in microseconds):
+launch calls, and CPU operators with nesting resolved. Events read (times in microseconds):
 
     {"ph": "X", "cat": "kernel", "name": "Kernel2", "pid": 0, "tid": 7, "ts": 5377821669790.5, "dur": 26.3}
     {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 5639, "tid": 5639, ...}
@@ -9,13 +7,10 @@ Events read (times in microseconds):
      "ts": 5378246538999.932, "dur": 905.032}
 
 CPU operators nest (`aten::matmul` calls `aten::mm` on the same thread, inside its interval),
-so summing every `cpu_op` would count the inner time twice. CPU time here is the sum of
-top-level operators per thread, which equals the sum of every operator's self time.
-
-The trace is streamed. Kineto writes each thread's operators in start order, so nesting is
-resolved on the fly with a stack of the open operators, and memory grows with the names and
-the nesting depth, not with the trace. A thread whose operators come out of order is read
-again in a second pass that holds that thread's operators and sorts them.
+so CPU time is the sum of top-level operators per thread (the sum of every operator's self
+time), never of every `cpu_op`. Kineto writes each thread's operators in start order, so the
+nesting is resolved while streaming, with a stack of open operators; a thread whose operators
+come out of order is read again in a second pass that sorts them.
 """
 
 from __future__ import annotations

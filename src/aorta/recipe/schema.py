@@ -39,7 +39,6 @@ from aorta.recipe.limits import MAX_TRIALS_PER_CELL
 SCHEMA_VERSION = 1
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _VARIANT_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.]*")
-_DEVICE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/\-]*")   # 0, GPU-<uuid>, MIG-<uuid>/1/0
 MAX_CELLS = 10_000
 MAX_TIMEOUT_S = 7 * 24 * 3600.0
 MAX_GRACE_S = 3600.0
@@ -47,8 +46,6 @@ MAX_LOG_MIB = 1024
 _MAX_NAME_CHARS = 64
 _MAX_VALUE_BYTES = 128 << 10       # Linux's limit for one argument or environment string
 _MAX_ITEMS = 4096
-_MAX_SETUP_FILES = 64
-DEFAULT_PROBE_TIMEOUT_S = 600.0
 
 #: Named environment bundles for ROCm/aorta's `mitigation_axis` / `diagnostic_axis` keys.
 BUNDLES: dict[str, dict[str, str]] = {
@@ -71,19 +68,18 @@ def _env_mapping(value: Any) -> dict[str, str]:
         if not isinstance(key, str) or not _ENV_NAME.fullmatch(key) or len(key) > 256:
             raise ValueError(f"{key!r} is not a valid environment variable name "
                              f"(letters, digits, _; not starting with a digit)")
-        if isinstance(val, bool) or not isinstance(val, (str, int, float)):
+        if isinstance(val, bool) or not isinstance(val, (str, int, float)) or (
+                isinstance(val, float) and not math.isfinite(val)):
             raise ValueError(f"the value of {key} must be a string (quote it in YAML)")
         if "\0" in str(val):
             raise ValueError(f"the value of {key} contains a NUL byte")
-        if isinstance(val, float) and not math.isfinite(val):
-            raise ValueError(f"the value of {key} must be a string (quote it in YAML)")
         if len(str(val).encode("utf-8", "surrogateescape")) > _MAX_VALUE_BYTES:
             raise ValueError(f"the value of {key} is longer than {_MAX_VALUE_BYTES >> 10} KiB")
         out[key] = str(val)
     return out
 
 
-def _arguments(value: Any) -> Any:
+def arguments(value: Any) -> Any:
     """A list of command-line arguments: strings without NUL, of a size exec accepts."""
     if not isinstance(value, list):
         return value
@@ -97,11 +93,17 @@ def _arguments(value: Any) -> Any:
     return value
 
 
-def _plain_text(value: Any) -> Any:
+def plain_text(value: Any) -> Any:
     """A setting passed to another program: no control characters."""
     if isinstance(value, str) and any(ord(c) < 32 or ord(c) == 127 for c in value):
         raise ValueError("contains a control character")
     return value
+
+
+def _check_cells(cells: int) -> None:
+    if cells > MAX_CELLS:
+        raise ValueError(f"the axes make {cells} cells; at most {MAX_CELLS} are accepted "
+                         f"(use fewer axes or variants, or several recipes)")
 
 
 class _Strict(BaseModel):
@@ -115,77 +117,16 @@ class Variant(_Strict):
     args: list[str] = Field(default_factory=list)
 
     _check_env = field_validator("env", mode="before")(_env_mapping)
-    _check_args = field_validator("args", mode="before")(_arguments)
+    _check_args = field_validator("args", mode="before")(arguments)
 
 
-class ExecutorConfig(_Strict):
-    """Where trials run: `local` (optionally one trial per GPU at once) or `slurm` (a job each)."""
+class ExecutorBlock(BaseModel):
+    """`executor:`, where trials run: `kind` names an executor (`aorta.run.executors`), the
+    other keys are that executor's options, checked against them when the plan is built."""
 
-    kind: Literal["local", "slurm"] = "local"
-    gpus: str | list[int | str] | None = None
-    partition: str | None = None
-    account: str | None = None
-    time: str | None = None
-    gpus_per_trial: int = Field(0, ge=0, le=1024, strict=True)
-    cpus_per_trial: int = Field(1, ge=1, le=100_000, strict=True)
-    mem: str | None = None
-    max_parallel: int | None = Field(None, ge=1, le=100_000, strict=True)
-    sbatch_args: list[str] = Field(default_factory=list)
-    #: Scripts sourced, in order, by each job's batch script before aorta starts on the node.
-    setup: list[str] = Field(default_factory=list)
-    #: Check the sweep's collectors with one short job on a node before submitting the trials.
-    remote_probe: bool = Field(True, strict=True)
-    probe_timeout: float = Field(DEFAULT_PROBE_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S,
-                                 allow_inf_nan=False, strict=True)
+    model_config = ConfigDict(extra="allow", frozen=True)
 
-    _check_text = field_validator("partition", "account", "time", "mem", mode="before")(
-        _plain_text)
-    _check_args = field_validator("sbatch_args", mode="before")(_arguments)
-
-    @field_validator("setup", mode="before")
-    @classmethod
-    def _setup(cls, value: Any) -> Any:
-        if not isinstance(value, list):
-            return value
-        if len(value) > _MAX_SETUP_FILES:
-            raise ValueError(f"lists {len(value)} scripts; at most {_MAX_SETUP_FILES}")
-        for item in value:
-            if not isinstance(item, str):
-                continue   # the type check names it
-            if not item.strip():
-                raise ValueError("an entry is empty; give the path of a script")
-            if any(ord(c) < 32 or ord(c) == 127 for c in item) or len(item) > 4096:
-                raise ValueError(f"{item[:60]!r} is not a usable path (a control character, "
-                                 f"or longer than 4096 characters)")
-        return value
-
-    @field_validator("gpus", mode="before")
-    @classmethod
-    def _gpus(cls, value: Any) -> Any:
-        items = value.split(",") if isinstance(value, str) else value
-        if not isinstance(items, list) or value == "all":
-            return value
-        if len(items) > 1024:
-            raise ValueError("lists more than 1024 devices")
-        for item in items:
-            text = str(item).strip() if isinstance(item, (str, int)) and not isinstance(
-                item, bool) else None
-            if text is None or len(text) > 128 or (text and not _DEVICE_ID.fullmatch(text)):
-                raise ValueError(f"{str(item)[:40]!r} is not a device id (an index such as 0, "
-                                 f"or a GPU/MIG UUID), nor 'all'")
-        return value
-
-    @model_validator(mode="after")
-    def _kind_keys(self) -> ExecutorConfig:
-        slurm_only = [k for k in ("partition", "account", "time", "mem", "max_parallel")
-                      if getattr(self, k) is not None]
-        slurm_only += [k for k in ("gpus_per_trial", "sbatch_args", "setup") if getattr(self, k)]
-        slurm_only += [k for k in ("remote_probe", "probe_timeout") if k in self.model_fields_set]
-        if self.kind == "local" and slurm_only:
-            raise ValueError(f"{', '.join(slurm_only)} only apply to kind: slurm")
-        if self.kind == "slurm" and self.gpus is not None:
-            raise ValueError("gpus applies to kind: local; for Slurm use gpus_per_trial")
-        return self
+    kind: str = "local"
 
 
 RetainLevel = Literal["none", "log", "summary", "full"]
@@ -234,6 +175,13 @@ class Recipe(_Strict):
     env_passthrough_mode: Literal["inherit", "clean", "file"] = "inherit"
     retain: RetainPolicy = Field(default_factory=lambda: RetainPolicy())
     stop_after: StopAfter | None = None
+    axes: dict[str, dict[str, Variant]] = Field(default_factory=dict)
+    mitigation_axis: list[str] | None = None
+    diagnostic_axis: list[str] | None = None
+    executor: ExecutorBlock = Field(default_factory=lambda: ExecutorBlock())
+    baseline: bool = Field(False, strict=True)   # interleave no-collector trials: overhead
+
+    _check_env = field_validator("env", mode="before")(_env_mapping)
 
     @field_validator("retain", "stop_after", mode="before")
     @classmethod
@@ -244,13 +192,6 @@ class Recipe(_Strict):
                      "{events, max_trials, event_verdict}")
             raise ValueError(f"must be a mapping {shape}")
         return value
-    axes: dict[str, dict[str, Variant]] = Field(default_factory=dict)
-    mitigation_axis: list[str] | None = None
-    diagnostic_axis: list[str] | None = None
-    executor: ExecutorConfig = Field(default_factory=lambda: ExecutorConfig())
-    baseline: bool = Field(False, strict=True)   # interleave no-collector trials: overhead
-
-    _check_env = field_validator("env", mode="before")(_env_mapping)
 
     @field_validator("schema_version", mode="before")
     @classmethod
@@ -285,7 +226,7 @@ class Recipe(_Strict):
             value = shlex.split(value)  # a convenience for writing; nothing runs through a shell
         if isinstance(value, list) and not value:
             raise ValueError("must not be empty")
-        return _arguments(value)
+        return arguments(value)
 
     @field_validator("collect", mode="before")
     @classmethod
@@ -305,10 +246,7 @@ class Recipe(_Strict):
     def _axes_size(cls, value: Any) -> Any:
         """Counted before any variant is built, so a huge matrix is refused at once."""
         if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):
-            cells = math.prod(max(1, len(v)) for v in value.values())
-            if cells > MAX_CELLS:
-                raise ValueError(f"the axes make {cells} cells; at most {MAX_CELLS} are "
-                                 f"accepted (use fewer axes or variants, or several recipes)")
+            _check_cells(math.prod(max(1, len(v)) for v in value.values()))
         return value
 
     @field_validator("axes")
@@ -358,10 +296,7 @@ class Recipe(_Strict):
         for sugar in ("mitigation", "diagnostic"):
             if getattr(self, f"{sugar}_axis") is not None and sugar in self.axes:
                 raise ValueError(f"axes.{sugar} clashes with {sugar}_axis; keep one of them")
-        cells = math.prod(len(v) for v in self.all_axes().values())
-        if cells > MAX_CELLS:
-            raise ValueError(f"the axes make {cells} cells; at most {MAX_CELLS} are accepted "
-                             f"(use fewer axes or variants, or several recipes)")
+        _check_cells(math.prod(len(v) for v in self.all_axes().values()))
         return self
 
     def all_axes(self) -> dict[str, dict[str, Variant]]:
@@ -390,8 +325,7 @@ def load_recipe(path: Path) -> LoadedRecipe:
     from aorta.recipe.yaml_load import load_yaml, read_recipe_bytes
 
     data = read_recipe_bytes(path)
-    doc = load_yaml(data, str(path))
-    recipe = recipe_from_mapping(doc, str(path))
+    recipe = recipe_from_mapping(load_yaml(data, str(path)), str(path))
     return LoadedRecipe(recipe=recipe, path=path, sha256=hashlib.sha256(data).hexdigest())
 
 
@@ -412,8 +346,6 @@ def recipe_from_mapping(doc: Any, source: str) -> Recipe:
 def _allowed_keys(parent: tuple[Any, ...]) -> list[str] | None:
     if not parent:
         return list(Recipe.model_fields)
-    if parent == ("executor",):
-        return list(ExecutorConfig.model_fields)
     if parent == ("retain",):
         return list(RetainPolicy.model_fields)
     if parent == ("stop_after",):

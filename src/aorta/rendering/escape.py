@@ -1,11 +1,6 @@
 """One escaping rule per format, for every text that came from a run (names, reasons, the
-payload's stderr): payload output is untrusted.
-
-HTML: `h` (text and attribute values) and `href` (a relative link). Markdown: `md_text`
-escapes Markdown's active characters and the HTML ones (`<`, `>`, `&` never appear raw, since
-Markdown renderers pass HTML through); `md_code` is an inline code span, written as an HTML
-`<code>` element when the text holds `<`, `>` or `&`, else in backticks longer than any run
-inside it; `md_block` fences a block the same way, or writes it as an escaped `<pre>`.
+payload's stderr): payload output is untrusted. Markdown renderers pass HTML through, so the
+Markdown helpers never leave `<`, `>` or `&` raw either.
 """
 
 from __future__ import annotations
@@ -36,7 +31,9 @@ def md_text(text: str) -> str:
 
 
 def md_code(text: str) -> str:
-    """An inline code span that survives backticks, table pipes and HTML inside `text`."""
+    """An inline code span that survives backticks, table pipes and HTML inside `text`: an
+    HTML `<code>` element when it holds `<`, `>` or `&`, else backticks longer than any run
+    of them inside."""
     flat = " ".join(str(text).split())
     if _HTML_SPECIAL.search(flat):
         return "<code>" + _entities(flat).replace("|", "&#124;").replace("`", "&#96;") + "</code>"

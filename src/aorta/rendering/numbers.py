@@ -1,5 +1,4 @@
-"""Numbers written for people, one way everywhere (the JSON keeps raw floats): figures and
-counts (`fmt`), units read off metric names, spreads, ratios, intervals and p-values."""
+"""Numbers written for people, one way everywhere (the JSON keeps raw floats)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,14 @@
-"""Kernel names short enough for a table column, still telling kernels apart.
-
-Templated C++ kernels have names hundreds of characters long, such as
-`void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>(cutlass_80_simt_sgemm_
-256x128_8x4_nn_align1::Params)`, which push every other column off a terminal. A name longer
-than the column is shortened in steps, stopping as soon as it fits:
+"""Kernel names short enough for a table column, still telling kernels apart: templated C++
+names run to hundreds of characters (docs/compare.md). A name longer than the column is
+shortened in steps, stopping as soon as it fits:
 
 1. a leading `void ` goes (kernels return nothing);
 2. the parameter list is elided: `(...)`;
 3. template argument lists keep their two ends: `Kernel2<cutlass_80_s...nn_align1>`;
 4. failing that, the middle of the name from step 2 gives way: `cutlass::Ke...align1>(...)`.
 
-Names that would come out the same are shortened by step 4 alone, and if they still collide
-they get a `~1`, `~2` suffix in the order given. The text and Markdown tables show these; the
-full name stays in JSON and in the HTML page's tooltip. Display only: compare matches kernels
-by their normalised names, never by these.
+Display only: JSON and tooltips keep the full name, and compare matches kernels by their
+normalised names, never by these.
 """
 
 from __future__ import annotations
@@ -32,7 +27,7 @@ def short_name(name: str, width: int) -> str:
         return name
     text = name[len("void "):] if name.startswith("void ") else name
     if len(text) > width:
-        text = _elide_parameters(text, width)
+        text = _elide_parameters(text)
     if len(text) <= width:
         return text
     squeezed = _squeeze_templates(text, width)
@@ -41,23 +36,26 @@ def short_name(name: str, width: int) -> str:
 
 
 def short_names(names: Sequence[str], width: int) -> dict[str, str]:
-    """Each name's short form for one table, with no two distinct names alike."""
+    """Each name's short form for one table, with no two distinct names alike: names that
+    would come out the same are shortened by step 4 alone, and if they still collide get a
+    `~1`, `~2` suffix in the order given."""
+    width = max(width, _MIN_WIDTH)
     short = {name: short_name(name, width) for name in dict.fromkeys(names)}
     clashes = Counter(short.values())
     for name, text in short.items():
         if clashes[text] > 1:
-            short[name] = _middle(name, max(width, _MIN_WIDTH))
+            short[name] = _middle(name, width)
     clashes = Counter(short.values())
     seen: Counter[str] = Counter()
     for name, text in short.items():
         if clashes[text] > 1:
             seen[text] += 1
             tag = f"~{seen[text]}"
-            short[name] = _middle(name, max(width, _MIN_WIDTH) - len(tag)) + tag
+            short[name] = _middle(name, width - len(tag)) + tag
     return short
 
 
-def _elide_parameters(text: str, width: int) -> str:
+def _elide_parameters(text: str) -> str:
     """`f<T>(a, b)` -> `f<T>(...)`: the last top-level parenthesised list, when it ends the
     name (a kernel's parameters)."""
     if not text.endswith(")"):

@@ -1,8 +1,6 @@
-"""Hand-written inline SVG: the pieces every chart shares (a linear scale, round ticks and
-their labels, an axis, the opening tag), a strip plot of trials per cell, and horizontal bars.
-
-No plotting library and no script: each chart is SVG markup as a string, with every piece of
-text escaped, and a `<title>` on each mark so a browser shows its value on hover.
+"""Hand-written inline SVG, no plotting library and no script: the pieces every chart shares,
+a strip plot of trials per cell, and horizontal bars. All text is escaped, and each mark has a
+`<title>` so a browser shows its value on hover.
 """
 
 from __future__ import annotations

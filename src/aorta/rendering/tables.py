@@ -1,9 +1,8 @@
-"""Tables three ways: text with aligned columns (lines for a terminal), Markdown (pipe
-tables) and HTML. Each takes cells already written and escaped for its format."""
+"""Tables for text, Markdown and HTML, from cells already written and escaped for the format."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from aorta.rendering.escape import h
 
@@ -30,3 +29,8 @@ def html_table(head: Sequence[str], rows: Sequence[str], attrs: str = "") -> lis
     """`<table>`, a head row of escaped `head` text, the `<tr>` lines in `rows`, `</table>`."""
     cells = "".join(f"<th>{h(text)}</th>" for text in head)
     return [f"<table{attrs}><tr>{cells}</tr>", *rows, "</table>"]
+
+
+def html_cells(cells: Iterable[object]) -> str:
+    """A `<td>` of escaped text per cell, for the rows `html_table` takes."""
+    return "".join(f"<td>{h(text)}</td>" for text in cells)

@@ -1,13 +1,12 @@
-"""Build a `Report` from a run directory's files alone: run.json, env.json, matrix.json,
-recipe.resolved.yaml and every trial's result.json. Nothing is re-run or recomputed from
-profiler artifacts; a run with failed, errored or missing trials still reports.
-
-Figures come from the trial results with the engine's own rule (`summarize_cell`: statistics
-over passing trials only), so a run interrupted before its summaries were written reports too.
+"""Build a `Report` from a run directory's files alone (docs/report.md): nothing is re-run or
+read again from profiler artifacts, and a run with failed, errored or missing trials still
+reports. Figures come from the trial results by the engine's own rule (`summarize_cell`), so a
+run interrupted before its summaries were written reports too.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -36,15 +35,14 @@ def build_report(run_dir: Path, allow_partial: bool = False) -> Report:
     run = store.read_run("report")
     env = store.read_json(ENV)
     env = env if isinstance(env, dict) else None
-    matrix = store.read_json(MATRIX)
-    header = run_header(run.to_json(), env, store.read_text(RECIPE))
-    cells, failed, warnings = [], [], []
+    header = run_header(run, env, store.read_text(RECIPE))
     collectors = header.collectors
     by_cell: dict[str, list[Slot]] = {}
     for slot in store.slots(run, run.cells + [c for c in store.cells_on_disk()
                                               if c not in run.cells]):
         by_cell.setdefault(slot.cell, []).append(slot)
     skipped = skipped_by_cell(run.stop_after)
+    cells, failed, warnings = [], [], []
     for name, slots in by_cell.items():
         # Trials that stop_after skipped were never meant to run: not missing, not planned.
         slots = [s for s in slots if s.result is not None or s.index not in skipped.get(name, ())]
@@ -56,8 +54,8 @@ def build_report(run_dir: Path, allow_partial: bool = False) -> Report:
             warnings.append(Notice("run", stopped, name))
         failed += failures(store, slots, collectors)
         warnings += cell_notices(cell, slots, collectors)
-    warnings = run_notices(header.status, cells, isinstance(matrix, dict)) + warnings
-    warnings += env_notices(env)
+    warnings = run_notices(header.status, cells, isinstance(store.read_json(MATRIX), dict)) \
+        + warnings + env_notices(env)
     return Report(header=header, cells=cells, metrics=_metric_order(cells), failures=failed,
                   warnings=warnings)
 
@@ -72,16 +70,23 @@ def _cell_report(store: RunStore, name: str, planned: int, slots: Sequence[Slot]
         errored=summary.errored, missing=summary.missing, unreliable=summary.unreliable,
         captures=summary.captures, metrics=_summaries(summary.metrics, profiled, allow_partial),
         kernels=_kernel_charts(profiled, allow_partial),
-        trials=[TrialRef(cell=name, name=s.name, index=s.index, baseline=s.baseline,
-                         verdict=s.result.verdict if s.result else
-                         ("corrupt" if s.state in ("corrupt", "newer") else "missing"),
-                         reason=clean_text(s.result.reason) if s.result
-                         else f"result.json: {s.problem}" if s.problem else "not run yet",
-                         wall_s=s.result.wall_s if s.result else None, dir=s.dir + "/",
-                         files=store.trial_files(s, collectors)) for s in slots],
+        trials=[_trial_ref(store, s, collectors) for s in slots],
         baseline=_summaries(summary.baseline, _passing(slots, baseline=True), allow_partial),
         overhead={key: Overhead(key, o.ratio, o.low, o.high, o.n_profiled, o.n_baseline)
                   for key, o in summary.overhead.items()})
+
+
+def _trial_ref(store: RunStore, slot: Slot, collectors: list[str]) -> TrialRef:
+    result = slot.result
+    verdict: str
+    if result is not None:
+        verdict, reason = result.verdict, clean_text(result.reason)
+    else:
+        verdict = "corrupt" if slot.state in ("corrupt", "newer") else "missing"
+        reason = f"result.json: {slot.problem}" if slot.problem else "not run yet"
+    return TrialRef(cell=slot.cell, name=slot.name, index=slot.index, baseline=slot.baseline,
+                    verdict=verdict, reason=reason, wall_s=result.wall_s if result else None,
+                    dir=slot.dir + "/", files=store.trial_files(slot, collectors))
 
 
 def _passing(slots: Sequence[Slot], baseline: bool) -> list[TrialResult]:
@@ -103,21 +108,19 @@ def _summaries(stats: Mapping[str, Any], passing: list[TrialResult],
 def _kernel_tables(result: TrialResult, allow_partial: bool
                    ) -> dict[str, dict[str, tuple[float, float | None]]]:
     """Per-kernel tables of one trial: metric -> name -> (total ms, calls or None), from
-    collectors whose capture counts as a measurement.
-
-    A table row looks like {"name": "add_kernel", "calls": 10, "total_ms": 0.0227}."""
+    collectors whose capture counts as a measurement. A table with one row that is not like
+    {"name": "add_kernel", "calls": 10, "total_ms": 0.0227} is left out whole."""
     tables: dict[str, dict[str, tuple[float, float | None]]] = {}
     untrusted = result.untrusted_prefixes(allow_partial)
     for key, value in result.metrics.items():
         if not isinstance(value, list) or not value or key.startswith(untrusted):
             continue
-        rows = [r for r in value if isinstance(r, dict) and isinstance(r.get("name"), str)
-                and _number(r.get("total_ms")) is not None]
-        if len(rows) != len(value):
+        if not all(isinstance(r, dict) and isinstance(r.get("name"), str)
+                   and _number(r.get("total_ms")) is not None for r in value):
             continue
         table: dict[str, tuple[float, float | None]] = {}
-        for row in rows:
-            ms, calls = _number(row["total_ms"]) or 0.0, _number(row.get("calls"))
+        for row in value:
+            ms, calls = float(row["total_ms"]), _number(row.get("calls"))
             old_ms, old_calls = table.get(row["name"], (0.0, 0.0))
             table[row["name"]] = (old_ms + ms, None if calls is None or old_calls is None
                                   else old_calls + calls)
@@ -151,11 +154,9 @@ def _kernel_charts(passing: list[TrialResult], allow_partial: bool) -> list[Kern
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    number = float(value)
-    return number if number == number and abs(number) != float("inf") else None
+    return float(value) if math.isfinite(value) else None
 
 
 def _metric_order(cells: list[CellReport]) -> list[str]:
     keys = {k for c in cells for k in c.metrics}
-    return sorted(keys, key=lambda k: (k not in HARNESS, HARNESS.index(k) if k in HARNESS else 0,
-                                       k))
+    return sorted(keys, key=lambda k: (HARNESS.index(k) if k in HARNESS else len(HARNESS), k))

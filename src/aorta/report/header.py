@@ -1,7 +1,6 @@
-"""The run header: `run.json` (what and when) plus `env.json` (where, with which software).
-
-`env.json` is read defensively: a snapshot written by another aorta version, or by hand, may
-lack any key or hold an unexpected type, and the report still says what it can.
+"""The run header: `run.json` (what and when, checked by the store) plus `env.json` (where, with
+which software), read defensively: a snapshot from another aorta version, or written by hand,
+may lack any key or hold an unexpected type, and the report still says what it can.
 """
 
 from __future__ import annotations
@@ -10,28 +9,25 @@ from collections.abc import Mapping
 from typing import Any
 
 from aorta.report.model import Gpu, Notice, RunHeader
+from aorta.store.records import RunRecord
 
 _NO_TOOL = "no {} tool found on PATH"   # envsnap's reason when a vendor tool is absent
 
 
-def run_header(run: Mapping[str, Any], env: Mapping[str, Any] | None,
+def run_header(run: RunRecord, env: Mapping[str, Any] | None,
                recipe_text: str | None) -> RunHeader:
     env = env or {}
     host = _mapping(env.get("host"))
-    gpus, source = _gpus(env)
-    history = run.get("history")
+    gpus, source = env_gpus(env)
+    # A rerun of a complete run that ran nothing is a visit, not a resume.
+    starts = [h for h in run.history if h.get("trials_to_run") != 0]
     return RunHeader(
-        run=str(run.get("run") or "?"), status=str(run.get("status") or "unknown"),
-        command=[str(a) for a in _list(run.get("command"))],
-        recipe=_text(run.get("recipe")), recipe_sha256=_text(run.get("recipe_sha256")),
-        recipe_text=recipe_text,
-        collectors=[str(c) for c in _list(run.get("collectors"))],
-        trials_per_cell=run["trials_per_cell"] if isinstance(run.get("trials_per_cell"), int)
-        else None,
-        created_at=_text(run.get("created_at")), started_at=_text(run.get("started_at")),
-        finished_at=_text(run.get("finished_at")),
-        starts=_starts(history),
-        aorta_version=_text(run.get("aorta_version")),
+        run=run.run or "?", status=run.status, command=list(run.command),
+        recipe=run.recipe or None, recipe_sha256=run.recipe_sha256 or None,
+        recipe_text=recipe_text, collectors=list(run.collectors),
+        trials_per_cell=run.trials_per_cell, created_at=run.created_at or None,
+        started_at=run.started_at or None, finished_at=run.finished_at or None,
+        starts=max(1, len(starts)), aorta_version=run.aorta_version or None,
         host=_text(host.get("hostname")),
         os=_join(host.get("distro") or host.get("os"), _prefixed("kernel ", host.get("kernel")),
                  host.get("machine")),
@@ -54,13 +50,14 @@ def env_notices(env: Mapping[str, Any] | None) -> list[Notice]:
     broken = [f"{key}: {why}" for key, why in reasons.items()
               if key in ("nvidia", "amd") and why != _NO_TOOL.format(key)]
     notices += [Notice("env", f"GPU query failed: {text}") for text in broken]
-    if not _gpus(env)[0] and not broken:
+    if not env_gpus(env)[0] and not broken:
         notices.append(Notice("env", "no GPU recorded: neither nvidia-smi nor amd-smi/rocm-smi "
                                      "was found when the run started"))
     return notices
 
 
-def _gpus(env: Mapping[str, Any]) -> tuple[list[Gpu], str | None]:
+def env_gpus(env: Mapping[str, Any]) -> tuple[list[Gpu], str | None]:
+    """The GPUs `env.json` recorded, and the tool that listed them."""
     nvidia = env.get("nvidia")
     if isinstance(nvidia, list) and nvidia:
         return [_nvidia_gpu(_mapping(g)) for g in nvidia], "nvidia-smi"
@@ -106,13 +103,13 @@ def _amd_smi_gpu(position: int, gpu: Mapping[str, Any]) -> Gpu:
                driver=_text(driver.get("version")), memory=memory)
 
 
-def _software(run: Mapping[str, Any], env: Mapping[str, Any]) -> dict[str, str]:
+def _software(run: RunRecord, env: Mapping[str, Any]) -> dict[str, str]:
     python = _mapping(env.get("python"))
     raw_packages = env.get("packages")
     packages = _mapping(raw_packages)
     unknown = "unknown" if raw_packages is None else "not installed"
     out = {"python": _text(python.get("version")) or "unknown",
-           "aorta": _text(run.get("aorta_version") or env.get("aorta_version")) or "unknown",
+           "aorta": _text(run.aorta_version or env.get("aorta_version")) or "unknown",
            "torch": _text(packages.get("torch")) or unknown,
            "triton": _text(packages.get("triton") or packages.get("pytorch-triton-rocm"))
            or unknown}
@@ -140,10 +137,6 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _text(value: Any) -> str | None:
     return None if value is None or value == "" else str(value)
 
@@ -156,11 +149,3 @@ def _join(*parts: Any, sep: str = ", ") -> str | None:
     kept = [str(p) for p in parts if p is not None and p != ""]
     return sep.join(kept) if kept else None
 
-
-def _starts(history: object) -> int:
-    """Times the sweep was started and ran trials: a rerun of a complete run that ran
-    nothing is a visit, not a resume (history entries say `trials_to_run`)."""
-    if not isinstance(history, list) or not history:
-        return 1
-    ran = [h for h in history if not (isinstance(h, dict) and h.get("trials_to_run") == 0)]
-    return max(1, len(ran))

@@ -1,110 +1,98 @@
-"""The report as one self-contained HTML page: inline CSS, inline SVG, no script, no request.
-
-Everything that came from the run (names, reasons, the payload's stderr) is escaped: payload
-output is untrusted. Links to artifacts are relative, so the page works wherever the run
-directory is copied, and `link_base` points them at the run directory from where the page is.
+"""The report as one self-contained HTML page: inline CSS and SVG, no script, no request.
+Everything that came from the run is escaped (payload output is untrusted), and artifact links
+are relative, pointing at the run directory from where the page is (`link_base`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aorta.rendering import (PAGE_END, fmt, fmt_with_unit, h, href, html_table, page_open,
-                             short_names, spread, unit_of)
+from aorta.rendering import (PAGE_END, fmt, fmt_with_unit, h, href, html_cells, html_table,
+                             page_open, short_names, spread, unit_of)
 from aorta.rendering.svg import Bar, StripRow, bar_chart, cell_colour, strip_plot
 from aorta.report.model import Failure, KernelChart, Report, TrialRef
-from aorta.report.sections import (STATUS_WORDS, capture_text, cell_flags, failure_facts,
-                                   header_rows, overhead_rows, repeats_text, verdict_counts)
+from aorta.report.sections import (ALL_PASSED, CELL_HEAD, NO_FIGURE, NO_KERNELS, OVERHEAD_HEAD,
+                                   OVERHEAD_NOTE, PATHS_NOTE, SECTIONS, STATUS_WORDS, TRIAL_HEAD,
+                                   capture_text, cell_flags, chart_note, failure_facts, header_rows,
+                                   overhead_rows, repeats_text, verdict_counts, wall_median)
 
 
 def render_html(report: Report, link_base: str = "") -> str:
-    return "\n".join(html_lines(report, link_base)) + "\n"
-
-
-def html_lines(report: Report, link_base: str = "") -> list[str]:
-    """The whole page, line by line. `link_base` is the run directory relative to the page
-    (`""` when the page sits in the run directory), ending in `/` when not empty."""
+    """The whole page. `link_base` is the run directory relative to the page (`""` when the
+    page sits in the run directory), ending in `/` when not empty."""
     head = report.header
     title = f"aorta report: {head.run}"
+    bodies = {"run": _header(report), "warnings": _warnings(report), "cells": _cells(report),
+              "metrics": _metrics(report), "overhead": _overhead(report),
+              "plots": _plots(report), "kernels": _kernels(report),
+              "failures": _failures(report.failures, link_base),
+              "trials": _trials(report, link_base), "details": _details(report)}
+    nav_words = {"warnings": f"Warnings ({len(report.warnings)})", "overhead": "Overhead",
+                 "failures": f"Failures ({len(report.failures)})"}
+    nav = [f'<a href="#{key}">{h(nav_words.get(key, heading))}</a>'
+           for key, heading in SECTIONS if bodies[key] is not None]
     lines = [*page_open(title),
              f'<h1>{h(title)} <span class="status {h(head.status)}">'
              f"{h(STATUS_WORDS.get(head.status, head.status))}</span></h1>",
-             f'<p class="lead">{h(verdict_counts(report))}</p>']
-    for section in (_nav, _header, _warnings, _cells, _metrics, _overhead, _plots, _kernels):
-        lines += section(report)
-    lines += _failures(report.failures, link_base) + _trials(report, link_base)
-    return lines + _details(report) + PAGE_END
-
-
-def _nav(report: Report) -> list[str]:
-    overhead = [("overhead", "Overhead")] if any(c.overhead for c in report.cells) else []
-    targets = [("run", "Run"), ("warnings", f"Warnings ({len(report.warnings)})"),
-               ("cells", "Cells"), ("metrics", "Metrics"), *overhead, ("plots", "Distributions"),
-               ("kernels", "Top kernels"), ("failures", f"Failures ({len(report.failures)})"),
-               ("trials", "Trials and artifacts")]
-    return ["<nav>" + " · ".join(f'<a href="#{t}">{h(label)}</a>' for t, label in targets)
-            + "</nav>"]
+             f'<p class="lead">{h(verdict_counts(report))}</p>', f"<nav>{' · '.join(nav)}</nav>"]
+    for key, heading in (*SECTIONS, ("details", "Recipe and environment")):
+        body = bodies[key]
+        if body is not None:
+            lines += [f'<section id="{key}"><h2>{heading}</h2>', *body, "</section>"]
+    return "\n".join(lines + PAGE_END) + "\n"
 
 
 def _header(report: Report) -> list[str]:
-    lines = ['<section id="run"><h2>Run</h2>', '<table class="kv">',
-             *(f"<tr><th>{h(key)}</th><td>{h(value)}</td></tr>"
-               for key, value in header_rows(report.header)), "</table>"]
+    lines = _kv_table(header_rows(report.header))
     if report.header.gpus:
         lines.append(f"<h3>GPUs ({h(report.header.gpu_source or '')})</h3>")
         lines += html_table(("index", "name", "driver", "memory"), [
-            _row(g.index or "-", g.name, g.driver or "-", g.memory or "-")
+            f"<tr>{html_cells((g.index or '-', g.name, g.driver or '-', g.memory or '-'))}</tr>"
             for g in report.header.gpus])
-    return lines + ["</section>"]
+    return lines
 
 
 def _warnings(report: Report) -> list[str]:
-    lines = ['<section id="warnings"><h2>Warnings</h2>']
     if not report.warnings:
-        return lines + ['<p class="ok">None: every trial ran, passed its capture checks, and '
-                        'the environment snapshot is complete.</p>', "</section>"]
-    lines.append('<ul class="warnings">')
-    lines += [f'<li><span class="tag">{h(n.kind)}</span> '
+        return ['<p class="ok">None: every trial ran, passed its capture checks, and the '
+                'environment snapshot is complete.</p>']
+    return ['<ul class="warnings">',
+            *(f'<li><span class="tag">{h(n.kind)}</span> '
               + (f"<b>{h(n.cell)}</b>: " if n.cell else "") + f"{h(n.message)}</li>"
-              for n in report.warnings]
-    return lines + ["</ul>", "</section>"]
+              for n in report.warnings),
+            "</ul>"]
 
 
 def _cells(report: Report) -> list[str]:
     rows = []
     for position, cell in enumerate(report.cells):
-        wall, flags = cell.metrics.get("wall_s"), cell_flags(cell)
+        flags = cell_flags(cell)
         warn = ' class="warn"' if flags else ""
         rows.append(
             f'<tr><td><a href="#cell-{position}">{h(cell.name)}</a></td>'
             f"<td>{cell.planned}</td><td>{cell.passed}</td>{_count(cell.failed, 'bad')}"
             f"{_count(cell.errored, 'bad')}{_count(cell.missing, 'warn')}"
-            f"<td>{h(fmt_with_unit(wall.median, 's') if wall else '-')}</td>"
-            f"<td>{h(capture_text(cell))}</td>"
+            f"<td>{h(wall_median(cell))}</td><td>{h(capture_text(cell))}</td>"
             f"<td{warn}>{h(', '.join(flags))}</td></tr>")
-    head = ("cell", "trials", "pass", "fail", "error", "missing", "wall median", "captures",
-            "flags")
-    return ['<section id="cells"><h2>Cells</h2>', *html_table(head, rows), "</section>"]
+    return html_table(CELL_HEAD, rows)
 
 
 def _count(value: int, css: str) -> str:
     return f'<td class="{css}">{value}</td>' if value else "<td>0</td>"
 
 
-def _row(*cells: str) -> str:
-    return f"<tr>{_tds(cells)}</tr>"
-
-
-def _tds(cells: Sequence[str]) -> str:
-    return "".join(f"<td>{h(c)}</td>" for c in cells)
+def _kv_table(rows: Sequence[tuple[str, str]], one_line: bool = False) -> list[str]:
+    cells = [f"<tr><th>{h(key)}</th><td>{h(value)}</td></tr>" for key, value in rows]
+    if one_line:
+        return [f'<table class="kv">{"".join(cells)}</table>']
+    return ['<table class="kv">', *cells, "</table>"]
 
 
 def _metrics(report: Report) -> list[str]:
-    lines = ['<section id="metrics"><h2>Metrics</h2>',
-             "<p>Over passing trials: <b>median</b> [min–max] ±standard deviation (n trials)."
+    lines = ["<p>Over passing trials: <b>median</b> [min–max] ±standard deviation (n trials)."
              "</p>"]
     if not report.metrics:
-        return lines + ["<p>No trial passed, so there is no figure to show.</p>", "</section>"]
+        return lines + [f"<p>{NO_FIGURE}</p>"]
     head = "".join(f"<th>{h(c.name)}</th>" for c in report.cells)
     lines.append(f'<div class="scroll"><table class="metrics"><tr><th>metric</th>{head}</tr>')
     for key in report.metrics:
@@ -116,54 +104,44 @@ def _metrics(report: Report) -> list[str]:
             row.append('<td class="none">-</td>' if m is None else
                        f"<td><b>{h(fmt(m.median))}</b> <small>{h(spreads)} (n={m.n})</small></td>")
         lines.append(f"<tr>{''.join(row)}</tr>")
-    return lines + ["</table></div>", "</section>"]
+    return lines + ["</table></div>"]
 
 
-def _overhead(report: Report) -> list[str]:
+def _overhead(report: Report) -> list[str] | None:
     rows = overhead_rows(report)
     if not rows:
-        return []
-    head = ("cell", "metric", "profiled median", "baseline median", "ratio", "interval",
-            "n profiled / baseline")
-    return ['<section id="overhead"><h2>Collector overhead</h2>',
-            "<p>Median over profiled trials divided by the median over baseline trials (the "
-            "same command with no collector, interleaved).</p>",
-            *html_table(head, [f"<tr>{_tds(r[:4])}<td><b>{h(r[4])}</b></td>{_tds(r[5:])}</tr>"
-                               for r in rows]),
-            "</section>"]
+        return None
+    return [f"<p>{OVERHEAD_NOTE}</p>",
+            *html_table(OVERHEAD_HEAD, [f"<tr>{html_cells(r[:4])}<td><b>{h(r[4])}</b></td>"
+                                        f"{html_cells(r[5:])}</tr>" for r in rows])]
 
 
 def _plots(report: Report) -> list[str]:
-    lines = ['<section id="plots"><h2>Distributions</h2>',
-             "<p>One dot per passing trial (hover for its value); the dark tick is the median, "
+    lines = ["<p>One dot per passing trial (hover for its value); the dark tick is the median, "
              "the grey line the range; hollow dots are baseline trials (no collector), when "
              "the run has them. Axes do not start at zero.</p>", '<div class="plots">']
     for key in report.metrics:
-        svg = strip_plot(key, unit_of(key), strip_rows(report, key))
+        svg = strip_plot(key, unit_of(key), _strip_rows(report, key))
         if svg:
             lines += [f'<figure id="plot-{h(key)}">', svg, "</figure>"]
-    return lines + ["</div>", "</section>"]
+    return lines + ["</div>"]
 
 
 def _kernels(report: Report) -> list[str]:
-    lines = ['<section id="kernels"><h2>Top kernels</h2>',
-             "<p>Median total time per passing trial of the longest entries of each per-kernel "
+    lines = ["<p>Median total time per passing trial of the longest entries of each per-kernel "
              "table; a trial whose table does not list an entry counts as 0 ms.</p>"]
     charts = [(p, c, chart) for p, c in enumerate(report.cells) for chart in c.kernels]
     for position, cell, chart in charts:
         lines += [f'<h3 id="kernels-{position}-{h(chart.table)}">{h(cell.name)}: '
-                  f"{h(chart.table)} <small>(top {len(chart.bars)} of {chart.listed}, "
-                  f"{chart.trials} passing trial(s))</small></h3>",
-                  bar_chart(f"{chart.table} median per trial", "ms", kernel_bars(chart))]
-    if not charts:
-        lines.append("<p>No collector in this run published a per-kernel table.</p>")
-    return lines + ["</section>"]
+                  f"{h(chart.table)} <small>({chart_note(chart)})</small></h3>",
+                  bar_chart(f"{chart.table} median per trial", "ms", _kernel_bars(chart))]
+    return lines if charts else lines + [f"<p>{NO_KERNELS}</p>"]
 
 
 def _failures(failures: Sequence[Failure], base: str) -> list[str]:
-    lines = ['<section id="failures"><h2>Failures</h2>']
     if not failures:
-        return lines + ['<p class="ok">Every trial that ran passed.</p>', "</section>"]
+        return [f'<p class="ok">{ALL_PASSED}</p>']
+    lines: list[str] = []
     shown_cells: set[str] = set()
     for f in failures:
         facts = failure_facts(f)
@@ -174,6 +152,7 @@ def _failures(failures: Sequence[Failure], base: str) -> list[str]:
                   *(f"<p>{h(c)} capture {h(state)}</p>" for c, state in f.captures.items()),
                   f"<p>{_links(f.files, base)}</p>"]
         if f.stderr_tail:
+            # The first failure of each cell shows its stderr open; the others folded.
             opened = " open" if f.cell not in shown_cells else ""
             shown_cells.add(f.cell)
             lines.append(f"<details{opened}><summary>end of stderr</summary>"
@@ -182,17 +161,15 @@ def _failures(failures: Sequence[Failure], base: str) -> list[str]:
             lines.append("<p><small>stderr was empty</small></p>" if f.stderr_tail == ""
                          else "<p><small>no stderr was kept</small></p>")
         lines.append("</div>")
-    return lines + ["</section>"]
+    return lines
 
 
 def _trials(report: Report, base: str) -> list[str]:
-    lines = ['<section id="trials"><h2>Trials and artifacts</h2>',
-             "<p>Paths are relative to the run directory.</p>"]
+    lines = [f"<p>{PATHS_NOTE}</p>"]
     for position, cell in enumerate(report.cells):
         lines.append(f'<h3 id="cell-{position}">{h(cell.name)}</h3>')
-        lines += html_table(("trial", "verdict", "wall", "reason", "artifacts"),
-                            [_trial_row(t, base) for t in cell.trials])
-    return lines + ["</section>"]
+        lines += html_table(TRIAL_HEAD, [_trial_row(t, base) for t in cell.trials])
+    return lines
 
 
 def _trial_row(t: TrialRef, base: str) -> str:
@@ -208,21 +185,18 @@ def _links(files: dict[str, str], base: str) -> str:
 
 
 def _details(report: Report) -> list[str]:
-    head = report.header
-    lines = ['<section id="details"><h2>Recipe and environment</h2>']
+    head, lines = report.header, []
     if head.recipe_text:
         lines += ["<details><summary>recipe.resolved.yaml</summary>",
                   f"<pre>{h(head.recipe_text)}</pre></details>"]
     if head.env_vars:
-        rows = "".join(f"<tr><th>{h(k)}</th><td>{h(v)}</td></tr>"
-                       for k, v in head.env_vars.items())
         lines += ["<details><summary>environment variables that steer GPU software "
-                  "(credentials redacted)</summary>", f'<table class="kv">{rows}</table>',
-                  "</details>"]
-    return lines + ["</section>"]
+                  "(credentials redacted)</summary>",
+                  *_kv_table(list(head.env_vars.items()), one_line=True), "</details>"]
+    return lines
 
 
-def strip_rows(report: Report, key: str) -> list[StripRow]:
+def _strip_rows(report: Report, key: str) -> list[StripRow]:
     """A row per cell with the metric; baseline trials (no collector) get a hollow row."""
     rows = []
     for position, cell in enumerate(report.cells):
@@ -234,7 +208,7 @@ def strip_rows(report: Report, key: str) -> list[StripRow]:
     return rows
 
 
-def kernel_bars(chart: KernelChart) -> list[Bar]:
+def _kernel_bars(chart: KernelChart) -> list[Bar]:
     """One bar per kernel: a readable short name as the label (templated C++ names run to
     hundreds of characters), the full name in the tooltip."""
     short = short_names([bar.name for bar in chart.bars], 62)

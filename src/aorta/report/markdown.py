@@ -1,61 +1,63 @@
-"""The report as Markdown, for terminals and pull requests: the same sections as the HTML
-page, with trial values written out where the page draws them. Run-derived text is escaped
-by the render kit's Markdown rules (`md_text`, `md_code`, `md_block`)."""
+"""The report as Markdown, for terminals and pull requests: the HTML page's sections, with
+trial values written out where the page draws them. Run text goes through `md_text`,
+`md_code` and `md_block`."""
 
 from __future__ import annotations
 
 from aorta.rendering import (fmt, fmt_with_unit, md_block, md_code, md_table, md_text, short_names,
                              spread_text, unit_of)
-from aorta.report.model import Report
-from aorta.report.sections import (capture_text, cell_flags, failure_facts, header_rows,
-                                   overhead_rows, repeats_text, verdict_counts)
+from aorta.report.model import Failure, Report
+from aorta.report.sections import (ALL_PASSED, CELL_HEAD, NO_FIGURE, NO_KERNELS, OVERHEAD_HEAD,
+                                   OVERHEAD_NOTE, PATHS_NOTE, SECTIONS, TRIAL_HEAD, capture_text,
+                                   cell_flags, chart_note, failure_facts, header_rows,
+                                   overhead_rows, repeats_text, verdict_counts, wall_median)
 
 #: Kernel names longer than this are shortened in tables (report --format json keeps them whole).
 KERNEL_NAME_WIDTH = 80
 
 
 def render_markdown(report: Report) -> str:
-    return "\n".join(markdown_lines(report)) + "\n"
+    lines = [f"# aorta report: {md_text(report.header.run)}", "",
+             md_text(verdict_counts(report))]
+    bodies = {"run": _header(report), "warnings": _warnings(report), "cells": _cells(report),
+              "metrics": _metrics(report), "overhead": _overhead(report),
+              "plots": _distributions(report), "kernels": _kernels(report),
+              "failures": _failures(report), "trials": _trials(report)}
+    for key, heading in SECTIONS:
+        body = bodies[key]
+        if body is not None:
+            lines += ["", f"## {heading}", "", *body]
+    return "\n".join(lines) + "\n"
 
 
-def markdown_lines(report: Report) -> list[str]:
+def _header(report: Report) -> list[str]:
     h = report.header
-    lines = [f"# aorta report: {md_text(h.run)}", "", md_text(verdict_counts(report)), "",
-             "## Run", ""]
-    lines += [f"- {key}: {md_code(value)}" for key, value in header_rows(h)]
+    lines = [f"- {key}: {md_code(value)}" for key, value in header_rows(h)]
     if len(h.gpus) > 1 or any(g.index for g in h.gpus):
         lines += [f"  - GPU {md_text(g.index or '?')}: {md_text(g.name)}, driver "
                   f"{md_text(g.driver or '-')}, memory {md_text(g.memory or '-')}"
                   for g in h.gpus]
-    for section in (_warnings, _cells, _metrics, _overhead, _distributions, _kernels,
-                    _failures, _trials):
-        lines += section(report)
     return lines
 
 
 def _warnings(report: Report) -> list[str]:
-    lines = ["", "## Warnings", ""]
     if not report.warnings:
-        return lines + ["None."]
-    return lines + [f"- [{n.kind}] " + (f"{md_code(n.cell)}: " if n.cell else "")
-                    + md_text(n.message) for n in report.warnings]
+        return ["None."]
+    return [f"- [{n.kind}] " + (f"{md_code(n.cell)}: " if n.cell else "") + md_text(n.message)
+            for n in report.warnings]
 
 
 def _cells(report: Report) -> list[str]:
-    head = ("cell", "trials", "pass", "fail", "error", "missing", "wall median", "captures",
-            "flags")
     rows = [(md_code(c.name), str(c.planned), str(c.passed), str(c.failed), str(c.errored),
-             str(c.missing), fmt_with_unit(c.metrics["wall_s"].median, "s")
-             if "wall_s" in c.metrics else "-", md_text(capture_text(c)),
+             str(c.missing), wall_median(c), md_text(capture_text(c)),
              md_text(", ".join(cell_flags(c)))) for c in report.cells]
-    return ["", "## Cells", "", *md_table(head, rows, "lrrrrrr")]
+    return md_table(CELL_HEAD, rows, "lrrrrrr")
 
 
 def _metrics(report: Report) -> list[str]:
-    lines = ["", "## Metrics", "",
-             "Over passing trials: median [min–max] ±standard deviation (n trials).", ""]
+    lines = ["Over passing trials: median [min–max] ±standard deviation (n trials).", ""]
     if not report.metrics:
-        return lines + ["No trial passed, so there is no figure to show."]
+        return lines + [NO_FIGURE]
     rows = []
     for key in report.metrics:
         values = [spread_text(m.median, m.min, m.max, m.std, m.n) if m else "-"
@@ -65,20 +67,17 @@ def _metrics(report: Report) -> list[str]:
     return lines + md_table(head, rows, "ll" + "r" * len(report.cells))
 
 
-def _overhead(report: Report) -> list[str]:
+def _overhead(report: Report) -> list[str] | None:
     rows = overhead_rows(report)
     if not rows:
-        return []
-    head = ("cell", "metric", "profiled median", "baseline median", "ratio", "interval",
-            "n profiled / baseline")
-    return ["", "## Collector overhead", "",
-            "Median over profiled trials divided by the median over baseline trials (the same "
-            "command with no collector, interleaved).", "",
-            *md_table(head, [(md_code(r[0]), md_code(r[1]), *r[2:]) for r in rows], "llrrrlr")]
+        return None
+    return [OVERHEAD_NOTE, "",
+            *md_table(OVERHEAD_HEAD, [(md_code(r[0]), md_code(r[1]), *r[2:]) for r in rows],
+                      "llrrrlr")]
 
 
 def _distributions(report: Report) -> list[str]:
-    lines = ["", "## Distributions", "", "Each passing trial's value, by trial index."]
+    lines = ["Each passing trial's value, by trial index."]
     for key in report.metrics:
         unit = unit_of(key)
         lines += ["", f"{md_code(key)}" + (f" ({unit})" if unit else "") + ":", ""]
@@ -91,45 +90,45 @@ def _distributions(report: Report) -> list[str]:
 
 
 def _kernels(report: Report) -> list[str]:
-    lines = ["", "## Top kernels", "",
-             "Median total time per passing trial; a trial whose table does not list an entry "
+    lines = ["Median total time per passing trial; a trial whose table does not list an entry "
              "counts as 0 ms."]
     charts = [(c, chart) for c in report.cells for chart in c.kernels]
     if not charts:
-        return lines + ["", "No collector in this run published a per-kernel table."]
+        return lines + ["", NO_KERNELS]
     for cell, chart in charts:
         short = short_names([bar.name for bar in chart.bars], KERNEL_NAME_WIDTH)
         rows = [(str(rank), md_code(short[bar.name]), fmt(bar.median_ms), fmt(bar.calls),
                  f"{bar.trials}/{chart.trials}") for rank, bar in enumerate(chart.bars, 1)]
-        lines += ["", f"### {md_text(cell.name)}: {md_text(chart.table)} (top {len(chart.bars)} "
-                      f"of {chart.listed}, {chart.trials} passing trial(s))", "",
-                  *md_table(("#", "name", "median ms", "calls", "listed in"), rows, "rlrrr")]
+        lines += ["", f"### {md_text(cell.name)}: {md_text(chart.table)} ({chart_note(chart)})",
+                  "", *md_table(("#", "name", "median ms", "calls", "listed in"), rows, "rlrrr")]
     return lines
 
 
 def _failures(report: Report) -> list[str]:
-    lines = ["", "## Failures", ""]
     if not report.failures:
-        return lines + ["Every trial that ran passed."]
+        return [ALL_PASSED]
+    lines: list[str] = []
     for f in report.failures:
-        facts = failure_facts(f)
-        also = f" (and {repeats_text(f)})" if f.repeats else ""
-        lines += [f"### {f.verdict}: {md_text(f.cell)}/{f.name}{also}", "",
-                  md_text(f.reason) + (f" ({facts})" if facts else "")]
-        lines += ["", *(f"- {md_text(c)} capture {md_text(state)}"
-                        for c, state in f.captures.items())] if f.captures else []
-        lines += ["", "Artifacts: " + (", ".join(md_code(p) for p in f.files.values()) or "none")]
-        if f.stderr_tail:
-            lines += ["", "End of stderr:", "", *md_block(f.stderr_tail.rstrip("\n"))]
-        else:
-            lines += ["", "stderr was empty." if f.stderr_tail == "" else "No stderr was kept."]
-        lines.append("")
+        lines += _failure(f) + [""]
     return lines
+
+
+def _failure(f: Failure) -> list[str]:
+    facts = failure_facts(f)
+    also = f" (and {repeats_text(f)})" if f.repeats else ""
+    lines = [f"### {f.verdict}: {md_text(f.cell)}/{f.name}{also}", "",
+             md_text(f.reason) + (f" ({facts})" if facts else "")]
+    if f.captures:
+        lines += ["", *(f"- {md_text(c)} capture {md_text(state)}"
+                        for c, state in f.captures.items())]
+    lines += ["", "Artifacts: " + (", ".join(md_code(p) for p in f.files.values()) or "none")]
+    if f.stderr_tail:
+        return lines + ["", "End of stderr:", "", *md_block(f.stderr_tail.rstrip("\n"))]
+    return lines + ["", "stderr was empty." if f.stderr_tail == "" else "No stderr was kept."]
 
 
 def _trials(report: Report) -> list[str]:
     rows = [(md_code(t.dir.rstrip("/")), t.verdict, fmt_with_unit(t.wall_s, "s"),
              md_text(t.reason), ", ".join(md_code(label) for label in t.files) or "-")
             for c in report.cells for t in c.trials]
-    return ["", "## Trials and artifacts", "", "Paths are relative to the run directory.", "",
-            *md_table(("trial", "verdict", "wall", "reason", "artifacts"), rows, "llr")]
+    return [PATHS_NOTE, "", *md_table(TRIAL_HEAD, rows, "llr")]

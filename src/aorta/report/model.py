@@ -1,9 +1,6 @@
-"""The report as plain data: what a run measured, where, and what went wrong.
-
-`build.py` fills these records from a run directory's files; the HTML, Markdown and JSON
-renderers only format them. Times and sizes keep the units their metric names say
-(`_s` seconds, `_ms` milliseconds, `_mib` MiB); artifact paths are relative to the run
-directory, with `/` separators.
+"""The report as plain data, filled by `build.py` from a run directory's files and only
+formatted by the renderers. Times and sizes keep the units their metric names say (`_s`, `_ms`,
+`_mib`); artifact paths are relative to the run directory, with `/` separators.
 """
 
 from __future__ import annotations
@@ -26,8 +23,6 @@ class Gpu:
 
 @dataclass(frozen=True)
 class RunHeader:
-    """What was run, from which recipe, when, and on what machine and software."""
-
     run: str
     status: str                            # complete | interrupted | running | unknown
     command: list[str]
@@ -35,7 +30,7 @@ class RunHeader:
     recipe_sha256: str | None
     recipe_text: str | None                # recipe.resolved.yaml verbatim
     collectors: list[str]
-    trials_per_cell: int | None
+    trials_per_cell: int                   # 0 when run.json does not say
     created_at: str | None
     started_at: str | None
     finished_at: str | None
@@ -52,8 +47,6 @@ class RunHeader:
 
 @dataclass(frozen=True)
 class Point:
-    """One passing trial's value of one metric."""
-
     trial: int
     value: float
 
@@ -159,8 +152,6 @@ class Failure:
 
 @dataclass(frozen=True)
 class Notice:
-    """A warning a reader should see before trusting the numbers."""
-
     kind: str                              # capture | unreliable | missing | corrupt | gpu | env | run | trial
     message: str
     cell: str | None = None
@@ -180,6 +171,5 @@ class Report:
 
     @property
     def totals(self) -> dict[str, int]:
-        """Trial counts over the whole run, by verdict (and `planned`)."""
         keys = ("planned", "passed", "failed", "errored", "missing")
         return {k: sum(getattr(c, k) for c in self.cells) for k in keys}

@@ -1,13 +1,12 @@
 """What a reader must see before trusting the numbers: failures with their stderr, capture
-problems, unreliable cells, missing trials, and trial warnings.
-
-Payload text is kept as written except for terminal control codes; renderers escape it.
+problems, unreliable cells, missing trials, and trial warnings. Payload text keeps everything
+but terminal control codes; the renderers escape it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from aorta.report.model import CellReport, Failure, Notice
@@ -32,7 +31,7 @@ def failures(store: RunStore, slots: Sequence[Slot], collectors: list[str]) -> l
     for slot in slots:
         if slot.result is not None and slot.result.verdict != "pass":
             key = (slot.result.verdict, clean_text(slot.result.reason),
-                   _stderr_tail(store.root, slot))
+                   _stderr_tail(store.root / slot.dir, slot.result))
             groups.setdefault(key, []).append(slot)
     out = []
     for (verdict, reason, tail), (first, *others) in groups.items():
@@ -46,14 +45,11 @@ def failures(store: RunStore, slots: Sequence[Slot], collectors: list[str]) -> l
     return out
 
 
-def _stderr_tail(run_dir: Path, slot: Slot) -> str | None:
-    assert slot.result is not None
-    tail = slot.result.stderr_tail
+def _stderr_tail(trial_dir: Path, result: TrialResult) -> str | None:
+    tail = result.stderr_tail
     if tail is None:
-        tail = read_tail(run_dir / slot.dir / "stderr.log", STDERR_TAIL_BYTES)
+        tail = read_tail(trial_dir / "stderr.log", STDERR_TAIL_BYTES)
     return clean_text(tail) if tail is not None else None
-
-
 
 
 def bad_captures(result: TrialResult, collectors: list[str]) -> dict[str, str]:
@@ -84,30 +80,24 @@ def cell_notices(cell: CellReport, slots: Sequence[Slot], collectors: list[str]
         notices.append(Notice("corrupt", f"{slot.name}/result.json is not a valid record "
                               f"({clean_text(slot.problem or '')}); it counts as missing, and "
                               f"the same sweep command runs the trial again", cell.name))
-    done = [s for s in slots if s.result is not None]
-    passing = [s for s in done if s.result is not None and s.result.verdict == "pass"]
-    notices += _capture_notices(cell.name, passing, collectors)
-    return notices + _trial_warnings(cell.name, done)
+    done = [(s.name, s.result) for s in slots if s.result is not None]
+    # Capture problems of passing trials only: a failed trial's are shown with its failure.
+    captures = _names_by_text((f"{c} capture {why}", name) for name, r in done
+                              if r.verdict == "pass"
+                              for c, why in bad_captures(r, collectors).items())
+    warnings = _names_by_text((clean_text(str(w)), name) for name, r in done for w in r.warnings)
+    for kind, grouped in (("capture", captures), ("trial", warnings)):
+        notices += [Notice(kind, f"{text} ({name_list(names)})", cell.name)
+                    for text, names in grouped.items()]
+    return notices
 
 
-def _capture_notices(cell: str, passing: list[Slot], collectors: list[str]) -> list[Notice]:
-    """Capture problems of passing trials (a failed trial's are shown with its failure)."""
-    grouped: dict[tuple[str, str], list[str]] = {}
-    for slot in passing:
-        assert slot.result is not None
-        for c, why in bad_captures(slot.result, collectors).items():
-            grouped.setdefault((c, why), []).append(slot.name)
-    return [Notice("capture", f"{c} capture {why} ({name_list(names)})", cell)
-            for (c, why), names in grouped.items()]
-
-
-def _trial_warnings(cell: str, done: list[Slot]) -> list[Notice]:
-    seen: dict[str, list[str]] = {}
-    for slot in done:
-        assert slot.result is not None
-        for text in (clean_text(str(w)) for w in slot.result.warnings):
-            seen.setdefault(text, []).append(slot.name)
-    return [Notice("trial", f"{text} ({name_list(names)})", cell) for text, names in seen.items()]
+def _names_by_text(pairs: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """Text -> the trials that said it, in order of first appearance."""
+    grouped: dict[str, list[str]] = {}
+    for text, name in pairs:
+        grouped.setdefault(text, []).append(name)
+    return grouped
 
 
 def run_notices(status: str, cells: list[CellReport], has_matrix: bool) -> list[Notice]:

@@ -3,13 +3,31 @@
 from __future__ import annotations
 
 import shlex
+from collections import Counter
 
 from aorta.rendering import fmt_interval, fmt_ratio, fmt_with_unit, unit_of
-from aorta.report.model import CellReport, Failure, Report, RunHeader
+from aorta.report.model import CellReport, Failure, KernelChart, Report, RunHeader
+from aorta.report.notices import name_list
 
 _MAIN_SOFTWARE = ("python", "aorta", "torch", "triton", "CUDA", "ROCm", "CUDA/ROCm")
 STATUS_WORDS = {"complete": "complete", "interrupted": "interrupted",
                 "running": "running or killed", "unknown": "status unknown"}
+#: (anchor, heading) of the sections every rendering has, in reading order.
+SECTIONS = (("run", "Run"), ("warnings", "Warnings"), ("cells", "Cells"), ("metrics", "Metrics"),
+            ("overhead", "Collector overhead"), ("plots", "Distributions"),
+            ("kernels", "Top kernels"), ("failures", "Failures"),
+            ("trials", "Trials and artifacts"))
+CELL_HEAD = ("cell", "trials", "pass", "fail", "error", "missing", "wall median", "captures",
+             "flags")
+OVERHEAD_HEAD = ("cell", "metric", "profiled median", "baseline median", "ratio", "interval",
+                 "n profiled / baseline")
+OVERHEAD_NOTE = ("Median over profiled trials divided by the median over baseline trials (the "
+                 "same command with no collector, interleaved).")
+TRIAL_HEAD = ("trial", "verdict", "wall", "reason", "artifacts")
+PATHS_NOTE = "Paths are relative to the run directory."
+NO_FIGURE = "No trial passed, so there is no figure to show."
+NO_KERNELS = "No collector in this run published a per-kernel table."
+ALL_PASSED = "Every trial that ran passed."
 
 
 def verdict_counts(report: Report) -> str:
@@ -52,11 +70,9 @@ def header_rows(h: RunHeader) -> list[tuple[str, str]]:
 def _gpu_line(h: RunHeader) -> str:
     if not h.gpus:
         return "none recorded"
-    names: dict[str, int] = {}
-    for gpu in h.gpus:
-        label = gpu.name + (f" ({gpu.memory}" if gpu.memory else "") + \
-            (f", driver {gpu.driver})" if gpu.driver else (")" if gpu.memory else ""))
-        names[label] = names.get(label, 0) + 1
+    names = Counter(gpu.name + (f" ({gpu.memory}" if gpu.memory else "")
+                    + (f", driver {gpu.driver})" if gpu.driver else (")" if gpu.memory else ""))
+                    for gpu in h.gpus)
     return "; ".join(f"{n} x {label}" if n > 1 else label for label, n in names.items())
 
 
@@ -76,10 +92,8 @@ def cell_flags(cell: CellReport) -> list[str]:
 
 def capture_text(cell: CellReport) -> str:
     """`nsys ok 3, cprofile ok 2 empty 1`; '-' when no collector reported."""
-    parts = []
-    for collector, states in cell.captures.items():
-        parts.append(collector + " " + " ".join(f"{s} {n}" for s, n in sorted(states.items())))
-    return ", ".join(parts) or "-"
+    return ", ".join(f"{collector} " + " ".join(f"{s} {n}" for s, n in sorted(states.items()))
+                     for collector, states in cell.captures.items()) or "-"
 
 
 def failure_facts(f: Failure) -> str:
@@ -92,9 +106,16 @@ def failure_facts(f: Failure) -> str:
 
 def repeats_text(f: Failure) -> str:
     """`trial_1, trial_3 the same way`: the other trials folded into this failure."""
-    shown = ", ".join(f.repeats[:10])
-    more = f" and {len(f.repeats) - 10} more" if len(f.repeats) > 10 else ""
-    return f"{shown}{more} the same way"
+    return f"{name_list(f.repeats, 10)} the same way"
+
+
+def wall_median(cell: CellReport) -> str:
+    wall = cell.metrics.get("wall_s")
+    return fmt_with_unit(wall.median, "s") if wall else "-"
+
+
+def chart_note(chart: KernelChart) -> str:
+    return f"top {len(chart.bars)} of {chart.listed}, {chart.trials} passing trial(s)"
 
 
 def overhead_rows(report: Report) -> list[tuple[str, ...]]:

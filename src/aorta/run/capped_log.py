@@ -1,5 +1,4 @@
 """A payload's output stream, written to its log file with a cap and without credentials.
-
 Up to half the cap is written as it arrives (the head); past that, only the last half-cap
 bytes are kept in memory (the tail) and written, after a line saying how much was cut, when
 the stream ends. Known secret values are replaced by `<redacted>` on the way, even when one

@@ -1,13 +1,8 @@
-"""What each collector made of a trial: its metrics and a typed `Capture`.
-
-Collectors publish their state as `<name>_capture` (+ `<name>_capture_reason`, and
-`<name>_skipped` for a `partial` one) among their metrics; here it becomes the trial's typed
-`captures[name]`, together with what the collector
-resolved (`proton_backend` when `auto` was asked). A collector that raises, returns something
-that is not a mapping, or reports no valid state gets an `unparsed` capture with the reason:
-the trial's record is never lost to a collector's bug. A collector whose launcher could not
-attach inside the payload's process says so as `<name>_attach_error`; it is handed back apart,
-since it makes the trial an `error` (nothing was measured), not a `fail`.
+"""What each collector made of a trial: its metrics and a typed `Capture`, from the
+`<name>_capture`, `<name>_capture_reason` and `<name>_skipped` it publishes among its metrics,
+and what its sampler (running beside the payload) said. A collector that raises, returns no
+mapping or reports no valid state gets an `unparsed` capture with the reason: a collector's
+bug never loses the trial's record.
 """
 
 from __future__ import annotations
@@ -17,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from aorta.collectors.attach_failure import ATTACH_ERROR_SUFFIX
-from aorta.collectors.base import CollectorOptions, TrialContext, TrialOutcome
+from aorta.collectors.base import CollectorOptions, Sampler, TrialContext, TrialOutcome
 from aorta.store.record_checks import CAPTURE_STATES, clean_metrics
 from aorta.store.records import Capture
 
@@ -28,7 +23,8 @@ def summarize_collectors(collectors: Mapping[str, CollectorOptions], trial_dir: 
                          ) -> tuple[dict[str, Any], dict[str, Capture], list[str], dict[str, str]]:
     """(metrics, captures, warnings, attach errors) over every collector of the trial.
     `failed` names the collectors whose sampler failed, and why: their capture is `unparsed`.
-    The attach errors map a collector to why it could not attach inside the payload."""
+    An attach error (`<name>_attach_error`: its launcher could not attach inside the payload's
+    process) is handed back apart: it makes the trial an `error`, not a `fail`."""
     metrics: dict[str, Any] = {}
     captures: dict[str, Capture] = {}
     warnings: list[str] = []
@@ -76,3 +72,43 @@ def _one(name: str, options: CollectorOptions, out_dir: Path, ctx: TrialContext,
               for key in dropped]
     kept = {str(k): str(v) for k, v in resolved.items() if v is not None}
     return metrics, Capture(str(state), str(reason) if reason else None, kept, skipped), notes
+
+
+class Samplers:
+    """The collectors that record beside the payload (`Collector.sample`, GPU telemetry for
+    one), started just before it and stopped just after. A sampler that fails to start or
+    stop makes its collector's capture `unparsed` with the reason; the trial runs on."""
+
+    def __init__(self, collectors: Mapping[str, CollectorOptions], trial_dir: Path,
+                 ctx: TrialContext, device: str | None) -> None:
+        from aorta.collectors.registry import get
+
+        devices = [d.strip() for d in device.split(",") if d.strip()] if device else None
+        self.running: dict[str, Sampler] = {}
+        self.errors: dict[str, str] = {}
+        for name, options in collectors.items():
+            try:
+                sampler = get(name).sample(trial_dir / name, options, ctx, devices)
+            except Exception as exc:   # the framework, not the collector, keeps the trial
+                self.errors[name] = f"its sampler could not start: {type(exc).__name__}: {exc}"
+                continue
+            if sampler is not None:
+                self.running[name] = sampler
+
+    def payload_started(self, pid: int, start_ticks: int, token: str) -> None:
+        for name, sampler in list(self.running.items()):
+            try:
+                sampler.payload_started(pid, start_ticks, token)
+            except Exception as exc:
+                self.errors[name] = f"its sampler failed: {type(exc).__name__}: {exc}"
+
+    def stop(self) -> dict[str, str]:
+        """Stop every sampler; collector -> why its capture is `unparsed`, for those that
+        failed to start or stop."""
+        for name, sampler in self.running.items():
+            try:
+                sampler.stop()
+            except Exception as exc:
+                self.errors[name] = f"its sampler failed: {type(exc).__name__}: {exc}"
+        self.running = {}
+        return dict(self.errors)

@@ -3,6 +3,11 @@
 Under a multi-rank launcher (torchrun, srun, mpirun), per-process collectors wrap each rank's
 command behind the per-rank shim that gives every rank its own file names. The framework, not
 each collector, turns a collector's unexpected exception into a setup error for the trial.
+
+`env_passthrough_mode: file` also writes `child.env`, the child's whole environment as sorted
+`KEY=VALUE` lines (mode 0600, credentials redacted), whose path the child finds in
+`AORTA_ENV_FILE`; an environment a line format cannot hold is refused, naming the variable,
+never its value (docs/sweep.md).
 """
 
 from __future__ import annotations
@@ -11,9 +16,16 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from aorta.base.errors import SetupError
+from aorta.base.errors import SetupError, UserError
+from aorta.base.redaction import looks_secret
 from aorta.collectors.base import RANK_TOKEN, CollectorOptions, Launch, TrialContext
-from aorta.run.rerun import CLEAN_ENV_KEEP
+from aorta.store.run_dir import RunStore
+
+#: What `env_passthrough_mode: clean` keeps from the caller's environment.
+CLEAN_ENV_KEEP = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TERM",
+                  "TMPDIR", "TZ", "SHELL")
+ENV_FILE = "child.env"
+ENV_FILE_VARIABLE = "AORTA_ENV_FILE"
 
 
 def child_environment(mode: str, caller: Mapping[str, str],
@@ -25,6 +37,48 @@ def child_environment(mode: str, caller: Mapping[str, str],
         base = dict(caller)
     base.update(overlay)
     return base
+
+
+def env_file_problem(env: Mapping[str, str]) -> str | None:
+    """Why `env` cannot be written as KEY=VALUE lines, or None. Names only, never values."""
+    for key in sorted(env):
+        if not key or "=" in key or "\n" in key or "\r" in key or "\0" in key:
+            shown = key.encode("unicode_escape").decode("ascii")[:80]
+            return (f"the variable name {shown!r} cannot be written as a KEY=VALUE line "
+                    f"(empty, or holds '=' or a newline)")
+        # A credential's value is written as <redacted>, newline or not.
+        if ("\n" in env[key] or "\r" in env[key]) and not looks_secret(key):
+            return f"the value of {key} holds a newline, which a KEY=VALUE line cannot hold"
+    return None
+
+
+def launch_with_env_file(store: RunStore, cell: str, trial: str, launch: Launch,
+                         env: Mapping[str, str]) -> Launch:
+    """`launch` with `AORTA_ENV_FILE` added to its overlay, after writing `child.env` for the
+    child's environment `env`. `ValueError` (`env_file_problem`'s reason) when it cannot be
+    written; nothing is written then."""
+    problem = env_file_problem(env)
+    if problem is not None:
+        raise ValueError(problem)
+    path = str(store.trial_dir(cell, trial) / ENV_FILE)
+    shown = store.redactor.env({**env, ENV_FILE_VARIABLE: path})
+    store.write_trial_file(cell, trial, ENV_FILE,
+                           "".join(f"{key}={shown[key]}\n" for key in sorted(shown)),
+                           private=True)
+    return Launch(launch.argv, {**launch.env, ENV_FILE_VARIABLE: path}, launch.unset)
+
+
+def refuse_unwritable_env(mode: str, caller_env: Mapping[str, str], launch: Launch) -> None:
+    """Before any trial: `UserError` when mode `file` cannot write this environment (the
+    caller's, less what the first trial unsets, plus its overlay), instead of one error trial
+    after another."""
+    if mode != "file":
+        return
+    child_env = {k: v for k, v in caller_env.items() if k not in launch.unset}
+    problem = env_file_problem({**child_env, **launch.env})
+    if problem is not None:
+        raise UserError(f"env_passthrough_mode file: {problem}; unset it before running aorta, "
+                        f"or use env_passthrough_mode inherit")
 
 
 def _wrap(name: str, launch: Launch, out_dir: Path, options: CollectorOptions,

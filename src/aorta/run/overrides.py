@@ -1,11 +1,7 @@
 """What the command line (or `aorta.sweep`'s arguments) changes in a recipe: `Overrides`.
-
-`--trials`, `--timeout`, `--baseline`, `--ticket` and `--env-passthrough-mode` replace the
-recipe's value when given; `--collect` replaces its collector list, keeping the option blocks
-of the collectors that survive; `--executor`/`--gpus` its executor block. The two
-stop-after flags overlay their halves of the recipe's `stop_after` block (the verdict stays
-the recipe's, else `fail`); both halves must end up known: a block without a cap is refused,
-since the loop needs one.
+A flag replaces the recipe's value; `--collect` replaces the collector list (survivors keep
+their option blocks); the two stop-after flags overlay their halves of `stop_after`, which must
+end up with both halves (the loop needs a cap).
 """
 
 from __future__ import annotations
@@ -20,7 +16,7 @@ from aorta.base.errors import UserError
 from aorta.base.names import MAX_NAME_BYTES, is_plain_name, printable
 from aorta.base.schema_errors import format_validation_error
 from aorta.recipe.limits import ENV_MODES, MAX_TRIALS_PER_CELL
-from aorta.recipe.schema import MAX_TIMEOUT_S, ExecutorConfig, Recipe, StopAfter
+from aorta.recipe.schema import MAX_TIMEOUT_S, ExecutorBlock, Recipe, StopAfter
 
 
 @dataclass(frozen=True)
@@ -38,6 +34,7 @@ class Overrides:
     env_mode: str | None = None                # replaces env_passthrough_mode
     stop_after_events: int | None = None       # overlay halves of the recipe's stop_after
     max_trials: int | None = None
+    skip_remote_probe: bool = False            # submit without checking a remote node first
 
 
 def parse_collect_flag(value: str) -> tuple[str, ...]:
@@ -72,9 +69,6 @@ def apply_overrides(recipe: Recipe, overrides: Overrides) -> Recipe:
         updates["baseline"] = overrides.baseline
     if overrides.executor is not None or overrides.gpus is not None:
         updates["executor"] = _executor_override(recipe, overrides)
-    if updates:
-        recipe = recipe.model_copy(update=updates)
-    updates = {}
     if overrides.ticket is not None:
         updates["ticket"] = _ticket(overrides.ticket)
     if overrides.env_mode is not None:
@@ -121,13 +115,12 @@ def _stop_after(recipe: Recipe, overrides: Overrides) -> StopAfter | None:
                         f"{format_validation_error(exc, ('stop_after',))}") from None
 
 
-def _executor_override(recipe: Recipe, overrides: Overrides) -> ExecutorConfig:
+def _executor_override(recipe: Recipe, overrides: Overrides) -> ExecutorBlock:
+    """The executor block the flags leave (checked against its kind's options when the sweep
+    is prepared): another kind drops the recipe's settings, which do not apply to it."""
     fields = recipe.executor.model_dump(exclude_unset=True)
     if overrides.executor is not None and overrides.executor != recipe.executor.kind:
-        fields = {"kind": overrides.executor}   # another kind: the recipe's settings do not apply
+        fields = {"kind": overrides.executor}
     if overrides.gpus is not None:
         fields["gpus"] = overrides.gpus
-    try:
-        return ExecutorConfig.model_validate(fields)
-    except ValidationError as exc:
-        raise UserError(f"--executor/--gpus: {format_validation_error(exc, ('executor',))}") from None
+    return ExecutorBlock(**fields)

@@ -1,7 +1,6 @@
 """Recipe + command-line overrides -> Plan: the cells (cartesian product of axes) and trials.
-
-Building a plan validates everything that can be checked without running: collector options,
-collector conflicts, axis variables that disagree. It does no I/O.
+Building a plan checks everything that can be checked without running (collector options and
+conflicts, axis variables that disagree), and does no I/O.
 """
 
 from __future__ import annotations
@@ -10,20 +9,21 @@ import hashlib
 import itertools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 from aorta.base.errors import RecipeError, UserError
 from aorta.base.names import check_name, name_problem, printable, shorten
 from aorta.base.redaction import PATTERN_ONLY
 from aorta.collectors.base import CollectorOptions
-from aorta.recipe.schema import LoadedRecipe, Recipe, Variant
+from aorta.recipe.schema import ExecutorBlock, LoadedRecipe, Recipe, Variant
 from aorta.run.overrides import Overrides, apply_overrides
 
 DEFAULT_CELL = "default"
-#: Trials one sweep may plan, baseline trials included.
-MAX_PLANNED_TRIALS = 100_000
+MAX_PLANNED_TRIALS = 100_000   # baseline trials included
 
 
 @dataclass(frozen=True)
@@ -45,14 +45,12 @@ class Plan:
     command: tuple[str, ...]
     cells: tuple[Cell, ...]
     collectors: Mapping[str, CollectorOptions]  # outermost first
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    #: The executor's checked options (`aorta.run.executors.executor_options`), once known.
+    executor: BaseModel | None = None
 
     @property
     def trials(self) -> int:
         return self.recipe.trials_per_cell
-
-    def trial_ids(self) -> list[tuple[Cell, int]]:
-        return [(cell, i) for cell in self.cells for i in range(self.trials)]
 
     def fingerprint(self) -> str:
         """Identity of what a trial measures. Trial count and timeout are left out, so a rerun
@@ -72,6 +70,13 @@ class Plan:
     def resolved_recipe(self) -> dict[str, Any]:
         """The recipe after overrides, with bundles expanded and options typed: reloadable,
         except that credentials are written as `<redacted>`."""
+        # The executor block as a recipe says it: its kind unless the default, and the options
+        # that differ from their defaults.
+        options = self.executor or self.recipe.executor
+        executor = options.model_dump(exclude_defaults=True)
+        kind = getattr(options, "kind", "local")
+        if kind != ExecutorBlock().kind:
+            executor = {"kind": kind, **executor}
         doc: dict[str, Any] = {
             "schema_version": self.recipe.schema_version,
             "mode": "probe",
@@ -88,7 +93,7 @@ class Plan:
                                    "args": PATTERN_ONLY.argv(v.args)}
                             for name, v in variants.items()}
                      for axis, variants in self.recipe.all_axes().items()},
-            "executor": self.recipe.executor.model_dump(exclude_defaults=True),
+            "executor": executor,
             "baseline": self.recipe.baseline,
             "retain": self.recipe.retain.model_dump(),
         }
@@ -126,17 +131,11 @@ def _validate_collectors(raw: Mapping[str, Any], source: str,
     from aorta.collectors.conflicts import check_conflicts
     from aorta.collectors.registry import get, wrap_order
 
-    where = "--collect" if from_flag else source
-    validated: dict[str, CollectorOptions] = {}
-    for name, options in raw.items():
-        try:
-            validated[name] = get(name).validate(options)
-        except UserError as exc:
-            raise type(exc)(f"{where}: {exc}") from None
     try:
+        validated = {name: get(name).validate(options) for name, options in raw.items()}
         check_conflicts(validated)
     except UserError as exc:
-        raise type(exc)(f"{where}: {exc}") from None
+        raise type(exc)(f"{'--collect' if from_flag else source}: {exc}") from None
     return {n: validated[n] for n in wrap_order(list(validated))}
 
 

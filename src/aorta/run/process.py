@@ -1,10 +1,7 @@
-"""Running one payload the way a trial must: no shell, a session of its own, capped logs, a
-timeout that takes everything it started down, and the kernel's own accounting of its cost.
-
-The payload is started and reaped by the trial warden (run/warden_server.py), which also
-kills whatever the payload leaves behind, wherever it went, and kills everything if this
-driver dies. This module adds the driver's clock: the timeout (SIGTERM to the payload's group,
-`grace` seconds, then SIGKILL to all of it) and cancellation.
+"""Running one payload the way a trial must: no shell, a session of its own, capped logs, and
+the kernel's own accounting of its cost. The trial warden (run/warden_server.py) starts and
+reaps it and kills whatever it leaves behind; this module adds the driver's clock: the timeout
+(SIGTERM to the payload's group, `grace` seconds, then SIGKILL to all of it) and cancellation.
 """
 
 from __future__ import annotations
@@ -50,14 +47,11 @@ class ProcessResult:
     logs: Mapping[str, LogInfo] = field(default_factory=dict)
 
 
-OnStarted = Callable[[Handle], None]
-
-
 def run_process(argv: Sequence[str], env: Mapping[str, str], stdout: Path, stderr: Path,
                 timeout: float | None = None, grace: float = 10.0, cwd: Path | None = None,
                 cancel: threading.Event | None = None, *, warden: Warden | None = None,
                 log_limit: int = DEFAULT_LOG_LIMIT, secrets: Sequence[str] = (),
-                on_started: OnStarted | None = None) -> ProcessResult:
+                on_started: Callable[[Handle], None] | None = None) -> ProcessResult:
     """Run `argv` to completion. On timeout: SIGTERM to its group, `grace` seconds, SIGKILL.
 
     The child's environment is `env` plus `AORTA_TRIAL_TOKEN`, by which its descendants are
@@ -120,7 +114,7 @@ def _result(handle: Handle, timed_out: bool, elapsed: float) -> ProcessResult:
         return ProcessResult(True, None, None, timed_out, elapsed, None, None, None,
                              lost=str(msg["lost"]))
     status = int(msg["status"])
-    sig = _termsig(status)
+    sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
     logs = {name: LogInfo(int(v[0]), int(v[1]), v[2]) for name, v in msg["logs"].items()}
     return ProcessResult(
         launched=True, exit_code=None if sig is not None else os.WEXITSTATUS(status),
@@ -128,7 +122,3 @@ def _result(handle: Handle, timed_out: bool, elapsed: float) -> ProcessResult:
         cpu_user_s=float(msg["utime"]), cpu_sys_s=float(msg["stime"]),
         max_rss_mib=float(msg["maxrss_kib"]) / 1024.0,   # Linux reports KiB
         leftovers=int(msg["killed"]), survivors=int(msg["survivors"]), logs=logs)
-
-
-def _termsig(status: int) -> int | None:
-    return os.WTERMSIG(status) if os.WIFSIGNALED(status) else None

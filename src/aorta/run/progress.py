@@ -2,40 +2,47 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
-import time
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
-from aorta.run.trial_details import trial_details
-from aorta.store.layout import trial_name
+from aorta.store.layout import trial_log, trial_name
 from aorta.store.records import TrialResult
 
 
-class Progress(Protocol):
-    def start(self, total: int, already_done: int) -> None: ...
-    def trial_started(self, cell: str, index: int, baseline: bool = False) -> None: ...
-    def trial_done(self, result: TrialResult) -> None: ...
-    def note(self, line: str) -> None: ...
-    def close(self) -> None: ...
+class Progress:
+    """What a sweep reports to. This one says nothing (`aorta.sweep` without a progress
+    stream); the others show what they override."""
+
+    def start(self, total: int, already_done: int) -> None:
+        pass
+
+    def trial_started(self, cell: str, index: int, baseline: bool = False) -> None:
+        pass
+
+    def trial_done(self, result: TrialResult) -> None:
+        pass
+
+    def note(self, line: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
-class PlainProgress:
+class PlainProgress(Progress):
     """One line per finished trial, for logs and CI."""
 
     def __init__(self, stream: TextIO, run_dir: Path | None = None, verbose: int = 0) -> None:
         self.stream, self.run_dir, self.verbose = stream, run_dir, verbose
         self.total = self.done = 0
-        self.t0 = time.monotonic()
 
     def start(self, total: int, already_done: int) -> None:
         self.total, self.done = total, already_done
         if already_done:
             print(f"aorta: resuming: {already_done} of {total} trial(s) already complete",
                   file=self.stream, flush=True)
-
-    def trial_started(self, cell: str, index: int, baseline: bool = False) -> None:
-        pass
 
     def trial_done(self, result: TrialResult) -> None:
         self.done += 1
@@ -49,11 +56,8 @@ class PlainProgress:
     def note(self, line: str) -> None:
         print(f"aorta: {line}", file=self.stream, flush=True)
 
-    def close(self) -> None:
-        pass
 
-
-class BarProgress:
+class BarProgress(Progress):
     """A rich progress bar: cell, trial, elapsed, ETA."""
 
     def __init__(self, stream: TextIO, run_dir: Path | None = None, verbose: int = 0) -> None:
@@ -88,6 +92,25 @@ class BarProgress:
 
     def close(self) -> None:
         self.bar.stop()
+
+
+def trial_details(result: TrialResult, run_dir: Path | None, verbose: int = 0) -> list[str]:
+    """The lines under a finished trial's line: its stderr.log when it did not pass, and with
+    `verbose` what exactly ran. Values are the record's, so credentials are redacted."""
+    lines = []
+    if result.verdict != "pass" and result.launched and run_dir is not None:
+        lines.append(f"stderr: {run_dir / trial_log(result.cell, result.name)}")
+    if verbose:
+        lines.append(f"argv: {shlex.join(result.argv)}")
+        if result.env_overlay:
+            lines.append("env: " + " ".join(f"{k}={shlex.quote(v)}"
+                                            for k, v in sorted(result.env_overlay.items())))
+        if result.env_unset:
+            lines.append("unset: " + " ".join(result.env_unset))
+        for name, capture in result.captures.items():
+            lines.append(f"{name}: capture {capture.state}"
+                         + (f" ({capture.reason})" if capture.reason else ""))
+    return lines
 
 
 def make_progress(stream: TextIO | None = None, run_dir: Path | None = None,

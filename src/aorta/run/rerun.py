@@ -1,5 +1,4 @@
 """`rerun.sh`: one trial's exact launch, runnable without aorta, with no credential in it.
-
 A variable whose value is (or holds) a credential is taken from the caller's environment
 (`NAME="${NAME:?...}"`); an argument that holds one becomes `"${AORTA_ARG_<i>:?...}"`, and a
 comment says which argument to supply. Everything else is written as it ran.
@@ -13,10 +12,7 @@ from collections.abc import Iterable
 
 from aorta.base.redaction import Redactor, looks_secret
 from aorta.collectors.base import Launch
-
-#: What `env_passthrough_mode: clean` keeps from the caller's environment.
-CLEAN_ENV_KEEP = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TERM",
-                  "TMPDIR", "TZ", "SHELL")
+from aorta.run.launch import CLEAN_ENV_KEEP
 
 
 def rerun_script(launch: Launch, dirs: Iterable[str], env_mode: str,

@@ -1,19 +1,14 @@
-"""Retention: what a finished trial keeps once its collectors' metrics are read.
-
-Every file of a trial directory falls in one class, least to most bulky:
+"""Retention: what a finished trial keeps once its collectors' metrics are read (docs/sweep.md).
+A level (`none < log < summary < full`) keeps the file classes up to its own:
 
     record    result.json                              never deleted
     log       stdout.log stderr.log rerun.sh child.env, and any *.log a collector wrote
     summary   a collector's summary tables: names with the word `summary`, `stats` or `sum`
-              between `.`, `_` or `-` (rocprof's *_kernel_stats.csv and rocprof_summary.*,
-              nsys' *_kern_sum.csv; not cProfile's profile.pstats)
+              between `.`, `_` or `-` (rocprof's *_kernel_stats.csv, nsys' *_kern_sum.csv)
     heavy     everything else a collector wrote: traces, databases, profiles
 
-A level (`none < log < summary < full`, the recipe's `retain.on_<verdict>`) keeps the classes
-up to its own: `none` keeps the record only, `full` everything. Pruning walks the trial
-directory by file descriptor and never follows a symbolic link: a link is never entered nor
-removed, so nothing outside the trial directory can be touched. Directories stay (empty).
-What went is returned as a `Retention` and recorded in result.json.
+Pruning walks the trial directory by file descriptor and never follows a symbolic link, so
+nothing outside it can be touched. Directories stay (empty).
 """
 
 from __future__ import annotations
@@ -28,8 +23,7 @@ from aorta.recipe.limits import RETAIN_LEVELS
 from aorta.store.files import open_dir
 from aorta.store.records import Retention
 
-#: Paths listed in result.json; beyond this only the count and bytes are.
-MAX_LISTED = 200
+MAX_LISTED = 200   # paths listed in result.json; beyond this only the count and bytes are
 _RECORD = frozenset({"result.json", ".running.json"})
 _TOP_LOGS = frozenset({"stdout.log", "stderr.log", "rerun.sh", "child.env"})
 _SUMMARY = re.compile(r"(?:^|[._\-])(?:summary|stats|sum)(?:[._\-]|$)", re.IGNORECASE)

@@ -1,7 +1,6 @@
-"""What an earlier driver left running: a trial it started and never finished (the driver
-was killed with its warden, or the machine's OOM killer took both). Before a resumed run
-starts that trial again, its old processes are found and killed, so two copies never share
-a GPU. The trial's `.running.json` says which processes were its own (run/proc_table.py)."""
+"""What an earlier driver left running: a trial it started and never finished (the driver was
+killed with its warden, or the OOM killer took both). Before a resumed run starts that trial
+again, the processes its `.running.json` names are killed, so two copies never share a GPU."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
-"""The one line of a failing trial's stderr worth printing beside its verdict.
-
-A payload that dies usually says why on its last real line (`ValueError: size must be
-positive`, `RuntimeError: CUDA error: out of memory`); what follows it is often noise: blank
-lines, progress bars redrawn with carriage returns (`100%|##########| 50/50 [00:01<00:00]`),
-colour codes. The line is made safe to print on a terminal and in Markdown: colour codes are
-dropped, every other control character is escaped (`\\x07`), and it is cut to a bounded length.
+"""The one line of a failing trial's stderr worth printing beside its verdict: its last real
+line (`RuntimeError: CUDA error: out of memory`), past blank lines, redrawn progress bars
+(`100%|##########| 50/50 [00:01<00:00]`) and colour codes. The line is made safe for a terminal
+and Markdown: colour codes dropped, other control characters escaped (`\\x07`), length bounded.
 """
 
 from __future__ import annotations
@@ -14,6 +11,9 @@ import re
 MAX_LINE_CHARS = 200
 
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+# Every control character but the tab (a space) is shown escaped: `\x07`.
+_ESCAPES = {code: f"\\x{code:02x}" for code in [*range(0x20), 0x7f, *range(0x80, 0xa0)]}
+_ESCAPES[ord("\t")] = " "
 # Progress meters: tqdm/rich bars, bare percentages, "12/50" counters, spinners and rules.
 _PROGRESS = (
     re.compile(r"\d{1,3}(\.\d+)?%\s*\|"),                 # tqdm: " 45%|####      | 9/20"
@@ -36,22 +36,6 @@ def last_meaningful_line(text: str | None, limit: int = MAX_LINE_CHARS) -> str |
         line = _COLOUR.sub("", raw).strip()
         if not line or any(p.search(line) for p in _PROGRESS):
             continue
-        return _bounded(_escaped(line), limit)
+        line = line.translate(_ESCAPES)
+        return line if len(line) <= limit else line[:max(0, limit - 3)].rstrip() + "..."
     return None
-
-
-def _escaped(line: str) -> str:
-    out = []
-    for ch in line:
-        code = ord(ch)
-        if ch == "\t":
-            out.append(" ")
-        elif code < 0x20 or code == 0x7f or 0x80 <= code < 0xa0:
-            out.append(f"\\x{code:02x}")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def _bounded(line: str, limit: int) -> str:
-    return line if len(line) <= limit else line[:max(0, limit - 3)].rstrip() + "..."

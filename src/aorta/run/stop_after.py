@@ -1,14 +1,7 @@
-"""`stop_after`: stop a cell early once enough of its trials ended with one verdict.
-
-A cell runs its trials in index order, one at a time (cells still run side by side where the
-executor runs trials in parallel). After each trial the cell is checked: once `events` of its
-trials ended with `event_verdict`, or `max_trials` ran, it stops, and its remaining trials are
-skipped: never run, and listed in run.json's `stop_after` block, which `sweep status`,
-perf.md, matrix.json and the report read.
-
+"""`stop_after`: stop a cell early once `events` of its trials ended with `event_verdict`, or
+`max_trials` ran (docs/sweep.md). A cell then runs its trials one at a time, in index order.
 Whether a cell stopped is a function of its results alone (`cell_stop`), so a resumed run
-decides exactly as the first one did: it walks the results on disk in index order and runs
-the first trial that has none, if the cell has not stopped yet.
+decides exactly as the first one did.
 """
 
 from __future__ import annotations
@@ -50,11 +43,6 @@ def cell_stop(rule: StopAfter, results: Mapping[int, TrialResult]) -> CellStop:
         ran += 1
         events += result.verdict == rule.event_verdict
     return CellStop(ran, events, events >= rule.events)
-
-
-def stop_block(rule: StopAfter, states: Mapping[str, CellStop]) -> dict[str, Any]:
-    """run.json's `stop_after`: the rule, then each cell's state."""
-    return {**rule.model_dump(), "cells": {cell: asdict(s) for cell, s in states.items()}}
 
 
 def run_with_stop_after(rule: StopAfter, specs: Sequence[TrialSpec],
@@ -134,15 +122,10 @@ def stop_note(block: Any, cell: str) -> str | None:
 
 def stop_states(rule: StopAfter | None, by_cell: Mapping[str, Sequence[TrialResult]]
                 ) -> dict[str, Any] | None:
-    """run.json's `stop_after` block from every cell's results, or None without a rule."""
+    """run.json's `stop_after` block (the rule, then each cell's state) from every cell's
+    results; None without a rule."""
     if rule is None:
         return None
-    return stop_block(rule, {cell: cell_stop(rule, {r.index: r for r in results
-                                                    if not r.baseline})
-                             for cell, results in by_cell.items()})
-
-
-def stop_summary(block: Any, cell: str) -> dict[str, Any]:
-    """`summarize_cell`'s `skipped` and `stop_note` for `cell` (none without a block)."""
-    return {"skipped": len(skipped_by_cell(block).get(cell, ())),
-            "stop_note": stop_note(block, cell)}
+    cells = {cell: asdict(cell_stop(rule, {r.index: r for r in results if not r.baseline}))
+             for cell, results in by_cell.items()}
+    return {**rule.model_dump(), "cells": cells}

@@ -1,5 +1,4 @@
 """Per-cell summaries of a run's trials: `matrix.json` (for programs) and `perf.md` (for people).
-
 Statistics are over passing trials only: a failed or errored trial's numbers describe
 something else. Counts of each verdict are kept so nothing disappears silently.
 """
@@ -44,12 +43,8 @@ class MetricStats:
 
 
 def _stats(samples: Mapping[str, list[float]]) -> dict[str, MetricStats]:
-    out = {}
-    for key, values in sorted(samples.items()):
-        stats = MetricStats.of(values)
-        if stats is not None:
-            out[key] = stats
-    return out
+    return {key: stats for key, values in sorted(samples.items())
+            if (stats := MetricStats.of(values)) is not None}
 
 
 @dataclass(frozen=True)
@@ -107,22 +102,19 @@ def summarize_cell(name: str, planned: int, results: Iterable[TrialResult],
     are measurements (a collector's figures count when its capture is `ok`, or `partial`
     with `allow_partial`)."""
     everything = list(results)
-    results = [r for r in everything if not r.baseline]
-    values = _samples(results, allow_partial)
-    base_values = _samples((r for r in everything if r.baseline), allow_partial)
+    profiled = [r for r in everything if not r.baseline]
+    based = [r for r in everything if r.baseline]
+    values, base_values = _samples(profiled, allow_partial), _samples(based, allow_partial)
     captures: dict[str, dict[str, int]] = {}
     for c in collectors:
-        for r in results:
-            capture = r.captures.get(c)
-            if capture is not None:
-                captures.setdefault(c, {}).setdefault(capture.state, 0)
-                captures[c][capture.state] += 1
-    count = {v: sum(r.verdict == v for r in results) for v in ("pass", "fail", "error")}
-    reasons = _reasons(name, [r for r in everything if not r.baseline], "")
-    reasons += _reasons(name, [r for r in everything if r.baseline], "baseline: ")
-    based = [r for r in everything if r.baseline]
+        for r in profiled:
+            if (capture := r.captures.get(c)) is not None:
+                states = captures.setdefault(c, {})
+                states[capture.state] = states.get(capture.state, 0) + 1
+    count = {v: sum(r.verdict == v for r in profiled) for v in ("pass", "fail", "error")}
+    reasons = _reasons(name, profiled, "") + _reasons(name, based, "baseline: ")
     return CellSummary(name, planned, count["pass"], count["fail"], count["error"],
-                       max(0, planned - skipped - len(results)),
+                       max(0, planned - skipped - len(profiled)),
                        _stats(values), captures, reasons, _stats(base_values),
                        _overheads(values, base_values),
                        sum(r.verdict == "pass" for r in based), len(based), skipped,
@@ -147,7 +139,7 @@ def _reasons(cell: str, results: Sequence[TrialResult], prefix: str) -> list[str
 
 def _overheads(profiled: Mapping[str, list[float]],
                baseline: Mapping[str, list[float]]) -> dict[str, Overhead]:
-    from aorta.comparison.interval import ratio_interval
+    from aorta.stats.interval import ratio_interval
 
     out = {}
     for key in ("wall_s", "cpu_user_s", "max_rss_mib"):

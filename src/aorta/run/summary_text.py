@@ -8,11 +8,9 @@ from pathlib import Path
 from aorta.base.redaction import PATTERN_ONLY, Redactor
 from aorta.collectors.base import Launch
 from aorta.rendering import fmt, text_table
-from aorta.run.pending import Pending
 from aorta.run.plan import Plan
 from aorta.run.summary import cell_gpu_notes
-from aorta.run.sweep import SweepOutcome
-from aorta.run.sweep_exit import none_passed
+from aorta.run.sweep import Pending, SweepOutcome
 
 
 def plan_lines(plan: Plan, run_dir: Path, first: Launch,
@@ -95,7 +93,7 @@ def summary_lines(outcome: SweepOutcome) -> list[str]:
                              + ", ".join(f"{s} in {n} trial(s)" for s, n in bad.items()))
     lines += [f"  aorta: {note}" for note in cell_gpu_notes(outcome.cells)]
     lines.append(f"results: {outcome.run_dir} (perf.md, matrix.json)")
-    if outcome.status != "interrupted" and none_passed(outcome):
+    if outcome.status != "interrupted" and outcome.none_passed:
         lines.append("aorta: no trial passed, so nothing was measured (exit 3); the reasons "
                      "are above and in each trial's stderr.log")
     return lines

@@ -1,28 +1,27 @@
 """The sweep loop: the run directory (lock, resume, provenance), every trial, and the
 summaries, which are written whatever happens: Ctrl-C, a crash of a trial, a full disk.
-
 Files and their places belong to `aorta.store`; this module decides what to run.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from aorta.base.errors import DiskFullError, RunDirError, SetupError
+from aorta.base.errors import (EXIT_INTERRUPTED, EXIT_NONE_PASSED, EXIT_OK, DiskFullError,
+                               RunDirError)
 from aorta.base.redaction import Redactor
 from aorta.base.version import VERSION as __version__
-from aorta.run.executors import Executor, SerialExecutor
+from aorta.run.executors.base import Executor, OnDone, OnStart
 from aorta.run.plan import Plan
 from aorta.run.progress import Progress
 from aorta.run.stale import kill_stale_trials
-from aorta.run.stop_after import stop_states, stop_summary
+from aorta.run.stop_after import skipped_by_cell, stop_note, stop_states
 from aorta.run.summary import CellSummary, matrix_document, perf_markdown, summarize_cell
-from aorta.run.trial import TrialSpec
+from aorta.run.trial import TrialSpec, utc_now
 from aorta.run.warden import Warden
 from aorta.store.files import is_disk_full
 from aorta.store.layout import ENV, MATRIX, PERF, RECIPE
@@ -32,25 +31,36 @@ from aorta.store.run_dir import RunStore, Slot
 
 @dataclass(frozen=True)
 class SweepOutcome:
+    """How one call of a sweep went: each cell's summary, the run's status, how many trials
+    ran now (not resumed), and what was written after the trials (the report, the history)."""
+
     run_dir: Path
     cells: list[CellSummary]
     status: str                  # complete | interrupted
-    ran: int                     # trials run now (not resumed)
+    ran: int
+    report: Path | None = None   # report.html, when asked for
+    history: Any = None          # what the history recorded (`aorta.history.Recorded`)
 
     @property
     def all_passed(self) -> bool:
         return all(c.passed == c.trials - c.skipped for c in self.cells)
 
+    @property
+    def none_passed(self) -> bool:
+        """Trials ran (or were complete already) and not one profiled trial passed: nothing
+        was measured. Baseline (no-collector) trials do not count."""
+        done = sum(c.passed + c.failed + c.errored for c in self.cells)
+        return done > 0 and sum(c.passed for c in self.cells) == 0
 
-def preflight(plan: Plan) -> None:
-    """Refuse a sweep whose collectors cannot measure on this machine, before any trial."""
-    from aorta.collectors.registry import get
-
-    for name in plan.collectors:
-        cap = get(name).probe()
-        if not cap.usable:
-            fix = f"; {cap.fix}" if cap.fix else ""
-            raise SetupError(f"collector {name} cannot measure on this machine: {cap.reason}{fix}")
+    def exit_code(self, strict: bool = False) -> int:
+        """A failing trial is data (0), but a sweep where no trial passed measured nothing and
+        a CI job built on it must not be green (3, with or without `strict`); with `strict`,
+        any trial that did not pass gives 3; interrupted gives 130."""
+        if self.status == "interrupted":
+            return EXIT_INTERRUPTED
+        if self.none_passed or (strict and not self.all_passed):
+            return EXIT_NONE_PASSED
+        return EXIT_OK
 
 
 def plan_redactor(plan: Plan, caller_env: Mapping[str, str]) -> Redactor:
@@ -63,23 +73,60 @@ def plan_redactor(plan: Plan, caller_env: Mapping[str, str]) -> Redactor:
 def trial_specs(plan: Plan, run_dir: Path) -> list[TrialSpec]:
     """Every trial in run order. With `baseline`, each profiled trial is followed by one with
     no collector, so drift over the run affects both alike."""
+    recipe = plan.recipe
     specs = []
-    for cell, index in plan.trial_ids():
-        spec = TrialSpec(
-            cell=cell.name, index=index, run_dir=run_dir, command=plan.command + cell.args,
-            env={**plan.recipe.env, **cell.env}, collectors=plan.collectors,
-            env_mode=plan.recipe.env_passthrough_mode, timeout=plan.recipe.timeout_per_trial,
-            grace=plan.recipe.kill_grace_s, max_log_bytes=plan.recipe.max_log_mib << 20,
-            retain={v: plan.recipe.retain.level(v) for v in ("pass", "fail", "error")})
-        specs.append(spec)
-        if plan.recipe.baseline:
-            specs.append(replace(spec, collectors={}, baseline=True))
+    for cell in plan.cells:
+        for index in range(plan.trials):
+            spec = TrialSpec(
+                cell=cell.name, index=index, run_dir=run_dir, command=plan.command + cell.args,
+                env={**recipe.env, **cell.env}, collectors=plan.collectors,
+                env_mode=recipe.env_passthrough_mode, timeout=recipe.timeout_per_trial,
+                grace=recipe.kill_grace_s, max_log_bytes=recipe.max_log_mib << 20,
+                retain={v: recipe.retain.level(v) for v in ("pass", "fail", "error")})
+            specs.append(spec)
+            if recipe.baseline:
+                specs.append(replace(spec, collectors={}, baseline=True))
     return specs
 
 
+@dataclass(frozen=True)
+class Pending:
+    """How many of a plan's trials a run would start now (`--dry-run`)."""
+
+    to_run: int
+    total: int
+    note: str | None = None     # why everything would run, or why the run would be refused
+
+    def line(self) -> str:
+        note = f" ({self.note})" if self.note else ""
+        return f"would run {self.to_run} of {self.total} trial(s){note}"
+
+
+def pending_trials(plan: Plan, run_dir: Path, fresh: bool = False) -> Pending:
+    """Reads the run directory, never writes or locks it."""
+    specs = trial_specs(plan, run_dir)
+    total = len(specs)
+    store = RunStore(run_dir)
+    if fresh:
+        return Pending(total, total, "--fresh discards what the run directory holds"
+                       if store.has_run() else None)
+    if not store.has_run():
+        return Pending(total, total)
+    try:
+        previous = store.read_run("resume")
+    except RunDirError as exc:
+        return Pending(total, total, f"the run would be refused: {exc}")
+    if previous.fingerprint != plan.fingerprint():
+        return Pending(total, total, f"the run would be refused: {run_dir} holds a run of a "
+                                     f"different recipe or command; pass --fresh to replace it")
+    done = sum(store.read_slot(s.cell, s.name).state == "complete" for s in specs)
+    return Pending(total - done, total, f"{done} already complete" if done else None)
+
+
 def run_sweep(plan: Plan, output: Path, caller_env: Mapping[str, str], progress: Progress,
-              fresh: bool = False, executor: Executor | None = None) -> SweepOutcome:
-    """Run every trial of `plan` that has no complete result yet under `output`/<run>.
+              fresh: bool, executor: Executor) -> SweepOutcome:
+    """Run every trial of `plan` that has no complete result yet under `output`/<run>, on
+    `executor` (`aorta.run.prepare` makes both).
 
     Raises `DiskFullError` when the disk fills up: the run is then marked interrupted, what
     finished is kept, and the same command resumes it."""
@@ -87,8 +134,7 @@ def run_sweep(plan: Plan, output: Path, caller_env: Mapping[str, str], progress:
     try:
         store.create()
         with store.lock():
-            return _Sweep(plan, store, caller_env, progress, executor or SerialExecutor()
-                          ).run(fresh)
+            return _Sweep(plan, store, caller_env, progress, executor).run(fresh)
     except OSError as exc:
         if is_disk_full(exc):
             raise DiskFullError(f"no space left on device while writing under {store.root}"
@@ -118,7 +164,7 @@ class _Sweep:
                                f"interrupted run of this directory")
         previous = self._previous(fresh)
         specs = trial_specs(plan, store.root)
-        slots = {s.dir: s for s in store.slots(self._planned_record(previous, "running"))}
+        slots = {s.dir: s for s in store.slots(self._planned_record(previous))}
         _refuse_newer(store, slots.values())
         todo = [s for s in specs if slots[s.key].state != "complete"]
         run = self._claim(previous, len(todo))
@@ -133,41 +179,45 @@ class _Sweep:
 
     def _previous(self, fresh: bool) -> RunRecord | None:
         store = self.store
-        previous = store.read_run("resume") if store.has_run() and not fresh else None
         if fresh:
-            previous = _read_for_discard(store)
+            try:
+                previous = store.read_run("replace") if store.has_run() else None
+            except RunDirError:
+                previous = None   # --fresh replaces an unreadable run.json too
             store.discard()
-        elif previous is not None and previous.fingerprint != self.plan.fingerprint():
+            return _discarded(previous)
+        previous = store.read_run("resume") if store.has_run() else None
+        if previous is not None and previous.fingerprint != self.plan.fingerprint():
             raise RunDirError(
                 f"{store.root}: holds a run of a different recipe or command (recipe "
                 f"{previous.recipe}, command {' '.join(previous.command)!r}); pass --fresh to "
                 f"replace it, or choose another --output or ticket")
-        elif previous is None and store.cells_on_disk():
+        if previous is None and store.cells_on_disk():
             raise RunDirError(f"{store.root}: has trial results but no run.json, so aorta "
                               f"cannot tell what produced them; pass --fresh to replace them "
                               f"or use another --output")
-        return previous if not fresh else _discarded(previous)
+        return previous
 
-    def _planned_record(self, previous: RunRecord | None, status: str) -> RunRecord:
-        plan, now = self.plan, _now()
-        slurm = previous.slurm if previous is not None else None
+    def _planned_record(self, previous: RunRecord | None) -> RunRecord:
+        plan = self.plan
         return RunRecord(
             run=plan.run_name, fingerprint=plan.fingerprint(),
             command=self.store.redactor.argv(plan.command), collectors=list(plan.collectors),
-            cells=plan_cells(plan), trials_per_cell=plan.trials, baseline=plan.recipe.baseline,
-            status=status, aorta_version=__version__,
+            cells=[c.name for c in plan.cells], trials_per_cell=plan.trials,
+            baseline=plan.recipe.baseline, status="running", aorta_version=__version__,
             recipe=str(plan.source) if plan.source else None, recipe_sha256=plan.source_sha256,
             cwd=os.getcwd(),
-            created_at=previous.created_at if previous and previous.created_at else now,
+            created_at=previous.created_at if previous and previous.created_at else utc_now(),
             started_at=previous.started_at if previous else None,
             finished_at=previous.finished_at if previous else None,
-            history=list(previous.history) if previous else [], slurm=slurm)
+            history=list(previous.history) if previous else [],
+            executor=previous.executor if previous else None)
 
     def _claim(self, previous: RunRecord | None, to_run: int) -> RunRecord:
         """Write run.json as running. A rerun with nothing left to run keeps the run's own
         start and finish times; its visit is in the history."""
-        now = _now()
-        run = self._planned_record(previous, "running")
+        now = utc_now()
+        run = self._planned_record(previous)
         run = replace(run, started_at=now if to_run or run.started_at is None
                       else run.started_at,
                       history=run.history + [{"started_at": now, "trials_to_run": to_run}])
@@ -180,61 +230,58 @@ class _Sweep:
         self.progress.start(len(specs), len(specs) - len(todo))
         ran = 0
 
+        def started(spec: TrialSpec) -> None:
+            self.progress.trial_started(spec.cell, spec.index, spec.baseline)
+
         def done(result: TrialResult) -> None:
             nonlocal ran
             ran += 1
             self.progress.trial_done(result)
 
-        attach = getattr(self.executor, "attach", None)
-        slurm_state: dict[str, Any] = {}
-        if attach is not None:   # executors that keep state in run.json (Slurm job ids)
-            doc = run.to_json()
-            attach(store.root, doc, lambda: self._save_slurm(run, doc, slurm_state))
+        blocks: list[dict[str, Any]] = []
+
+        def save(block: dict[str, Any]) -> None:     # the executor's state, in run.json
+            blocks.append(block)
+            store.write_run(replace(run, executor=block))
+
+        self.executor.attach(store.root, run.executor, save)
         status, full = "interrupted", None
         try:
             if self.plan.recipe.stop_after is not None:
-                self._run_stopping(run, specs, done)
+                self._run_stopping(run, specs, started, done)
             elif todo:
                 with Warden.start() as warden:
-                    self.executor.run(todo, self.caller_env,
-                                      lambda s: self.progress.trial_started(s.cell, s.index, s.baseline),
-                                      done, warden=warden)
+                    self.executor.launch(todo, self.caller_env, started, done, warden)
             status = "complete"
-        except OSError as exc:
+        except BaseException as exc:
+            self.executor.cancel()
             if not is_disk_full(exc):
                 raise
             full = exc
         finally:
             self.progress.close()
-            if slurm_state:
-                run = replace(run, slurm=slurm_state.get("slurm"))
+            if blocks:
+                run = replace(run, executor=blocks[-1])
             cells = self._finish(run, specs, status, ran_any=bool(todo))
         if full is not None:
             raise full
         return SweepOutcome(store.root, cells, status, ran)
 
-    def _run_stopping(self, run: RunRecord, specs: list[TrialSpec],
-                      done: Callable[[TrialResult], None]) -> None:
+    def _run_stopping(self, run: RunRecord, specs: list[TrialSpec], started: OnStart,
+                      done: OnDone) -> None:
         from aorta.run.stop_after import run_with_stop_after
 
         assert self.plan.recipe.stop_after is not None
         before = {s.dir: s.result for s in self.store.slots(run) if s.result is not None}
         with Warden.start() as warden:
-            def run_batch(batch: list[TrialSpec], record: Callable[[TrialResult], None]
-                          ) -> None:
+            def run_batch(batch: list[TrialSpec], record: OnDone) -> None:
                 def finished(result: TrialResult) -> None:
                     record(result)
                     done(result)
 
-                self.executor.run(batch, self.caller_env,
-                                  lambda s: self.progress.trial_started(s.cell, s.index),
-                                  finished, warden=warden)
+                self.executor.launch(batch, self.caller_env, started, finished, warden)
 
             run_with_stop_after(self.plan.recipe.stop_after, specs, before, run_batch)
-
-    def _save_slurm(self, run: RunRecord, doc: dict[str, Any], state: dict[str, Any]) -> None:
-        state["slurm"] = doc.get("slurm")
-        self.store.write_run(replace(run, slurm=doc.get("slurm")))
 
     def _finish(self, run: RunRecord, specs: list[TrialSpec], status: str,
                 ran_any: bool) -> list[CellSummary]:
@@ -242,8 +289,8 @@ class _Sweep:
         given back first, so that on a full disk run.json can still say `interrupted`."""
         store, plan = self.store, self.plan
         store.free_reserve()
-        finished = _now() if ran_any or run.finished_at is None else run.finished_at
-        history = [*run.history[:-1], {**run.history[-1], "finished_at": _now(),
+        finished = utc_now() if ran_any or run.finished_at is None else run.finished_at
+        history = [*run.history[:-1], {**run.history[-1], "finished_at": utc_now(),
                                        "status": status}]
         by_cell: dict[str, list[TrialResult]] = {c.name: [] for c in plan.cells}
         for slot in store.slots(run):
@@ -253,9 +300,10 @@ class _Sweep:
         run = replace(run, status=status, finished_at=finished, history=history,
                       stop_after=stops)
         store.write_run(run)
+        skipped = skipped_by_cell(stops)
         cells = [summarize_cell(c.name, plan.trials, by_cell[c.name], list(plan.collectors),
-                                **stop_summary(stops, c.name))
-                 for c in plan.cells]
+                                skipped=len(skipped.get(c.name, ())),
+                                stop_note=stop_note(stops, c.name)) for c in plan.cells]
         try:
             store.write_json(MATRIX, matrix_document(run.to_json(), cells))
             store.write_text(PERF, perf_markdown(f"aorta run {plan.run_name}", run.to_json(),
@@ -264,10 +312,6 @@ class _Sweep:
             if not is_disk_full(exc):
                 raise
         return cells
-
-
-def plan_cells(plan: Plan) -> list[str]:
-    return [c.name for c in plan.cells]
 
 
 def _refuse_newer(store: RunStore, slots: Any) -> None:
@@ -279,21 +323,11 @@ def _refuse_newer(store: RunStore, slots: Any) -> None:
                           f"are: upgrade aorta to resume the run, or use another --output")
 
 
-def _read_for_discard(store: RunStore) -> RunRecord | None:
-    try:
-        return store.read_run("replace") if store.has_run() else None
-    except RunDirError:
-        return None   # --fresh replaces an unreadable run.json too
-
-
 def _discarded(previous: RunRecord | None) -> RunRecord | None:
-    """After --fresh only the Slurm record survives, marked discarded: its live jobs measure
-    what the user threw away and are cancelled before new ones are submitted."""
-    if previous is None or not isinstance(previous.slurm, dict):
+    """After --fresh only the executor's record survives, marked discarded: what it launched
+    (live Slurm jobs, say) measures what the user threw away, and is stopped before new
+    trials start."""
+    if previous is None or previous.executor is None:
         return None
     return replace(previous, created_at=None, started_at=None, finished_at=None, history=[],
-                   slurm={**previous.slurm, "discarded": True})
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+                   executor={**previous.executor, "discarded": True})

@@ -5,27 +5,25 @@ artifacts, decide the verdict, write `result.json`. A failure is a record, never
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import signal
 import socket
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from aorta.base.errors import SetupError
 from aorta.base.redaction import Redactor
 from aorta.collectors.base import CollectorOptions, Launch, TrialContext, TrialOutcome
 from aorta.host.proc_table import boot_id, proc_info
-from aorta.run.captures import summarize_collectors
-from aorta.run.env_file import launch_with_env_file
-from aorta.run.launch import child_environment, wrap_launch
+from aorta.run.captures import Samplers, summarize_collectors
+from aorta.run.launch import child_environment, launch_with_env_file, wrap_launch
 from aorta.run.process import DEFAULT_LOG_LIMIT, ProcessResult, run_process
 from aorta.run.rerun import rerun_script
 from aorta.run.retain import prune_trial
-from aorta.run.samplers import Samplers
 from aorta.run.stderr_line import last_meaningful_line
 from aorta.run.warden import Handle, Warden
 from aorta.store.layout import trial_name
@@ -96,7 +94,7 @@ def run_trial(spec: TrialSpec, caller_env: Mapping[str, str],
     store = RunStore(spec.run_dir, redactor)
     trial_dir = store.fresh_trial_dir(spec.cell, spec.name, list(spec.collectors))
     base_env = child_environment(spec.env_mode, caller_env, {**spec.env, **spec.device_env})
-    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    started = utc_now()
     try:
         launch = spec_launch(spec, base_env)
     except SetupError as exc:
@@ -117,24 +115,8 @@ def run_trial(spec: TrialSpec, caller_env: Mapping[str, str],
     store.write_trial_file(spec.cell, spec.name, "rerun.sh",
                            rerun_script(launch, [str(trial_dir / n) for n in spec.collectors],
                                         spec.env_mode, redactor), executable=True)
-
-    def mark(handle: Handle) -> None:
-        store.mark_running(spec.cell, spec.name, {
-            "pid": handle.pid, "start_ticks": handle.start_ticks, "token": handle.token,
-            "host": socket.gethostname(), "boot_id": boot_id(), "driver": os.getpid(),
-            "driver_start_ticks": _own_start_ticks()})
-        samplers.payload_started(handle.pid, handle.start_ticks, handle.token)
-
     ctx = TrialContext(spec.cell, spec.index, trial_dir, base_env)
-    samplers = Samplers(spec.collectors, trial_dir, ctx, spec.device)
-    try:
-        proc = run_process(launch.argv, env, trial_dir / "stdout.log", trial_dir / "stderr.log",
-                           spec.timeout, spec.grace, cancel=cancel, warden=warden,
-                           log_limit=spec.max_log_bytes, secrets=redactor.secrets,
-                           on_started=mark)
-    finally:
-        sampler_errors = samplers.stop()
-    store.clear_running(spec.cell, spec.name)
+    proc, sampler_errors = _run_payload(spec, store, launch.argv, env, ctx, cancel, warden)
     outcome = TrialOutcome(proc.exit_code, proc.signal, proc.timed_out, proc.launched,
                            trial_dir / "stderr.log", base_env)
     metrics, captures, warnings, unattached = summarize_collectors(
@@ -144,20 +126,46 @@ def run_trial(spec: TrialSpec, caller_env: Mapping[str, str],
     return _finish(store, spec, result)
 
 
+def _run_payload(spec: TrialSpec, store: RunStore, argv: tuple[str, ...], env: dict[str, str],
+                 ctx: TrialContext, cancel: threading.Event | None, warden: Warden
+                 ) -> tuple[ProcessResult, dict[str, str]]:
+    """Run the payload with the samplers around it, marked as running (`.running.json`, by
+    which a later driver finds what a killed one left) while it runs."""
+    driver = proc_info(os.getpid())
+
+    def mark(handle: Handle) -> None:
+        store.mark_running(spec.cell, spec.name, {
+            "pid": handle.pid, "start_ticks": handle.start_ticks, "token": handle.token,
+            "host": socket.gethostname(), "boot_id": boot_id(), "driver": os.getpid(),
+            "driver_start_ticks": driver.start_ticks if driver else None})
+        samplers.payload_started(handle.pid, handle.start_ticks, handle.token)
+
+    samplers = Samplers(spec.collectors, ctx.trial_dir, ctx, spec.device)
+    try:
+        proc = run_process(argv, env, ctx.trial_dir / "stdout.log",
+                           ctx.trial_dir / "stderr.log", spec.timeout, spec.grace,
+                           cancel=cancel, warden=warden, log_limit=spec.max_log_bytes,
+                           secrets=store.redactor.secrets, on_started=mark)
+    finally:
+        sampler_errors = samplers.stop()
+    store.clear_running(spec.cell, spec.name)
+    return proc, sampler_errors
+
+
 def _finish(store: RunStore, spec: TrialSpec, result: TrialResult) -> TrialResult:
     """Apply the recipe's retention for this verdict, then write `result.json` (last: it
     marks the trial complete and records what retention removed)."""
     level = spec.retain.get(result.verdict, "full")
     if level != "full":
         retention = prune_trial(store.root, ("cells", spec.cell, spec.name), level)
-        result = dataclasses.replace(result, retention=retention)
+        result = replace(result, retention=retention)
     store.write_trial(result)
     return result
 
 
-def _own_start_ticks() -> int | None:
-    info = proc_info(os.getpid())
-    return info.start_ticks if info else None
+def utc_now() -> str:
+    """Now, as records write it: `2026-12-04T10:00:00+00:00`."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def _process_warnings(proc: ProcessResult) -> list[str]:
@@ -176,16 +184,16 @@ def _process_warnings(proc: ProcessResult) -> list[str]:
 
 
 def _verdict(proc: ProcessResult | None, setup_error: str | None,
-             unattached: Mapping[str, str]) -> tuple[str, str]:
+             unattached: Mapping[str, str], timeout: float | None) -> tuple[str, str]:
     if setup_error is not None:
         return "error", setup_error
     assert proc is not None
+    if proc.timed_out:
+        return "error", f"timed out after {timeout:g} s; its process group was terminated"
     if proc.lost is not None:
         return "error", f"{proc.lost}; its processes were killed"
     if proc.exec_error is not None:
         return "error", f"{proc.exec_error} (exit {proc.exit_code})"
-    if proc.timed_out:
-        return "error", "timed out; its process group was terminated"
     if unattached:
         return "error", "; ".join(f"the {name} collector could not attach inside the payload's "
                                   f"process: {why}" for name, why in unattached.items())
@@ -208,26 +216,22 @@ def _record(spec: TrialSpec, redactor: Redactor, launch: Launch, proc: ProcessRe
             captures: dict[str, Capture] | None = None, warnings: list[str] | None = None,
             setup_error: str | None = None, unattached: Mapping[str, str] | None = None
             ) -> TrialResult:
-    verdict, reason = _verdict(proc, setup_error, unattached or {})
-    if proc is not None and proc.timed_out:
-        reason = f"timed out after {spec.timeout:g} s; its process group was terminated"
+    verdict, reason = _verdict(proc, setup_error, unattached or {}, spec.timeout)
     tail = None if verdict == "pass" else read_tail(spec.trial_dir / "stderr.log", _TAIL_BYTES)
     said = last_meaningful_line(tail) if verdict == "fail" else None
     if said:    # the payload's own last word: why it failed, without opening stderr.log
         reason = f"{reason}: {said}"
-    launched = proc is not None and proc.launched and proc.lost is None
+    ran: dict[str, Any] = {}
+    if proc is not None:
+        ran = {key: getattr(proc, key) for key in ("exit_code", "signal", "timed_out",
+                                                   "launched", "cpu_user_s", "cpu_sys_s",
+                                                   "max_rss_mib")}
+        ran.update(logs=dict(proc.logs),
+                   wall_s=proc.wall_s if proc.launched and proc.lost is None else None)
     return TrialResult(
         cell=spec.cell, index=spec.index, verdict=verdict, reason=reason,  # type: ignore[arg-type]
         argv=redactor.argv(launch.argv), command=redactor.argv(spec.command),
         env_overlay=redactor.env(launch.env), env_unset=sorted(launch.unset),
-        exit_code=proc.exit_code if proc else None, signal=proc.signal if proc else None,
-        timed_out=proc.timed_out if proc else False, launched=proc.launched if proc else False,
-        wall_s=proc.wall_s if launched and proc else None,
-        cpu_user_s=proc.cpu_user_s if proc else None, cpu_sys_s=proc.cpu_sys_s if proc else None,
-        max_rss_mib=proc.max_rss_mib if proc else None, started_at=started,
-        host=socket.gethostname(), metrics=dict(metrics or {}), captures=dict(captures or {}),
-        warnings=list(warnings or []),
-        stderr_tail=tail,
-        logs=dict(proc.logs) if proc else {}, device=spec.device, baseline=spec.baseline,
-    )
-
+        started_at=started, host=socket.gethostname(), metrics=dict(metrics or {}),
+        captures=dict(captures or {}), warnings=list(warnings or []), stderr_tail=tail,
+        device=spec.device, baseline=spec.baseline, **ran)

@@ -1,10 +1,8 @@
-"""The driver's side of the trial warden (run/warden_server.py): start it, ask it to start a
-payload, signal or kill one, and wait for how each ended.
-
-One warden serves a whole sweep, and several trials at once (`--gpus`): a reader thread
-routes its events to the trial they concern. Start it from the thread that will outlive the
-trials (the kernel ties the warden's parent-death signal to that thread). If the warden dies,
-every waiting trial is told so and its processes are killed from here.
+"""The driver's side of the trial warden (run/warden_server.py). One warden serves a whole
+sweep, several trials at once; a reader thread routes its events to the trial they concern.
+Start it from the thread that will outlive the trials (the kernel ties the warden's
+parent-death signal to that thread). If the warden dies, every waiting trial is told so and its
+processes are killed from here.
 """
 
 from __future__ import annotations
@@ -15,14 +13,14 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from aorta.base.source_tree import aorta_root
-from aorta.host.proc_table import ProcInfo, kill_all, trial_members
+from aorta.host.proc_table import kill_all, trial_members
 
 _BYE_TIMEOUT_S = 15.0
 
@@ -165,12 +163,9 @@ class Warden:
             pending, self.handles = list(self.handles.values()), {}
         for handle in pending:
             if handle.pid:
-                kill_all(_members_of(handle), 5.0)
+                kill_all(lambda: trial_members(handle.pid, handle.start_ticks, handle.token),
+                         5.0)
             handle.start_msg = handle.start_msg or {"event": "failed", "error": self.dead}
             handle.outcome = {"lost": self.dead}
             handle.started.set()
             handle.done.set()
-
-
-def _members_of(handle: Handle) -> Callable[[], list[ProcInfo]]:
-    return lambda: trial_members(handle.pid, handle.start_ticks, handle.token)

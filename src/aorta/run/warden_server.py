@@ -1,18 +1,6 @@
 """The trial warden: a small process that starts the trials' payloads and makes sure nothing
-of them outlives its trial or the driver. `python -m aorta.run.warden_server DRIVER_PID`.
-
-    driver ──JSON lines on stdin──►  warden ──fork/exec──► payload (a session of its own)
-           ◄─JSON lines on stdout──  (a child subreaper: orphaned descendants come back here)
-
-For each trial the warden
-- starts the payload in a session of its own, with `AORTA_TRIAL_TOKEN` in its environment
-  (no Python runs between fork and exec, so starting a payload costs about a millisecond);
-- relays its stdout and stderr into capped, credential-free log files (run/capped_log.py);
-- reaps it with wait4 (the payload's own CPU time and peak RSS) and notes when it ended;
-- kills whatever the payload left behind, wherever it went (run/proc_table.py), reaping the
-  orphans that come back to it, and only then reports the trial done.
-When the driver goes away (its end of the pipe closes, or the parent-death signal arrives)
-the warden kills every trial's processes the same way and exits. Linux only.
+of them outlives its trial or the driver (docs/reliability.md, "Containment").
+`python -m aorta.run.warden_server DRIVER_PID`; Linux only.
 
 Requests:  {"op": "spawn", "id", "argv", "env", "cwd", "stdout", "stderr", "limit",
             "secrets", "token"}  {"op": "signal", "id", "signal"}  {"op": "kill", "id"}
@@ -32,7 +20,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
 from aorta.base.redaction import CREDENTIALS_IN_BYTES
@@ -86,7 +74,7 @@ class Warden:
             signal.signal(sig, self._on_term)
         # Ctrl-C is the driver's to handle. A handler, not SIG_IGN: an ignored signal stays
         # ignored in every payload started from here, a handler is reset by exec.
-        signal.signal(signal.SIGINT, _ignore)
+        signal.signal(signal.SIGINT, lambda signum, frame: None)
         self.sel.register(self.control, selectors.EVENT_READ, None)
         self.sel.register(wake_r, selectors.EVENT_READ, "wake")
         while not self.stop:
@@ -128,9 +116,10 @@ class Warden:
         if op == "spawn":
             self._spawn(msg)
         elif op == "signal" and trial is not None and trial.exit is None:
-            _killpg(trial.pid, int(msg["signal"]))
+            with suppress(ProcessLookupError, PermissionError):
+                os.killpg(trial.pid, int(msg["signal"]))
         elif op == "kill" and trial is not None:
-            kill_all(_finder(self, trial), 2.0, self._reap)
+            kill_all(lambda: self._members(trial), 2.0, self._reap)
         elif op == "bye":
             self.stop = True
 
@@ -154,7 +143,7 @@ class Warden:
                         "error": f"cannot open its log: {exc}"})
             return
         start = time.perf_counter()
-        try:
+        try:   # no preexec_fn: no Python runs between fork and exec (about 1 ms a start)
             proc = subprocess.Popen(msg["argv"], env=msg["env"], cwd=msg.get("cwd"),
                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, start_new_session=True,
@@ -198,6 +187,7 @@ class Warden:
         pipe.close()   # through its file object: the Popen must not close the number again
 
     def _reap(self) -> None:
+        """wait4 on every child that ended: the payload's own CPU time and peak RSS."""
         while True:
             try:
                 pid, status, usage = os.wait4(-1, os.WNOHANG)
@@ -215,7 +205,8 @@ class Warden:
         if trial.exit is None:
             return
         if trial.cleaned_at is None:
-            trial.killed, trial.survivors = kill_all(_finder(self, trial), 5.0, self._reap)
+            trial.killed, trial.survivors = kill_all(lambda: self._members(trial), 5.0,
+                                                     self._reap)
             trial.cleaned_at = time.monotonic()
         if trial.pipes and time.monotonic() - trial.cleaned_at < _PIPE_GRACE_S:
             return
@@ -250,7 +241,7 @@ class Warden:
     def _shutdown(self) -> None:
         """The driver is gone (or said bye): nothing of any trial may stay."""
         for trial in list(self.trials.values()):
-            kill_all(_finder(self, trial), 5.0, self._reap)
+            kill_all(lambda: self._members(trial), 5.0, self._reap)
         kill_all(self._orphans, 5.0, self._reap)
         for trial in list(self.trials.values()):
             for log in trial.logs.values():
@@ -261,21 +252,6 @@ class Warden:
         started: one full look at the whole process table, at the very end."""
         return [p for p in processes() if p.state != "Z" and p.pid != self.me and (
             p.ppid == self.me or any(has_token(p.pid, t) for t in self.tokens))]
-
-
-def _finder(warden: Warden, trial: _Trial) -> Callable[[], list[ProcInfo]]:
-    return lambda: warden._members(trial)
-
-
-def _ignore(signum: int, frame: Any) -> None:
-    pass
-
-
-def _killpg(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _drain(fd: int) -> None:

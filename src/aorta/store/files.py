@@ -1,4 +1,4 @@
-"""Writing and reading files under a run directory, confined to it.
+"""Writing files under a run directory, confined to it (reading is `aorta.store.reading`'s).
 
 - Every directory below the run directory is opened with `O_NOFOLLOW`, one component at a
   time from the run directory's own descriptor, and every file is created relative to its
@@ -8,7 +8,6 @@
   so a reader sees the old file or the new one, never half of one.
 - Files are created with mode 0666 (0777 for scripts) and the process umask applies, so a
   shared results directory stays readable by the group when the umask says so.
-- Reading is `aorta.store.reading`'s.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import math
 import os
 import stat
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +51,8 @@ def open_dir(root: Path, parts: Sequence[str], create: bool = False) -> Iterator
             except FileNotFoundError:
                 if not create:
                     raise
-                try:
+                with suppress(FileExistsError):
                     os.mkdir(part, 0o777, dir_fd=fd)
-                except FileExistsError:
-                    pass
                 child = os.open(part, _DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
                 _refuse(path, exc)
@@ -89,10 +86,8 @@ def write_bytes(root: Path, parts: Sequence[str], name: str, data: bytes,
                 fh.write(data)
             os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
         except BaseException:
-            try:
+            with suppress(OSError):
                 os.unlink(tmp, dir_fd=dfd)
-            except OSError:
-                pass
             raise
     return root.joinpath(*parts, name)
 
@@ -100,8 +95,6 @@ def write_bytes(root: Path, parts: Sequence[str], name: str, data: bytes,
 def write_anywhere(path: Path, data: str | bytes) -> Path:
     """Write `path` atomically where the user asked (a report outside any run directory):
     its folder may be reached through links; the file itself is replaced, never followed."""
-    from pathlib import Path
-
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
     write_bytes(Path(os.path.realpath(path.parent)), (), path.name, raw)

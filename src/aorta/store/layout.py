@@ -20,7 +20,7 @@ aorta), never an exception. Records come back as the plain fields of `aorta.stor
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Literal
 
 from aorta.base.errors import RunDirError
 from aorta.base.names import name_problem
@@ -34,6 +34,8 @@ RUN_JSON, RECIPE, ENV, MATRIX, PERF = ("run.json", "recipe.resolved.yaml", "env.
 RESULT, RUNNING, RERUN = "result.json", ".running.json", "rerun.sh"
 CELLS, QUARANTINE, RESERVE = "cells", "quarantine", ".aorta.reserve"
 TRIAL_FILES = (RESULT, "stdout.log", "stderr.log", RERUN)
+
+SlotState = Literal["complete", "missing", "corrupt", "newer"]
 
 
 def trial_name(index: int, baseline: bool = False) -> str:
@@ -65,7 +67,8 @@ def read_run_fields(root: PathLike, action: str = "read") -> dict[str, Any]:
                           f"printed by the sweep as 'results:')")
     path = os.path.join(root, RUN_JSON)
     if not os.path.isfile(path):
-        inside = sorted(_runs_inside(root))[:5]
+        inside = sorted(n for n in _subdirs(root, follow_links=True)   # the runs of an --output
+                        if os.path.exists(os.path.join(root, n, RUN_JSON)))[:5]
         hint = f"; runs inside it: {', '.join(inside)}" if inside else ""
         raise RunDirError(f"{root}: not an aorta run directory (no {RUN_JSON}){hint}")
     try:
@@ -74,16 +77,6 @@ def read_run_fields(root: PathLike, action: str = "read") -> dict[str, Any]:
         raise RunDirError(f"{path}: {exc}; to {action} it") from None
     except (OSError, RecordError) as exc:
         raise RunDirError(f"{path}: not an aorta run record, or unreadable ({exc})") from None
-
-
-def _runs_inside(root: PathLike) -> list[str]:
-    """The directories right under `root` that hold a run.json: the runs of an --output."""
-    try:
-        entries = list(os.scandir(root))
-    except OSError:
-        return []
-    return [e.name for e in entries
-            if e.is_dir() and os.path.exists(os.path.join(e.path, RUN_JSON))]
 
 
 def _baseline_of_v1(root: PathLike) -> bool:
@@ -100,7 +93,7 @@ def _baseline_of_v1(root: PathLike) -> bool:
 # --- trials ----------------------------------------------------------------------------------
 
 def read_trial(root: PathLike, cell: str, name: str
-               ) -> tuple[str, dict[str, Any] | None, str | None]:
+               ) -> tuple[SlotState, dict[str, Any] | None, str | None]:
     """(state, the record's checked fields when complete, why when corrupt or newer) of the
     trial directory `cells/<cell>/<name>`."""
     parsed = parse_trial_name(name)
@@ -131,18 +124,17 @@ def slot_names(root: PathLike, cell: str, trials_per_cell: int, baseline: bool) 
 
 
 def trial_dirs_on_disk(root: PathLike, cell: str) -> list[str]:
-    try:
-        entries = list(os.scandir(os.path.join(root, CELLS, cell)))
-    except OSError:
-        return []
-    return [e.name for e in entries
-            if parse_trial_name(e.name) is not None and e.is_dir(follow_symlinks=False)]
+    return [n for n in _subdirs(os.path.join(root, CELLS, cell)) if parse_trial_name(n)]
 
 
 def cells_on_disk(root: PathLike) -> list[str]:
+    return sorted(n for n in _subdirs(os.path.join(root, CELLS)) if name_problem(n) is None)
+
+
+def _subdirs(path: PathLike, follow_links: bool = False) -> list[str]:
+    """The directories right in `path` (a link to one only when `follow_links`); none when
+    `path` is unreadable."""
     try:
-        entries = list(os.scandir(os.path.join(root, CELLS)))
+        return [e.name for e in os.scandir(path) if e.is_dir(follow_symlinks=follow_links)]
     except OSError:
         return []
-    return sorted(e.name for e in entries if e.is_dir(follow_symlinks=False)
-                  and name_problem(e.name) is None)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import suppress
 from pathlib import Path
 from types import TracebackType
 
@@ -88,11 +89,8 @@ class RunLock:
 
     def release(self) -> None:
         if self.held:
-            try:
-                with open_dir(self.run_dir, ()) as dfd:
-                    os.unlink(LOCK_NAME, dir_fd=dfd)
-            except (OSError, RunDirError):
-                pass
+            with suppress(OSError, RunDirError), open_dir(self.run_dir, ()) as dfd:
+                os.unlink(LOCK_NAME, dir_fd=dfd)
             self.held = False
 
     def __enter__(self) -> RunLock:

@@ -2,10 +2,10 @@
 
 `checked_trial` / `checked_run` accept only what this aorta wrote (or an older aorta, migrated
 here) and return the record's fields; anything else is a `RecordError` naming the field, and
-a record from a newer aorta is a `NewerRecord` naming both versions. `aorta.store.records` builds its
-frozen record types from these fields; a reader that needs no record type (`aorta sweep
-status`) uses them as they are, so that a command that only reads starts without loading the
-record types' machinery (dataclasses, typing).
+a record from a newer aorta is a `NewerRecord` naming both versions. `aorta.store.records`
+builds its frozen record types from these fields; a reader that needs no record type (`aorta
+sweep status`) uses them as they are, so that a command that only reads starts without loading
+the record types' machinery (dataclasses, typing).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from aorta.store.reading import RecordError
 Check = Callable[[Any], str | None]
 
 TRIAL_SCHEMA = 2
-RUN_SCHEMA = 2
+RUN_SCHEMA = 3
 VERDICTS = ("pass", "fail", "error")
 RUN_STATES = ("running", "complete", "interrupted")
 #: ok: every record of the artifact was read; partial: some were skipped (see the reason);
@@ -72,6 +72,12 @@ def run_problem(status: object) -> str | None:
     return None
 
 
+def refuse(problem: str | None) -> None:
+    """Raise `problem` as a `RecordError` (a `ValueError`), if there is one."""
+    if problem:
+        raise RecordError(problem)
+
+
 # --- field checks ------------------------------------------------------------------------
 
 _REQUIRED = object()
@@ -93,45 +99,25 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _str(v: Any) -> str | None:
-    return None if isinstance(v, str) else "not a string"
+def _rule(ok: Callable[[Any], bool], what: str, null: bool = False) -> Check:
+    """A field check: None when `ok(value)` (or, with `null`, the value is null), else
+    `not <what>`."""
+    return lambda v: None if (null and v is None) or ok(v) else f"not {what}"
 
 
-def _opt_str(v: Any) -> str | None:
-    return None if v is None or isinstance(v, str) else "not a string or null"
-
-
-def _opt_int(v: Any) -> str | None:
-    return None if v is None or _is_int(v) else "not an integer or null"
-
-
-def _bool(v: Any) -> str | None:
-    return None if isinstance(v, bool) else "not true or false"
-
-
-def _count(v: Any) -> str | None:
-    return None if _is_int(v) and v >= 0 else "not a count"
-
-
-def _opt_object(v: Any) -> str | None:
-    return None if v is None or isinstance(v, dict) else "not an object"
-
-
-def _opt_amount(v: Any) -> str | None:
-    if v is None:
-        return None
-    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
-    return None if ok else "not a finite non-negative number or null"
-
-
-def _str_list(v: Any) -> str | None:
-    ok = isinstance(v, list) and all(isinstance(x, str) for x in v)
-    return None if ok else "not a list of strings"
-
-
-def _str_map(v: Any) -> str | None:
-    ok = isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
-    return None if ok else "not a mapping of strings"
+_str = _rule(lambda v: isinstance(v, str), "a string")
+_opt_str = _rule(lambda v: isinstance(v, str), "a string or null", null=True)
+_opt_int = _rule(_is_int, "an integer or null", null=True)
+_bool = _rule(lambda v: isinstance(v, bool), "true or false")
+_count = _rule(lambda v: _is_int(v) and v >= 0, "a count")
+_opt_object = _rule(lambda v: isinstance(v, dict), "an object", null=True)
+_opt_amount = _rule(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+                    and math.isfinite(v) and v >= 0,
+                    "a finite non-negative number or null", null=True)
+_str_list = _rule(lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+                  "a list of strings")
+_str_map = _rule(lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+                 "a mapping of strings")
 
 
 def _json_value(v: Any, depth: int = 0) -> bool:
@@ -162,53 +148,41 @@ def _metrics(v: Any) -> str | None:
     return None if bad is None else f"{bad}: nested too deep or not a finite JSON value"
 
 
-def _captures(v: Any) -> dict[str, dict[str, Any]]:
+def _mapping(where: str, v: Any) -> dict[str, Any]:
     if not isinstance(v, dict):
-        raise RecordError("captures: not a mapping")
-    out = {}
-    for name, raw in v.items():
-        if not isinstance(raw, dict):
-            raise RecordError(f"captures.{name}: not a mapping")
-        try:
-            capture = {"state": _take(raw, "state", _str),
-                       "reason": _take(raw, "reason", _opt_str, None),
-                       "resolved": dict(_take(raw, "resolved", _str_map, {})),
-                       "skipped": _take(raw, "skipped", _opt_int, None)}
-        except RecordError as exc:
-            raise RecordError(f"captures.{name}: {exc}") from None
-        problem = capture_problem(capture["state"], capture["skipped"])
-        if problem:
-            raise RecordError(f"captures.{name}: {problem}")
-        out[name] = capture
-    return out
+        raise RecordError(f"{where}: not a mapping")
+    return v
 
 
-def _logs(v: Any) -> dict[str, dict[str, Any]]:
-    if not isinstance(v, dict):
-        raise RecordError("logs: not a mapping")
-    out = {}
-    for name, raw in v.items():
-        if not isinstance(raw, dict):
-            raise RecordError(f"logs.{name}: not a mapping")
-        out[name] = {"written": _take(raw, "written", _count), "kept": _take(raw, "kept", _count),
-                     "problem": _take(raw, "problem", _opt_str, None)}
-    return out
-
-
-def _retention(v: Any) -> dict[str, Any] | None:
-    if v is None:
-        return None
-    if not isinstance(v, dict):
-        raise RecordError("retention: not a mapping")
+def _within(where: str, v: Any, read: Callable[[dict[str, Any]], dict[str, Any]]
+            ) -> dict[str, Any]:
+    """`read` of the mapping `v`, its refusal prefixed with `where`."""
+    raw = _mapping(where, v)
     try:
-        kept = {"level": _take(v, "level", _str), "files": list(_take(v, "files", _str_list)),
-                "file_count": _take(v, "file_count", _count), "bytes": _take(v, "bytes", _count)}
+        return read(raw)
     except RecordError as exc:
-        raise RecordError(f"retention: {exc}") from None
-    problem = retention_problem(kept["level"], kept["files"], kept["file_count"], kept["bytes"])
-    if problem:
-        raise RecordError(f"retention: {problem}")
+        raise RecordError(f"{where}: {exc}") from None
+
+
+def _capture(raw: dict[str, Any]) -> dict[str, Any]:
+    capture = {"state": _take(raw, "state", _str),
+               "reason": _take(raw, "reason", _opt_str, None),
+               "resolved": dict(_take(raw, "resolved", _str_map, {})),
+               "skipped": _take(raw, "skipped", _opt_int, None)}
+    refuse(capture_problem(capture["state"], capture["skipped"]))
+    return capture
+
+
+def _retention(raw: dict[str, Any]) -> dict[str, Any]:
+    kept = {"level": _take(raw, "level", _str), "files": list(_take(raw, "files", _str_list)),
+            "file_count": _take(raw, "file_count", _count), "bytes": _take(raw, "bytes", _count)}
+    refuse(retention_problem(kept["level"], kept["files"], kept["file_count"], kept["bytes"]))
     return kept
+
+
+def _log(raw: dict[str, Any]) -> dict[str, Any]:
+    return {"written": _take(raw, "written", _count), "kept": _take(raw, "kept", _count),
+            "problem": _take(raw, "problem", _opt_str, None)}
 
 
 def _check_version(doc: Any, what: str, current: int) -> int:
@@ -234,11 +208,12 @@ def checked_trial(doc: Any) -> dict[str, Any]:
     a record with several faults is always refused for the same one."""
     if _check_version(doc, "trial", TRIAL_SCHEMA) == 1:
         doc = _trial_v1_to_v2(doc)
-    index = _take(doc, "index", lambda x: None if _is_int(x) and 0 <= x < MAX_TRIALS_PER_CELL
-                  else "not a trial index")
+    index = _take(doc, "index", _rule(lambda x: _is_int(x) and 0 <= x < MAX_TRIALS_PER_CELL,
+                                      "a trial index"))
+    retention = doc.get("retention")
     fields = dict(
         cell=_take(doc, "cell", _str), index=index,
-        verdict=_take(doc, "verdict", lambda x: None if x in VERDICTS else "not a verdict"),
+        verdict=_take(doc, "verdict", _rule(lambda x: x in VERDICTS, "a verdict")),
         reason=_take(doc, "reason", _str), argv=_take(doc, "argv", _str_list),
         command=_take(doc, "command", _str_list), env_overlay=_take(doc, "env_overlay", _str_map),
         env_unset=_take(doc, "env_unset", _str_list),
@@ -249,21 +224,21 @@ def checked_trial(doc: Any) -> dict[str, Any]:
         started_at=_take(doc, "started_at", _opt_str, None),
         host=_take(doc, "host", _opt_str, None),
         metrics=_take(doc, "metrics", _metrics, {}),
-        captures=_captures(doc.get("captures", {})),
+        captures={name: _within(f"captures.{name}", raw, _capture)
+                  for name, raw in _mapping("captures", doc.get("captures", {})).items()},
         warnings=_take(doc, "warnings", _str_list, []),
         stderr_tail=_take(doc, "stderr_tail", _opt_str, None),
-        logs=_logs(doc.get("logs", {})),
+        logs={name: _log(_mapping(f"logs.{name}", raw))
+              for name, raw in _mapping("logs", doc.get("logs", {})).items()},
         device=_take(doc, "device", _opt_str, None),
         baseline=_take(doc, "baseline", _bool, False),
-        retention=_retention(doc.get("retention")),
+        retention=None if retention is None else _within("retention", retention, _retention),
         schema_version=TRIAL_SCHEMA)
     for key in ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib"):
         fields[key] = _take(doc, key, _opt_amount, None)
     if not _cell_name(fields["cell"]):
         raise RecordError(f"cell: {fields['cell']!r} is not a cell name")
-    problem = trial_problem(fields["verdict"], fields["exit_code"])
-    if problem:
-        raise RecordError(problem)
+    refuse(trial_problem(fields["verdict"], fields["exit_code"]))
     return fields
 
 
@@ -287,9 +262,8 @@ def _trial_v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def checked_run(doc: Any, baseline_of_v1: Callable[[], bool] = lambda: False) -> dict[str, Any]:
-    """The fields of a `RunRecord` from a parsed `run.json`. A v1
-    record did not say whether the run had baseline trials: `baseline_of_v1()` answers from
-    the run's resolved recipe."""
+    """The fields of a `RunRecord` from a parsed `run.json`. A v1 record did not say whether
+    the run had baseline trials: `baseline_of_v1()` answers from the run's resolved recipe."""
     version = _check_version(doc, "run", RUN_SCHEMA)
     if "run" not in doc:
         raise RecordError("not an aorta run record (no 'run' key)")
@@ -300,18 +274,23 @@ def checked_run(doc: Any, baseline_of_v1: Callable[[], bool] = lambda: False) ->
     if bad is not None or len(set(cells)) != len(cells):
         raise RecordError(f"cells: {bad!r} is not a cell name" if bad is not None
                           else "cells: a cell is listed twice")
-    history = _take(doc, "history", lambda x: None if isinstance(x, list) and all(
-        isinstance(h, dict) for h in x) else "not a list of objects", [])
-    slurm = _take(doc, "slurm", _opt_object, None)
+    history = _take(doc, "history", _rule(lambda x: isinstance(x, list) and all(
+        isinstance(h, dict) for h in x), "a list of objects"), [])
+    if version < 3:     # v2 kept Slurm's state under "slurm"; v3 has a generic executor block
+        slurm = doc.get("slurm")
+        doc = {**doc, "executor": {**slurm, "kind": "slurm"} if isinstance(slurm, dict)
+               else None}
+    executor = _take(doc, "executor", _rule(lambda x: isinstance(x, dict) and isinstance(
+        x.get("kind"), str), "an object with a string kind, or null", null=True), None)
     return dict(
         run=_take(doc, "run", _str), fingerprint=_take(doc, "fingerprint", _str, ""),
         command=_take(doc, "command", _str_list, []),
         collectors=_take(doc, "collectors", _str_list, []), cells=cells,
-        trials_per_cell=_take(doc, "trials_per_cell", lambda x: None if _is_int(x) and
-                              0 <= x <= MAX_TRIALS_PER_CELL else "not a trial count", 0),
+        trials_per_cell=_take(doc, "trials_per_cell", _rule(
+            lambda x: _is_int(x) and 0 <= x <= MAX_TRIALS_PER_CELL, "a trial count"), 0),
         baseline=_take(doc, "baseline", _bool, False),
-        status=_take(doc, "status", lambda x: None if x in RUN_STATES else
-                     f"not one of {', '.join(RUN_STATES)}"),
+        status=_take(doc, "status", _rule(lambda x: x in RUN_STATES,
+                                          f"one of {', '.join(RUN_STATES)}")),
         aorta_version=_take(doc, "aorta_version", _str, "unknown"),
         recipe=_take(doc, "recipe", _opt_str, None),
         recipe_sha256=_take(doc, "recipe_sha256", _opt_str, None),
@@ -319,6 +298,6 @@ def checked_run(doc: Any, baseline_of_v1: Callable[[], bool] = lambda: False) ->
         created_at=_take(doc, "created_at", _opt_str, None),
         started_at=_take(doc, "started_at", _opt_str, None),
         finished_at=_take(doc, "finished_at", _opt_str, None),
-        history=list(history), slurm=slurm,
+        history=list(history), executor=executor,
         stop_after=_take(doc, "stop_after", _opt_object, None),
         schema_version=RUN_SCHEMA)

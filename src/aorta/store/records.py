@@ -1,11 +1,10 @@
 """The records a sweep writes: one `TrialResult` per trial (`result.json`) and one `RunRecord`
 per run (`run.json`), with their schema versions, strict validation and migrations.
 
-Records are frozen and checked when they are built. `trial_from_json` / `run_from_json` accept
-only what this aorta wrote (or an older aorta, migrated here): anything else is a
+Records are frozen and checked when they are built. `TrialResult.from_json` / `run_from_json`
+accept only what this aorta wrote (or an older aorta, migrated here): anything else is a
 `RecordError` naming the field, and a record from a newer aorta is a `NewerRecord` naming
-both versions. The checks themselves live in `aorta.store.record_checks`, which needs none of these
-types; where files live is `aorta.store`'s business, not this module's.
+both versions. The checks live in `aorta.store.record_checks`, which needs none of these types.
 """
 
 from __future__ import annotations
@@ -15,9 +14,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from aorta.store.reading import RecordError
+from aorta.store.layout import trial_name
 from aorta.store.record_checks import (RUN_SCHEMA, TRIAL_SCHEMA, capture_problem, checked_run,
-                                       checked_trial, retention_problem, run_problem, trial_problem)
+                                       checked_trial, refuse, retention_problem, run_problem,
+                                       trial_problem)
 
 Verdict = Literal["pass", "fail", "error"]
 
@@ -33,7 +33,7 @@ class Capture:
     skipped: int | None = None      # records of the artifact left out (`partial`)
 
     def __post_init__(self) -> None:
-        _refuse(capture_problem(self.state, self.skipped))
+        refuse(capture_problem(self.state, self.skipped))
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ class Retention:
     bytes: int
 
     def __post_init__(self) -> None:
-        _refuse(retention_problem(self.level, self.files, self.file_count, self.bytes))
+        refuse(retention_problem(self.level, self.files, self.file_count, self.bytes))
 
 
 @dataclass(frozen=True)
@@ -101,29 +101,28 @@ class TrialResult:
     schema_version: int = TRIAL_SCHEMA
 
     def __post_init__(self) -> None:
-        _refuse(trial_problem(self.verdict, self.exit_code))
+        refuse(trial_problem(self.verdict, self.exit_code))
 
     @property
     def name(self) -> str:
         """The trial's directory name: `trial_<i>`, or `baseline_<i>` for a no-collector one."""
-        return f"{'baseline' if self.baseline else 'trial'}_{self.index}"
+        return trial_name(self.index, self.baseline)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_json(cls, doc: Any) -> TrialResult:
-        return trial_from_json(doc)
+        """A validated `TrialResult` from a parsed `result.json` (migrated when older)."""
+        return trial_result(checked_trial(doc))
 
     def numeric_metrics(self, allow_partial: bool = False) -> dict[str, float]:
         """The harness's figures plus every finite numeric metric of a collector whose capture
         is `ok` (or `partial`, when asked): a figure from an artifact that was not fully
         read is not a measurement."""
-        out = {}
-        for key, value in (("wall_s", self.wall_s), ("cpu_user_s", self.cpu_user_s),
-                           ("cpu_sys_s", self.cpu_sys_s), ("max_rss_mib", self.max_rss_mib)):
-            if value is not None:
-                out[key] = float(value)
+        out = {key: float(value) for key, value in (
+            ("wall_s", self.wall_s), ("cpu_user_s", self.cpu_user_s),
+            ("cpu_sys_s", self.cpu_sys_s), ("max_rss_mib", self.max_rss_mib)) if value is not None}
         untrusted = self.untrusted_prefixes(allow_partial)
         for key, value in self.metrics.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool) \
@@ -157,25 +156,17 @@ class RunRecord:
     started_at: str | None = None
     finished_at: str | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
-    slurm: dict[str, Any] | None = None
+    #: Where the trials ran: `{"kind": "local"}`, or an executor's kind and its state
+    #: (`{"kind": "slurm", "jobs": ...}`); None for a run planned but not started.
+    executor: dict[str, Any] | None = None
     stop_after: dict[str, Any] | None = None   # the rule and each cell's state, when set
     schema_version: int = RUN_SCHEMA
 
     def __post_init__(self) -> None:
-        _refuse(run_problem(self.status))
+        refuse(run_problem(self.status))
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _refuse(problem: str | None) -> None:
-    if problem:
-        raise ValueError(problem)
-
-
-def trial_from_json(doc: Any) -> TrialResult:
-    """A validated `TrialResult` from a parsed `result.json` (migrated when older)."""
-    return trial_result(checked_trial(doc))
 
 
 def run_from_json(doc: Any, baseline_of_v1: Callable[[], bool] = lambda: False) -> RunRecord:
@@ -187,18 +178,12 @@ def run_from_json(doc: Any, baseline_of_v1: Callable[[], bool] = lambda: False) 
 def trial_result(fields: dict[str, Any]) -> TrialResult:
     """The `TrialResult` of `checked_trial`'s fields."""
     retention = fields["retention"]
-    try:
-        return TrialResult(**{
-            **fields, "captures": {k: Capture(**c) for k, c in fields["captures"].items()},
-            "logs": {k: LogInfo(**i) for k, i in fields["logs"].items()},
-            "retention": None if retention is None else Retention(**retention)})
-    except ValueError as exc:
-        raise RecordError(str(exc)) from None
+    return TrialResult(**{
+        **fields, "captures": {k: Capture(**c) for k, c in fields["captures"].items()},
+        "logs": {k: LogInfo(**i) for k, i in fields["logs"].items()},
+        "retention": None if retention is None else Retention(**retention)})
 
 
 def run_record(fields: dict[str, Any]) -> RunRecord:
     """The `RunRecord` of `checked_run`'s fields."""
-    try:
-        return RunRecord(**fields)
-    except ValueError as exc:
-        raise RecordError(str(exc)) from None
+    return RunRecord(**fields)

@@ -1,36 +1,32 @@
 """A run directory: reading its records as record types, and every write to it.
 
-The layout and the reads that need no record type are `aorta.store.layout`'s (the one place
-that knows where files live). Every write goes through `store.files` (atomic, confined: no
-symbolic link under the run directory is ever followed) and through the run's `Redactor`, so
-no credential reaches disk. Every read validates: a trial's record is `complete`, `missing`,
-`corrupt` (with why) or `newer` (written by a newer aorta), never an exception.
+Where files live, and the checked reads, are `aorta.store.layout`'s. Every write goes through
+`store.files` (atomic, confined: no symbolic link under the run directory is ever followed)
+and through the run's `Redactor`, so no credential reaches disk.
 """
 
 from __future__ import annotations
 
-import errno
 import os
 from collections.abc import Iterable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from aorta.base.errors import RunDirError
 from aorta.base.names import MAX_NAME_BYTES, name_problem
 from aorta.base.redaction import PATTERN_ONLY, Redactor
-from aorta.store.files import (is_disk_full, json_text, open_dir, remove_tree, write_bytes,
-                               write_text)
+from aorta.store.files import is_disk_full, json_text, open_dir, remove_tree, write_bytes
+from aorta.store.files import write_text as write_confined
 from aorta.store.layout import (CELLS, ENV, MATRIX, PERF, QUARANTINE, RESERVE, RESULT, RUN_JSON,
-                                RUNNING, TRIAL_FILES, cells_on_disk, parse_trial_name,
+                                RUNNING, TRIAL_FILES, SlotState, cells_on_disk, parse_trial_name,
                                 read_run_fields, read_trial, slot_names, trial_dirs_on_disk)
 from aorta.store.lock import RunLock
 from aorta.store.reading import RecordError, read_json_file, read_text_file
 from aorta.store.records import RunRecord, TrialResult, run_record, trial_result
 
 RESERVE_BYTES = 1 << 20
-
-SlotState = Literal["complete", "missing", "corrupt", "newer"]
 
 
 @dataclass(frozen=True)
@@ -77,10 +73,8 @@ class RunStore:
     def create(self) -> None:
         """Make the run directory (and --output) if needed; refuse a link in its place."""
         self.root.parent.mkdir(parents=True, exist_ok=True)
-        try:
+        with suppress(FileExistsError):
             os.mkdir(self.root, 0o777)
-        except FileExistsError:
-            pass
         with open_dir(self.root, ()):
             pass   # refuses a symbolic link or a file at <output>/<run>
 
@@ -94,11 +88,7 @@ class RunStore:
 
     def read_run(self, action: str = "read") -> RunRecord:
         """The run's record; `RunDirError` saying why it cannot be used to `action` the run."""
-        fields = read_run_fields(self.root, action)
-        try:
-            return run_record(fields)
-        except RecordError as exc:
-            raise RunDirError(f"{self.path(RUN_JSON)}: not an aorta run record ({exc})") from None
+        return run_record(read_run_fields(self.root, action))
 
     def write_run(self, record: RunRecord) -> None:
         self.write_json(RUN_JSON, record.to_json())
@@ -111,7 +101,7 @@ class RunStore:
             raise ValueError(f"{name!r} is not a trial directory name")
         state, fields, problem = read_trial(self.root, cell, name)
         result = None if fields is None else trial_result(fields)
-        return Slot(cell, name, *parsed, state, result, problem)  # type: ignore[arg-type]
+        return Slot(cell, name, *parsed, state, result, problem)
 
     def slots(self, run: RunRecord, cells: Iterable[str] | None = None) -> list[Slot]:
         """Every trial of the run: the planned ones, then any other trial directory found on
@@ -131,33 +121,28 @@ class RunStore:
 
     def write_trial(self, result: TrialResult) -> None:
         """`result.json`, written last: its presence marks the trial complete."""
-        self._write((CELLS, result.cell, result.name), RESULT,
-                    json_text(self.redactor.doc(result.to_json())))
+        self.write_json(RESULT, result.to_json(), (CELLS, result.cell, result.name))
 
     def write_trial_file(self, cell: str, name: str, filename: str, text: str,
                          executable: bool = False, private: bool = False) -> None:
         """Write a file into the trial directory, redacted; `private`: readable by the owner
         only, from its creation on."""
-        self._write((CELLS, cell, name), filename, self.redactor.text(text), executable,
-                    private)
+        write_confined(self.root, (CELLS, cell, name), filename, self.redactor.text(text),
+                       executable, private)
 
     def forget_result(self, cell: str, name: str) -> None:
         """Remove a trial's record so that the trial counts as not run (a Slurm job stopped
         mid-trial: its verdict would be Slurm's doing, not the payload's)."""
-        try:
-            with open_dir(self.root, (CELLS, cell, name)) as fd:
-                os.unlink(RESULT, dir_fd=fd)
-        except FileNotFoundError:
-            pass
+        self._unlink((CELLS, cell, name), RESULT)
 
     def fresh_trial_dir(self, cell: str, name: str, subdirs: Sequence[str] = ()) -> Path:
         """An empty trial directory (with empty `subdirs`), so a rerun never reads stale
         files. A corrupt record is moved to quarantine first; a newer one is refused."""
-        slot = self.read_slot(cell, name)
-        if slot.state == "newer":
-            raise RunDirError(f"{self.trial_dir(cell, name) / RESULT}: {slot.problem}; it is "
-                              f"left as it is")
-        if slot.state == "corrupt":
+        state, _, problem = read_trial(self.root, cell, name)
+        if state == "newer":
+            raise RunDirError(f"{self.trial_dir(cell, name) / RESULT}: {problem}; it is left "
+                              f"as it is")
+        if state == "corrupt":
             self.quarantine(cell, name)
         remove_tree(self.root, (CELLS, cell, name))
         with open_dir(self.root, (CELLS, cell, name), create=True) as fd:
@@ -181,14 +166,14 @@ class RunStore:
     def mark_running(self, cell: str, name: str, info: dict[str, Any]) -> None:
         """Who runs the trial's payload now, so that a later driver can find what is left of
         it after a crash (`running_marks`)."""
-        self._write((CELLS, cell, name), RUNNING, json_text(info))
+        write_confined(self.root, (CELLS, cell, name), RUNNING, json_text(info))
 
     def clear_running(self, cell: str, name: str) -> None:
-        try:
-            with open_dir(self.root, (CELLS, cell, name)) as fd:
-                os.unlink(RUNNING, dir_fd=fd)
-        except FileNotFoundError:
-            pass
+        self._unlink((CELLS, cell, name), RUNNING)
+
+    def _unlink(self, parts: Sequence[str], name: str) -> None:
+        with suppress(FileNotFoundError), open_dir(self.root, parts) as fd:
+            os.unlink(name, dir_fd=fd)
 
     def running_marks(self, cells: Iterable[str]) -> list[tuple[str, str, dict[str, Any]]]:
         """(cell, trial, mark) for every trial that a driver left marked as running."""
@@ -206,15 +191,15 @@ class RunStore:
     # --- run-level files -----------------------------------------------------------------
 
     def write_json(self, name: str, doc: Any, parts: Sequence[str] = ()) -> None:
-        self._write(tuple(parts), name, json_text(self.redactor.doc(doc)))
+        write_confined(self.root, parts, name, json_text(self.redactor.doc(doc)))
 
     def write_text(self, name: str, text: str, parts: Sequence[str] = (),
                    executable: bool = False) -> None:
-        self._write(tuple(parts), name, self.redactor.text(text), executable)
+        write_confined(self.root, parts, name, self.redactor.text(text), executable)
 
     def write_file(self, name: str, data: bytes, parts: Sequence[str] = ()) -> None:
         """A derived file (an export of the run's own records, already redacted)."""
-        write_bytes(self.root, tuple(parts), name, data)
+        write_bytes(self.root, parts, name, data)
 
     def read_json(self, name: str, parts: Sequence[str] = ()) -> Any:
         """A JSON file of the run, or None when it is missing, unreadable or invalid."""
@@ -229,10 +214,6 @@ class RunStore:
         except (OSError, RecordError):
             return None
 
-    def _write(self, parts: Sequence[str], name: str, text: str, executable: bool = False,
-               private: bool = False) -> None:
-        write_text(self.root, parts, name, text, executable, private)
-
     def discard(self) -> None:
         """Forget every result (`--fresh`); the lock, the reserve and Slurm's folder stay."""
         for name in (CELLS, MATRIX, PERF, ENV, RUN_JSON):
@@ -244,14 +225,11 @@ class RunStore:
         """Keep `RESERVE_BYTES` on the run's filesystem that `free_reserve` can give back, so
         that a run stopped by a full disk can still record that it was interrupted."""
         try:
-            self._write((), RESERVE, "\0" * RESERVE_BYTES)
+            write_confined(self.root, (), RESERVE, "\0" * RESERVE_BYTES)
         except OSError as exc:
             if not is_disk_full(exc):
                 raise
 
     def free_reserve(self) -> None:
-        try:
+        with suppress(FileNotFoundError):
             os.unlink(self.path(RESERVE))
-        except OSError as exc:
-            if exc.errno != errno.ENOENT:
-                raise

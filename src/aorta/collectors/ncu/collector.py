@@ -1,20 +1,10 @@
 """`ncu`: Nsight Compute. GPU time and hardware metrics for every profiled kernel launch.
 
-Wraps the command as
-
-    <ncu> --target-processes all --clock-control none [--set S]
-          --metrics gpu__time_duration.sum[,M...] [--kernel-name regex:R]
-          [--launch-skip N] [--launch-count N] [--replay-mode MODE]
-          --export <dir>/profile --force-overwrite --log-file <dir>/ncu.log <command...>
-
-The tool's own messages go to `ncu.log`, so the payload's stdout stays its own. After the
-trial the report is exported with `ncu --import <dir>/profile.ncu-rep --csv --page raw` into
-`<dir>/raw.csv` (kept) and read by column name.
-
-Metrics: the common scheme from `gpu__time_duration.sum` (`ncu_gpu_time_ms`, one launch =
-one kernel in `ncu_kernel_count`), `ncu_launches` (each launch's requested metrics in base
-units), `ncu_metric_units`, `ncu_<metric, dots as underscores>_mean` over launches, and
-`ncu_skipped` when launches were left out (a `partial` capture, docs/collectors/reading.md).
+Puts `<ncu> [options] --export <dir>/profile --log-file <dir>/ncu.log` in front of the command
+(`ncu_argv`): the tool's own messages go to `ncu.log`, so the payload's stdout stays its own.
+After the trial the report is exported with `ncu --import <dir>/profile.ncu-rep --csv --page
+raw` into `<dir>/raw.csv` (kept) and read by column name. The argv, metrics and capture states:
+docs/collectors/ncu.md.
 """
 
 from __future__ import annotations
@@ -29,11 +19,11 @@ from pydantic import Field, Strict, field_validator
 from aorta.base.errors import SetupError
 from aorta.base.tools import run_tool
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
-                                   TrialContext, TrialOutcome, capture_status, settle)
+                                   TrialContext, TrialOutcome, capture_status, cut_short, settle)
 from aorta.collectors.binaries import (find_binary, gpu_present, read_tail, resolve_binary,
                                        tool_version)
 from aorta.collectors.ncu.counters import PERMISSION_FIX, host_counter_access
-from aorta.collectors.options import split_words
+from aorta.collectors.options import regex_option, word_list
 from aorta.parsers.ncu_csv import TIME_METRIC, NcuProfile, read_ncu_csv
 from aorta.parsers.skips import Skips
 
@@ -43,6 +33,7 @@ REPORT = REPORT_STEM + ".ncu-rep"
 RAW_CSV = "raw.csv"
 LOG = "ncu.log"
 LAUNCH_RECORD_LIMIT = 10_000
+EXPORT_TIMEOUT_S = 300.0
 
 _METRIC_NAME = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$")
 _SET_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -80,7 +71,11 @@ class NcuOptions(CollectorOptions):
     @field_validator("metrics", mode="before")
     @classmethod
     def _metric_list(cls, value: Any) -> list[str]:
-        names = _split_list(value)
+        names = word_list(value)
+        if not isinstance(names, list):
+            raise ValueError("must be a list of strings or a comma-separated string")
+        if not all(isinstance(name, str) for name in names):
+            raise ValueError("must be a list of strings")
         for name in names:
             if not _METRIC_NAME.match(name):
                 raise ValueError(f"{name!r} is not a metric name such as {TIME_METRIC} "
@@ -101,38 +96,27 @@ class NcuOptions(CollectorOptions):
     def _regex(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        value = value.removeprefix("regex:")
-        if not value:
-            raise ValueError("must be a non-empty regular expression")
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"is not a valid regular expression ({exc})") from None
-        return value
+        return regex_option(value.removeprefix("regex:"), "must be a non-empty regular expression")
 
 
-class NcuCollector(Collector):
+class NcuCollector(Collector[NcuOptions]):
     name = "ncu"
     wrap_rank = 30
     options_model = NcuOptions
     summary = "Nsight Compute: per-launch GPU time and hardware metrics (NVIDIA)"
 
-
-    def claims(self, options: CollectorOptions) -> frozenset[str]:
+    def claims(self, options: NcuOptions) -> frozenset[str]:
         return frozenset({"cupti"})
 
-    def wrap(self, launch: Launch, out_dir: Path, options: CollectorOptions,
+    def wrap(self, launch: Launch, out_dir: Path, options: NcuOptions,
              ctx: TrialContext) -> Launch:
-        assert isinstance(options, NcuOptions)
         if not launch.argv or launch.argv[0].startswith("-"):
             raise SetupError(f"ncu: the command must start with a program, got "
                              f"{list(launch.argv[:1])!r}; give the command after `--`")
         binary = resolve_binary(ENV_BIN, "ncu", ctx.base_env, self.name)
         return launch.with_prefix(ncu_argv(binary, options, out_dir))
 
-    def summarize(self, out_dir: Path, options: CollectorOptions,
-                  outcome: TrialOutcome) -> Metrics:
-        assert isinstance(options, NcuOptions)
+    def summarize(self, out_dir: Path, options: NcuOptions, outcome: TrialOutcome) -> Metrics:
         metrics: Metrics = {"ncu_artifact_dir": str(out_dir)}
         # The trial's own environment finds the same ncu that wrapped it.
         binary = find_binary(ENV_BIN, "ncu", outcome.base_env or os.environ)
@@ -171,7 +155,7 @@ class NcuCollector(Collector):
             return Capability(self.name, False, version, why, PERMISSION_FIX, details)
         return Capability(self.name, True, version, why, details=details)
 
-    def resolved(self, options: CollectorOptions, ctx: TrialContext) -> Metrics:
+    def resolved(self, options: NcuOptions, ctx: TrialContext) -> Metrics:
         binary = find_binary(ENV_BIN, "ncu", ctx.base_env)
         return {"ncu_binary": binary} if binary else {}
 
@@ -196,20 +180,17 @@ def ncu_argv(binary: str, options: NcuOptions, out_dir: Path) -> list[str]:
     return argv
 
 
-EXPORT_TIMEOUT_S = 300.0
-
-
 def export_raw(binary: str, report: Path, csv_path: Path,
-               timeout_s: float | None = None) -> str:
+               timeout_s: float = EXPORT_TIMEOUT_S) -> str:
     """Write the report's raw page as CSV to `csv_path`; '' on success, else why not."""
-    limit = timeout_s if timeout_s is not None else EXPORT_TIMEOUT_S
-    result = run_tool([binary, "--import", str(report), "--csv", "--page", "raw"], limit,
+    result = run_tool([binary, "--import", str(report), "--csv", "--page", "raw"], timeout_s,
                       stdout_path=csv_path)
     if result.timed_out:
-        return f"`ncu --import` did not finish within {limit:g} s"
+        return f"`ncu --import` did not finish within {timeout_s:g} s"
     if not result.ok:
+        lines = [line.strip() for line in result.output.splitlines() if line.strip()]
         return (f"`ncu --import` failed (exit {result.returncode}): "
-                f"{result.problem or _last_line(result.output)}")
+                f"{result.problem or (lines[-1] if lines else 'no output')}")
     return ""
 
 
@@ -223,7 +204,9 @@ def profile_metrics(profile: NcuProfile, requested: list[str],
                                   f"{profile.skips.describe('row')}", profile.skips.count)
         return capture_status("ncu", "empty", "ncu profiled no kernel launch (check kernel_regex, "
                               "launch_skip and launch_count, and that the command runs GPU work)")
-    out: Metrics = {"ncu_launches": _launch_records(profile), "ncu_metric_units": profile.units}
+    records = [{"kernel": launch.kernel, "id": launch.id, "metrics": launch.values}
+               for launch in profile.launches[:LAUNCH_RECORD_LIMIT]]
+    out: Metrics = {"ncu_launches": records, "ncu_metric_units": profile.units}
     if profile.missing:
         out["ncu_missing_metrics"] = profile.missing
     time_unit = profile.units.get(TIME_METRIC)
@@ -238,9 +221,7 @@ def profile_metrics(profile: NcuProfile, requested: list[str],
     if profiled is not None and profiled > seen:
         skips.skip(f"ncu.log reports {profiled} profiled launches, the export holds {seen}",
                    profiled - seen)
-    figures = table.metrics("ncu") | _means(profile, requested)
-    if not table.rows:
-        figures = {}
+    figures = table.metrics("ncu") | _means(profile, requested) if table.rows else {}
     return out | settle("ncu", figures, skips.count,
                         f"{skips.describe('launch')}; figures cover only the launches read")
 
@@ -255,18 +236,13 @@ def profiled_launches(log: str) -> int | None:
     return len(numbers) if numbers else None
 
 
-def _launch_records(profile: NcuProfile) -> list[dict[str, Any]]:
-    return [{"kernel": launch.kernel, "id": launch.id, "metrics": launch.values}
-            for launch in profile.launches[:LAUNCH_RECORD_LIMIT]]
-
-
 def _means(profile: NcuProfile, requested: list[str]) -> Metrics:
     """`ncu_<metric>_mean` for each metric every launch has a value of, in one unit."""
     means: Metrics = {}
     for metric in requested:
-        values = [launch.values.get(metric) for launch in profile.launches]
         if metric in profile.missing or "|" in profile.units.get(metric, "|"):
             continue
+        values = [launch.values.get(metric) for launch in profile.launches]
         if values and all(v is not None for v in values):
             means[f"ncu_{metric.replace('.', '_')}_mean"] = (
                 sum(v for v in values if v is not None) / len(values))
@@ -296,21 +272,7 @@ def _no_report(out_dir: Path, outcome: TrialOutcome) -> tuple[str, str]:
     if "No kernels were profiled" in text:
         return "empty", ("ncu profiled no kernel launch (check kernel_regex, launch_skip and "
                          "launch_count, and that the command runs GPU work)")
-    if outcome.timed_out:
-        return "missing", "the trial timed out before ncu wrote its report"
+    early = cut_short(outcome, "ncu wrote its report")
+    if early:
+        return "missing", early
     return "missing", f"ncu wrote no {REPORT} (see {LOG})"
-
-
-def _split_list(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return split_words(value)
-    if isinstance(value, (list, tuple)):
-        if not all(isinstance(v, str) for v in value):
-            raise ValueError("must be a list of strings")
-        return [v.strip() for v in value if v.strip()]
-    raise ValueError("must be a list of strings or a comma-separated string")
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else "no output"

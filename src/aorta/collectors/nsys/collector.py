@@ -1,41 +1,32 @@
 """`nsys`: Nsight Systems. A whole-process timeline; aorta reads its CUDA kernel summary.
 
-Wraps the command as
-
-    <nsys> profile --trace=cuda,nvtx --sample=none --cpuctxsw=none --output=<dir>/report
-          --force-overwrite=true [--cuda-graph-trace=G] [--capture-range=R [--nvtx-capture=N]]
-          -- <command...>
-
+Puts `<nsys> profile [options] --output=<dir>/report -- ` in front of the command (`nsys_argv`).
 nsys records into a `.qdstrm` stream and, when the program ends, converts it into
 `report.nsys-rep` with the `QdstrmImporter` that ships in the host folder of a full Nsight
 Systems install. After the trial aorta runs
 `nsys stats --report=cuda_gpu_kern_sum --format=csv --output=<dir>/kern <dir>/report.nsys-rep`
 (falling back to the pre-2023 report name `gpukernsum`) and reads `kern_<report>.csv`.
-
-Metrics: the common scheme (`nsys_gpu_time_ms`, `nsys_kernel_count`, ...), plus
-`nsys_stats_report` (the report name that worked), and `nsys_skipped` when rows were left out
-(a `partial` capture, docs/collectors/reading.md).
+Metrics and capture states: docs/collectors/nsys.md.
 """
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from aorta.base.errors import SetupError
 from aorta.base.tools import run_tool
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
-                                   TrialContext, TrialOutcome, capture_status, settle)
+                                   TrialContext, TrialOutcome, capture_status, cut_short, settle)
 from aorta.collectors.binaries import (find_binary, gpu_present, read_tail, resolve_binary,
                                        tool_version)
-from aorta.collectors.options import split_words
-
-if TYPE_CHECKING:  # readers load only when a capture is read: listing collectors stays quick
-    from aorta.parsers.nsys_csv import KernelSummary
+from aorta.collectors.options import word_list
+from aorta.parsers.nsys_csv import NO_KERNELS, KernelSummary, read_kern_sum
 
 ENV_BIN = "NSYS_BIN"
 REPORT_STEM = "report"
@@ -54,15 +45,12 @@ TRACE_APIS = ("cuda", "nvtx", "osrt", "cublas", "cusparse", "cudnn", "cusolver",
               "oshmem", "openacc", "openmp", "opengl", "vulkan")
 TraceApi = Literal["cuda", "nvtx", "osrt", "cublas", "cusparse", "cudnn", "cusolver", "mpi",
                    "ucx", "oshmem", "openacc", "openmp", "opengl", "vulkan"]
-
-
-def _default_trace() -> list[TraceApi]:
-    return ["cuda", "nvtx"]
+DEFAULT_TRACE: tuple[TraceApi, ...] = ("cuda", "nvtx")
 
 
 class NsysOptions(CollectorOptions):
     trace: list[TraceApi] = Field(
-        default_factory=lambda: _default_trace(),
+        default_factory=lambda: list(DEFAULT_TRACE),
         description="APIs to trace (comma list accepted); must include cuda, where the kernel "
                     "table comes from")
     sample: Literal["none", "process-tree", "system-wide"] = Field(
@@ -78,13 +66,10 @@ class NsysOptions(CollectorOptions):
     @field_validator("trace", mode="before")
     @classmethod
     def _trace_list(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            value = split_words(value)
-        if isinstance(value, (list, tuple)):
-            value = list(dict.fromkeys(value))
-            if "cuda" not in value:
-                raise ValueError(f"must include cuda (the kernel summary comes from CUDA "
-                                 f"tracing); allowed: {', '.join(TRACE_APIS)}")
+        value = word_list(value)
+        if isinstance(value, list) and "cuda" not in value:
+            raise ValueError(f"must include cuda (the kernel summary comes from CUDA "
+                             f"tracing); allowed: {', '.join(TRACE_APIS)}")
         return value
 
     @model_validator(mode="after")
@@ -96,26 +81,23 @@ class NsysOptions(CollectorOptions):
         return self
 
 
-class NsysCollector(Collector):
+class NsysCollector(Collector[NsysOptions]):
     name = "nsys"
     wrap_rank = 20
     options_model = NsysOptions
     summary = "Nsight Systems: whole-process timeline; CUDA kernel summary (NVIDIA)"
 
-
-    def claims(self, options: CollectorOptions) -> frozenset[str]:
+    def claims(self, options: NsysOptions) -> frozenset[str]:
         return frozenset({"cupti"})
 
-    def wrap(self, launch: Launch, out_dir: Path, options: CollectorOptions,
+    def wrap(self, launch: Launch, out_dir: Path, options: NsysOptions,
              ctx: TrialContext) -> Launch:
-        assert isinstance(options, NsysOptions)
         if not launch.argv:
             raise SetupError("nsys: the command is empty; give the command after `--`")
         binary = resolve_binary(ENV_BIN, "nsys", ctx.base_env, self.name)
         return launch.with_prefix(nsys_argv(binary, options, out_dir))
 
-    def summarize(self, out_dir: Path, options: CollectorOptions,
-                  outcome: TrialOutcome) -> Metrics:
+    def summarize(self, out_dir: Path, options: NsysOptions, outcome: TrialOutcome) -> Metrics:
         metrics: Metrics = {"nsys_artifact_dir": str(out_dir)}
         # The trial's own environment finds the same nsys that wrapped it.
         binary = find_binary(ENV_BIN, "nsys", outcome.base_env or os.environ)
@@ -126,8 +108,6 @@ class NsysCollector(Collector):
         if binary is None:
             return metrics | capture_status(self.name, "unparsed", "the report exists but no "
                                             f"nsys binary is found to read it (set {ENV_BIN})")
-        from aorta.parsers.nsys_csv import NO_KERNELS, read_kern_sum
-
         found = run_stats(binary, report, out_dir)
         if isinstance(found, str):
             state = "empty" if NO_KERNELS in found else "unparsed"
@@ -162,7 +142,7 @@ class NsysCollector(Collector):
         return Capability(self.name, True, version, "CUDA tracing needs no counter permission",
                           details=details)
 
-    def resolved(self, options: CollectorOptions, ctx: TrialContext) -> Metrics:
+    def resolved(self, options: NsysOptions, ctx: TrialContext) -> Metrics:
         binary = find_binary(ENV_BIN, "nsys", ctx.base_env)
         return {"nsys_binary": binary} if binary else {}
 
@@ -194,13 +174,12 @@ def run_stats(binary: str, report: Path, out_dir: Path,
                            f"--output={out_dir / STATS_PREFIX}", str(report)], timeout_s)
         log.append(f"$ nsys stats --report={name} (exit {result.returncode})\n"
                    f"{result.problem or result.output}")
-        _write_log(out_dir / STATS_LOG, log)
+        with contextlib.suppress(OSError):
+            (out_dir / STATS_LOG).write_text("\n".join(log), encoding="utf-8")
         if csv_path.is_file():
             return name, csv_path
         if result.timed_out:
             return f"`nsys stats` did not finish within {timeout_s:g} s"
-        from aorta.parsers.nsys_csv import NO_KERNELS
-
         if NO_KERNELS in result.output:
             return f"nsys recorded no CUDA kernel ({NO_KERNELS}); did the command run GPU work?"
     return (f"`nsys stats` wrote no kernel summary under either report name "
@@ -245,17 +224,9 @@ def _no_report(out_dir: Path, outcome: TrialOutcome, binary: str | None) -> tupl
                  else "the conversion failed or was cut short (see the trial's stderr)")
         return "unparsed", (f"nsys wrote only {', '.join(streams)} and could not turn it into a "
                             f"report: {cause}")
-    if not outcome.launched:
-        return "missing", "the payload never started"
-    if outcome.timed_out:
-        return "missing", "the trial timed out before nsys wrote its report"
+    early = cut_short(outcome, "nsys wrote its report")
+    if early:
+        return "missing", early
     tail = [line.strip() for line in read_tail(outcome.stderr_path, 4096).splitlines()
             if line.strip()]
     return "missing", "nsys wrote no report" + (f" (stderr ends: {tail[-1]})" if tail else "")
-
-
-def _write_log(path: Path, parts: list[str]) -> None:
-    try:
-        path.write_text("\n".join(parts), encoding="utf-8")
-    except OSError:
-        pass

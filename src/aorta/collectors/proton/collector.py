@@ -2,19 +2,14 @@
 
 `mode: cli` rewrites `python [safe flags] script.py args` (or `pytest ...`, `python -m pytest ...`)
 into aorta's own launcher, which runs the unmodified script inside the Proton session that
-`python -m triton.profiler.proton` would start, and writes the capture however the script ends:
-
-    <that python> [safe flags] -m aorta.launchers.proton_run --name <out>/proton [--backend B]
-        --context C --data D [--mode M] [--hook HOOK] [--pytest] -- <target...>
-
+`python -m triton.profiler.proton` would start, and writes the capture however the script ends
+(`python [safe flags] -m aorta.launchers.proton_run [options] -- script.py args`).
 `$AORTA_PROTON_PYTHON` replaces the interpreter. `mode: env` leaves argv alone and hands the
 payload `AORTA_PROTON_{DIR,NAME,CONTEXT,DATA,BACKEND,MODE,HOOK}`; the payload calls
 `proton.start()`/`proton.finalize()` itself.
 
 Metrics: the common scheme from the `.hatchet` leaves (or the `.chrome_trace` kernel events under
-`data: trace`), `proton_scope_cycles` for `backend: instrumentation`, `proton_skipped` when
-frames or events were left out (a `partial` capture, docs/collectors/reading.md), and from
-`resolved`:
+`data: trace`), `proton_scope_cycles` for `backend: instrumentation`; from `resolved`:
 `proton_backend` (what `auto` became), `proton_triton_version`, `proton_device_note`,
 `proton_mode_note`. Options, states and reasons: docs/collectors/proton.md.
 """
@@ -24,24 +19,26 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from aorta.base.errors import SetupError
+from aorta.collectors.artifact_dir import list_artifact_dir
 from aorta.collectors.attach_failure import with_attach_failure
-from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
-                                   TrialContext, TrialOutcome, capture_status, settle)
+from aorta.collectors.base import (Capability, Collector, Launch, Metrics, TrialContext,
+                                   TrialOutcome, capture_status, settle)
 from aorta.collectors.binaries import gpu_vendor
-from aorta.collectors.child_import import importable_by_child
-from aorta.collectors.proton.backends import CUPTI_BACKENDS, QUEUE_INTERCEPTING, backend_table
-from aorta.collectors.proton.host import (TritonInstall, cli_backends, find_triton,
+from aorta.collectors.child_import import INSTALL_FIX, importable_by_child
+from aorta.collectors.proton.host import (CUPTI_BACKENDS, QUEUE_INTERCEPTING, TritonInstall,
+                                          backend_table, cli_backends, find_triton,
                                           proton_python_override, resolve_backend,
                                           translate_devices)
-from aorta.collectors.proton.options import (ProtonOptions, check_known_keys, cli_pin_problem,
-                                             mode_argument)
+from aorta.collectors.proton.options import ProtonOptions, cli_pin_problem, mode_argument
+from aorta.collectors.proton.reasons import empty_reason, missing_reason
 from aorta.collectors.python_launch import split_python_launch
-from aorta.collectors.ranks import rank_capture, rank_name, rank_of, rollup
+from aorta.collectors.ranks import rank_name, rank_of, summarize_ranks
+from aorta.parsers.chrome_trace import KERNEL_CATEGORIES, read_events
+from aorta.parsers.hatchet import HatchetSummary
+from aorta.parsers.kernel_table import KernelTable
 from aorta.parsers.skips import Skips
 
 PROFILE_BASENAME = "proton"
@@ -51,100 +48,82 @@ ESCAPE = ("use mode: env instead (argv stays as it is; the payload calls "
           "proton.start(os.environ['AORTA_PROTON_NAME'], ...) and proton.finalize() itself)")
 SUFFIXES = {"tree": ".hatchet", "trace": ".chrome_trace"}
 _AUTO_TEXT = "auto, which resolves to rocprofiler or roctracer on AMD and cupti on NVIDIA"
+_WITHHELD = "totals are withheld rather than undercounted"
 
 
 class ProtonWrapError(SetupError):
     """Proton cannot attach to this launch; the message names `mode: env` as the way out."""
 
 
-class ProtonCollector(Collector):
+class ProtonCollector(Collector[ProtonOptions]):
     name = "proton"
     wrap_rank = 70
     options_model = ProtonOptions
     per_process = True
     summary = "Triton's Proton: GPU time and launches per kernel of a Python/Triton payload"
 
-    def validate(self, raw: Mapping[str, Any] | None) -> CollectorOptions:
-        check_known_keys(raw)
-        return super().validate(raw)
+    def describe(self, options: ProtonOptions) -> str:
+        backend = _AUTO_TEXT if options.backend == "auto" else options.backend
+        return f"proton (backend: {backend})"
 
-    def describe(self, options: CollectorOptions) -> str:
-        backend = _typed(options).backend
-        return f"proton (backend: {_AUTO_TEXT if backend == 'auto' else backend})"
-
-    def claims(self, options: CollectorOptions) -> frozenset[str]:
-        backend = _typed(options).backend
-        claimed = {"hsa-queue"} if backend in QUEUE_INTERCEPTING else set()
-        if backend in CUPTI_BACKENDS:
+    def claims(self, options: ProtonOptions) -> frozenset[str]:
+        claimed = {"hsa-queue"} if options.backend in QUEUE_INTERCEPTING else set()
+        if options.backend in CUPTI_BACKENDS:
             claimed.add("cupti")
         return frozenset(claimed)
 
-    def wrap(self, launch: Launch, out_dir: Path, options: CollectorOptions,
+    def wrap(self, launch: Launch, out_dir: Path, options: ProtonOptions,
              ctx: TrialContext) -> Launch:
-        opts = _typed(options)
         # Under a multi-rank launcher every rank names its own file; the shim fills the rank in.
         name = rank_name(PROFILE_BASENAME, "") if ctx.per_rank else PROFILE_BASENAME
-        if opts.mode == "env":
-            wrapped = launch.with_env(env_overlay(out_dir, opts, name))
+        if options.mode == "env":
+            wrapped = launch.with_env(env_overlay(out_dir, options, name))
         else:
             python = proton_python_override(ctx.base_env)
-            argv = cli_argv(launch.argv, out_dir, opts, python, name)
-            wrapped = importable_by_child(
-                Launch(argv, launch.env, launch.unset), ctx, argv[1:argv.index("-m")],
-                ProtonWrapError, f"install aorta (pip install -e .) in the payload's Python, "
-                                 f"or {ESCAPE}")
-        devices = translate_devices(opts.backend, _child_env(ctx.base_env, launch))
+            argv = cli_argv(launch.argv, out_dir, options, python, name)
+            wrapped = importable_by_child(Launch(argv, launch.env, launch.unset), ctx,
+                                          argv[1:argv.index("-m")], ProtonWrapError,
+                                          f"{INSTALL_FIX}, or {ESCAPE}")
+        env = {k: v for k, v in ctx.base_env.items() if k not in launch.unset} | dict(launch.env)
+        devices = translate_devices(options.backend, env)
         return wrapped.with_env(devices.set, devices.unset)
 
-    def child_imports(self, options: CollectorOptions) -> tuple[str, ...]:
+    def child_imports(self, options: ProtonOptions) -> tuple[str, ...]:
         # mode cli: aorta's launcher imports Proton in the payload's interpreter
-        return ("triton.profiler",) if _typed(options).mode == "cli" else ()
+        return ("triton.profiler",) if options.mode == "cli" else ()
 
     def child_python(self, argv: Sequence[str], env: Mapping[str, str]) -> str | None:
         """$AORTA_PROTON_PYTHON names the interpreter that has Triton; else the command's."""
         return proton_python_override(env) or super().child_python(argv, env)
 
-    def summarize(self, out_dir: Path, options: CollectorOptions,
-                  outcome: TrialOutcome) -> Metrics:
-        opts = _typed(options)
+    def summarize(self, out_dir: Path, options: ProtonOptions, outcome: TrialOutcome) -> Metrics:
         metrics: Metrics = {"proton_artifact_dir": str(out_dir)}
-        try:
-            found = list_artifacts(out_dir, SUFFIXES[opts.data])
-        except OSError as exc:      # e.g. a parent dir that cannot be searched
-            found = Artifacts(problem=f"cannot inspect the artifact dir: {exc}")
-        if found.problem:
-            return metrics | capture_status(self.name, "unparsed", found.problem)
-        if not found.files:
+        suffix = SUFFIXES[options.data]
+        found = list_artifact_dir(out_dir)
+        odd = next((name for name in found.odd if name.endswith(suffix)), None)
+        if found.problem or odd:
+            return metrics | capture_status(self.name, "unparsed", found.problem or (
+                f"{odd} is not a regular file (symlink or special file); it was not read"))
+        files = [path for path in found.files if path.name.endswith(suffix)]
+        if not files:
+            others = [p.name for p in found.files if p.name.endswith(_OTHER_OUTPUTS)]
             install = find_triton()
-            pinned = opts.mode == "cli" and opts.backend != "auto"
+            pinned = options.mode == "cli" and options.backend != "auto"
             offered = cli_backends(install)[0] if pinned and install.version else ()
-            from aorta.collectors.proton.reasons import missing_reason
-
             missing = metrics | capture_status(self.name, "missing", missing_reason(
-                opts, outcome, install.release, found.others, offered))
-            return with_attach_failure(self.name, missing, outcome) if opts.mode == "cli" \
-                else missing
+                options, outcome, install.release, others, offered))
+            if options.mode == "env":
+                return missing
+            return with_attach_failure(self.name, missing, outcome, "install aorta into that "
+                                       "interpreter (the command's python, or "
+                                       "$AORTA_PROTON_PYTHON), or use mode: env")
         by_rank: dict[str, list[Path]] = {}
-        for path in found.files:
+        for path in files:
             by_rank.setdefault(rank_of(path.name) or "", []).append(path)
         if "" in by_rank:   # not named by rank: one capture
-            return metrics | self._figures(found.files, opts, outcome)
-        return metrics | self._rank_figures(by_rank, opts, outcome)
-
-    @staticmethod
-    def _figures(files: list[Path], opts: ProtonOptions, outcome: TrialOutcome) -> Metrics:
-        if opts.data == "trace":
-            return _trace_metrics(files)
-        return _tree_metrics(files, opts, outcome)
-
-    def _rank_figures(self, by_rank: Mapping[str, list[Path]], opts: ProtonOptions,
-                      outcome: TrialOutcome) -> Metrics:
-        """One capture per rank: each rank's figures, then the roll-up over ranks."""
-        per_rank = {r: self._figures(files, opts, outcome) for r, files in by_rank.items()}
-        figures = {r: {k: m[f"proton_{k}"] for k in ("gpu_time_ms", "kernel_count")
-                       if f"proton_{k}" in m} for r, m in per_rank.items()}
-        out = rollup(self.name, figures, "gpu_time_ms", "kernel_count")
-        return out | rank_capture(self.name, per_rank)
+            return metrics | _figures(files, options, outcome)
+        per_rank = {r: _figures(files, options, outcome) for r, files in by_rank.items()}
+        return metrics | summarize_ranks(self.name, per_rank, "gpu_time_ms", "kernel_count")
 
     def probe(self) -> Capability:
         python = proton_python_override(os.environ)
@@ -175,19 +154,18 @@ class ProtonCollector(Collector):
                                    "auto": auto,
                                    "backends": backend_table(backends, vendor, version)})
 
-    def resolved(self, options: CollectorOptions, ctx: TrialContext) -> Metrics:
-        opts = _typed(options)
+    def resolved(self, options: ProtonOptions, ctx: TrialContext) -> Metrics:
         python = proton_python_override(ctx.base_env)
         install = find_triton(python, ctx.base_env if python else None)
         out: Metrics = {
-            "proton_backend": resolve_backend(opts.backend, gpu_vendor(), install.version),
+            "proton_backend": resolve_backend(options.backend, gpu_vendor(), install.version),
             "proton_triton_version": install.version or f"unknown ({install.problem})",
         }
-        devices = translate_devices(opts.backend, ctx.base_env)
+        devices = translate_devices(options.backend, ctx.base_env)
         if devices.note:
             out["proton_device_note"] = devices.note
-        rendered = mode_argument(opts)
-        if rendered and opts.mode == "cli" and start_takes_mode(install) is False:
+        rendered = mode_argument(options)
+        if rendered and options.mode == "cli" and start_takes_mode(install) is False:
             out["proton_mode_note"] = (
                 f"aorta: Triton {install.version}'s proton.start() takes no mode, so aorta's "
                 f"launcher does not run the payload with --mode {rendered} (exit 2); drop the "
@@ -195,30 +173,14 @@ class ProtonCollector(Collector):
         return out
 
 
-def _typed(options: CollectorOptions) -> ProtonOptions:
-    if not isinstance(options, ProtonOptions):
-        raise TypeError(f"proton: expected ProtonOptions, got {type(options).__name__}")
-    return options
-
-
-def _child_env(base: Mapping[str, str], launch: Launch) -> dict[str, str]:
-    env = {k: v for k, v in base.items() if k not in launch.unset}
-    env.update(launch.env)
-    return env
-
-
-def cli_flags(out_dir: Path, opts: ProtonOptions, name: str = PROFILE_BASENAME) -> list[str]:
-    """The launcher's session flags for `opts`, writing `<out_dir>/<name>.<suffix>`."""
-    flags = ["--name", str(out_dir / name)]
-    if opts.backend != "auto":
-        flags += ["--backend", opts.backend]
-    flags += ["--context", opts.context, "--data", opts.data]
-    rendered = mode_argument(opts)
-    if rendered:
-        flags += ["--mode", rendered]
-    if opts.hook:
-        flags += ["--hook", opts.hook]
-    return flags
+def _session(out_dir: Path, opts: ProtonOptions, name: str) -> dict[str, str]:
+    """The session's settings, in the launcher's flag order; those left out are Proton's to
+    pick (`auto` is no backend given)."""
+    settings = {"name": str(out_dir / name),
+                "backend": "" if opts.backend == "auto" else opts.backend,
+                "context": opts.context, "data": opts.data,
+                "mode": mode_argument(opts) or "", "hook": opts.hook or ""}
+    return {key: value for key, value in settings.items() if value}
 
 
 def cli_argv(argv: tuple[str, ...], out_dir: Path, opts: ProtonOptions,
@@ -229,10 +191,17 @@ def cli_argv(argv: tuple[str, ...], out_dir: Path, opts: ProtonOptions,
     if problem:
         raise ProtonWrapError(f"proton: backend: {problem}")
     launch = split_python_launch(argv, "proton", ESCAPE, ProtonWrapError)
-    head = [python or launch.python, *launch.flags, "-m", LAUNCHER, *cli_flags(out_dir, opts, name)]
-    target = ["--pytest", "--", *launch.args] if launch.is_pytest \
-        else ["--", launch.script or "", *launch.args]
-    return tuple(head + target)
+    flags = [item for key, value in _session(out_dir, opts, name).items()
+             for item in (f"--{key}", value)]
+    return launch.through(LAUNCHER, flags, python)
+
+
+def env_overlay(out_dir: Path, opts: ProtonOptions,
+                name: str = PROFILE_BASENAME) -> dict[str, str]:
+    """The `AORTA_PROTON_*` variables of `mode: env`, mirroring the launcher's flags."""
+    session = _session(out_dir, opts, name)
+    return {f"{ENV_PREFIX}DIR": str(out_dir)} | {f"{ENV_PREFIX}{key.upper()}": value
+                                                 for key, value in session.items()}
 
 
 def start_takes_mode(install: TritonInstall) -> bool | None:
@@ -252,76 +221,24 @@ def start_takes_mode(install: TritonInstall) -> bool | None:
     return None
 
 
-def env_overlay(out_dir: Path, opts: ProtonOptions,
-                name: str = PROFILE_BASENAME) -> dict[str, str]:
-    """The `AORTA_PROTON_*` variables of `mode: env`, mirroring the launcher's flags."""
-    env = {
-        f"{ENV_PREFIX}DIR": str(out_dir),
-        f"{ENV_PREFIX}NAME": str(out_dir / name),
-        f"{ENV_PREFIX}CONTEXT": opts.context,
-        f"{ENV_PREFIX}DATA": opts.data,
-    }
-    if opts.backend != "auto":
-        env[f"{ENV_PREFIX}BACKEND"] = opts.backend
-    rendered = mode_argument(opts)
-    if rendered:
-        env[f"{ENV_PREFIX}MODE"] = rendered
-    if opts.hook:
-        env[f"{ENV_PREFIX}HOOK"] = opts.hook
-    return env
-
-
-@dataclass
-class Artifacts:
-    files: list[Path] = field(default_factory=list)
-    others: list[str] = field(default_factory=list)    # Proton outputs of another kind
-    problem: str = ""
-
-
+#: Proton's outputs of every kind, named when the one `data` reads is missing.
 _OTHER_OUTPUTS = (".hatchet", ".hatchet_msgpack", ".chrome_trace")
 
 
-def list_artifacts(root: Path, suffix: str) -> Artifacts:
-    """Regular files named `*<suffix>` under `root`, sorted. Symlinks are refused, not followed:
-    the collector reads only what Proton wrote into the directory the engine created."""
-    found = Artifacts()
-    if root.is_symlink():
-        found.problem = f"the artifact dir {root} is a symlink; aorta does not follow it"
-        return found
-    if not root.exists():
-        return found
-    if not root.is_dir():
-        found.problem = f"the artifact dir {root} is not a directory"
-        return found
-    errors: list[OSError] = []
-    for folder, _dirs, names in os.walk(root, onerror=errors.append, followlinks=False):
-        for name in sorted(names):
-            path = Path(folder) / name
-            if name.endswith(suffix):
-                if path.is_symlink() or not path.is_file():
-                    found.problem = f"{path.relative_to(root)} is not a regular file " \
-                                    f"(symlink or special file); it was not read"
-                    return found
-                found.files.append(path)
-            elif name.endswith(_OTHER_OUTPUTS):
-                found.others.append(name)
-    if errors:
-        found.problem = f"cannot list the artifact dir: {errors[0]}"
-    found.files.sort()
-    return found
+def _figures(files: list[Path], opts: ProtonOptions, outcome: TrialOutcome) -> Metrics:
+    if opts.data == "trace":
+        return _trace_metrics(files)
+    return _tree_metrics(files, opts, outcome)
 
 
 def _tree_metrics(files: list[Path], opts: ProtonOptions, outcome: TrialOutcome) -> Metrics:
-    from aorta.collectors.proton.reasons import empty_reason
-    from aorta.parsers.hatchet import HatchetSummary
-
     summary = HatchetSummary()
     for path in files:
         try:
             summary.add_file(path)
         except ValueError as exc:
-            return capture_status("proton", "unparsed", f"{exc}; with {len(files)} file(s), "
-                                  f"totals are withheld rather than undercounted")
+            return capture_status("proton", "unparsed",
+                                  f"{exc}; with {len(files)} file(s), {_WITHHELD}")
     metrics: Metrics = {}
     if summary.scope_cycles:
         metrics["proton_scope_cycles"] = {k: int(v) if v.is_integer() else v
@@ -340,17 +257,14 @@ def _tree_metrics(files: list[Path], opts: ProtonOptions, outcome: TrialOutcome)
 
 
 def _trace_metrics(files: list[Path]) -> Metrics:
-    from aorta.parsers.chrome_trace import KERNEL_CATEGORIES, read_events
-    from aorta.parsers.kernel_table import KernelTable
-
     table, skips = KernelTable(), Skips()
     for path in files:
         try:
             for event in read_events(path, KERNEL_CATEGORIES, skips):
                 table.add(event.name, event.dur_us * 1e3)
         except (ValueError, OSError) as exc:
-            return capture_status("proton", "unparsed", f"{exc}; with {len(files)} file(s), "
-                                  f"totals are withheld rather than undercounted")
+            return capture_status("proton", "unparsed",
+                                  f"{exc}; with {len(files)} file(s), {_WITHHELD}")
     if not table and not skips:
         return capture_status("proton", "empty", "the chrome trace holds no kernel event "
                                                  "(cat: kernel): Proton recorded no GPU kernel")

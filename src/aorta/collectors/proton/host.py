@@ -4,7 +4,8 @@
 - `cli_backends`: the `-b` choices of that Triton's CLI, read from its source text (`ast`), from
   `libproton.get_available_profilers()` in a short child process (Triton >= 3.8, where the
   choices are computed), else from the version table below;
-- `gpu_vendor`: AMD or NVIDIA from the device nodes (`/dev/kfd`, `/dev/nvidiactl`, `nvidia-smi`);
+- `backend_table`: which backends can measure here, one by one, for `aorta doctor` (the proton
+  collector's `details["backends"]`): offered by that Triton's CLI, and of the GPU's vendor;
 - `resolve_backend`: what `backend: auto` becomes (Proton's `_select_backend()`);
 - `translate_devices`: HIP/CUDA_VISIBLE_DEVICES -> ROCR_VISIBLE_DEVICES for the AMD backends.
 
@@ -15,18 +16,26 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
-import importlib.util
 import json
 import os
 import re
-import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 
-from aorta.collectors.proton.backends import QUEUE_INTERCEPTING
+from aorta.base.tools import run_tool
+
+BACKENDS = ("auto", "cupti", "roctracer", "rocprofiler", "instrumentation")
+#: Backends that install an HSA queue interceptor on AMD (`auto` resolves to one of them there).
+QUEUE_INTERCEPTING = frozenset({"auto", "rocprofiler", "roctracer"})
+#: Backends that subscribe to CUPTI on NVIDIA (`auto` resolves to cupti there).
+CUPTI_BACKENDS = frozenset({"auto", "cupti"})
+_VENDOR = {"cupti": ("nvidia",), "roctracer": ("amd",), "rocprofiler": ("amd",),
+           "instrumentation": ("nvidia", "amd")}
+_VENDOR_NAMES = {"nvidia": "an NVIDIA GPU", "amd": "an AMD GPU"}
 
 #: Distributions that install the `triton` package: upstream, and PyTorch's own builds.
 TRITON_DISTRIBUTIONS = ("triton", "pytorch-triton-rocm", "pytorch-triton")
@@ -42,7 +51,7 @@ _CLI_BACKENDS_BY_VERSION: tuple[tuple[tuple[int, int], tuple[str, ...]], ...] = 
     ((3, 8), ("cupti", "roctracer", "rocprofiler", "instrumentation")),
 )
 
-# Run by `find_triton` in another interpreter: the same lookup, printed as JSON.
+# Run by `find_triton` in the interpreter asked: where `triton` is, and its distribution.
 _CHILD_LOOKUP = """
 import importlib.metadata as m, importlib.util as u, json
 spec = u.find_spec("triton")
@@ -78,11 +87,16 @@ def version_tuple(version: str | None) -> tuple[int, int] | None:
 
 
 def find_triton(python: str | None = None, env: Mapping[str, str] | None = None) -> TritonInstall:
-    """The Triton of `python` (None: this interpreter, looked up in process)."""
-    if python is None or python == sys.executable:
-        return _find_here()
-    search_path = (env or {}).get("PYTHONPATH", "")
-    return _find_in_child(python, search_path, dict(env) if env is not None else None)
+    """The Triton that `python` (None: this interpreter) imports in `env` (None: this process's
+    environment), asked in a child process; cached per interpreter and PYTHONPATH."""
+    python = python or sys.executable
+    key = (python, (os.environ if env is None else env).get("PYTHONPATH", ""))
+    if key not in _found:
+        _found[key] = _ask_child(python, dict(env) if env is not None else None)
+    return _found[key]
+
+
+_found: dict[tuple[str, str], TritonInstall] = {}
 
 
 def proton_python_override(env: Mapping[str, str]) -> str | None:
@@ -91,49 +105,18 @@ def proton_python_override(env: Mapping[str, str]) -> str | None:
     return os.path.expanduser(value) if value else None
 
 
-@cache
-def _find_here() -> TritonInstall:
-    """The lookup of `_CHILD_LOOKUP`, in this interpreter."""
-    try:
-        spec = importlib.util.find_spec("triton")
-    except ValueError:              # loaded with no spec (a stand-in module)
-        spec = None
-    package_dir = Path(list(spec.submodule_search_locations or ["."])[0]) if spec else None
-    for dist in TRITON_DISTRIBUTIONS:
-        try:
-            version = importlib.metadata.distribution(dist).metadata.json.get("version")
-        except importlib.metadata.PackageNotFoundError:
-            continue
-        return TritonInstall(sys.executable, version if isinstance(version, str) else None,
-                             dist, package_dir)
-    why = "no triton package" if package_dir is None else "triton has no package metadata"
-    return TritonInstall(sys.executable, package_dir=package_dir, problem=why)
-
-
-_child_cache: dict[tuple[str, str], TritonInstall] = {}
-
-
-def _find_in_child(python: str, search_path: str, env: dict[str, str] | None) -> TritonInstall:
-    key = (python, search_path)
-    if key not in _child_cache:
-        _child_cache[key] = _ask_child(python, env)
-    return _child_cache[key]
-
-
 def _ask_child(python: str, env: dict[str, str] | None) -> TritonInstall:
-    code = _CHILD_LOOKUP % (TRITON_DISTRIBUTIONS,)
+    answer, problem = _child_answer(python, _CHILD_LOOKUP % (TRITON_DISTRIBUTIONS,), env)
     try:
-        done = subprocess.run([python, "-c", code], capture_output=True, text=True,
-                              timeout=CHILD_TIMEOUT_S, env=env, check=False)
-        found = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else {}
-    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError) as exc:
-        return TritonInstall(python, problem=f"cannot ask {python} ({type(exc).__name__}: {exc})")
-    if not found:
-        return TritonInstall(python, problem=f"{python} exited {done.returncode}: "
-                                             f"{done.stderr.strip()[-200:]}")
+        found = json.loads(answer)
+    except ValueError:
+        found = None
+    if not isinstance(found, dict):
+        return TritonInstall(python, problem=f"cannot ask {python} ({problem or 'no answer'})")
     package_dir = Path(found["dir"]) if found.get("dir") else None
     if not found.get("version"):
-        return TritonInstall(python, package_dir=package_dir, problem="no triton package")
+        why = "no triton package" if package_dir is None else "triton has no package metadata"
+        return TritonInstall(python, package_dir=package_dir, problem=why)
     return TritonInstall(python, found["version"], found.get("dist"), package_dir)
 
 
@@ -182,23 +165,46 @@ def argparse_choices(source: str, flag: str) -> tuple[str, ...] | None:
 @cache
 def available_profilers(python: str) -> tuple[str, ...]:
     """`libproton.get_available_profilers()` of `python`'s Triton (>= 3.8); () on any failure."""
-    code = ("from triton._C.libproton import proton as p; "
-            "print(','.join(p.get_available_profilers()))")
-    try:
-        done = subprocess.run([python, "-c", code], capture_output=True, text=True,
-                              timeout=CHILD_TIMEOUT_S, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return ()
-    lines = done.stdout.strip().splitlines()
-    if done.returncode != 0 or not lines:
-        return ()
-    return tuple(name.strip() for name in lines[-1].split(",") if name.strip())
+    answer, _ = _child_answer(python, "from triton._C.libproton import proton as p; "
+                                      "print(','.join(p.get_available_profilers()))")
+    return tuple(name.strip() for name in answer.split(",") if name.strip())
+
+
+def _child_answer(python: str, code: str, env: Mapping[str, str] | None = None
+                  ) -> tuple[str, str]:
+    """(the last line `python -c code` printed, '' unless it exited 0; why there is none)."""
+    done = run_tool([python, "-c", code], CHILD_TIMEOUT_S, env=env, merge_stderr=False)
+    lines = done.output.strip().splitlines()
+    if done.ok and lines:
+        return lines[-1], ""
+    return "", done.problem or f"exited {done.returncode}: {done.errors.strip()[-200:]}"
+
+
+def backend_table(offered: Sequence[str], vendor: str | None, triton: str | None
+                  ) -> dict[str, dict[str, Any]]:
+    """backend -> {usable, reason, fix} for every backend aorta knows (`auto` aside)."""
+    table: dict[str, dict[str, Any]] = {}
+    here = {"nvidia", "amd"} if vendor == "both" else {vendor} if vendor else set()
+    for backend in BACKENDS[1:]:
+        needs = _VENDOR[backend]
+        if offered and backend not in offered:
+            table[backend] = {"usable": False,
+                              "reason": f"Triton {triton}'s CLI does not offer it "
+                                        f"(it offers {', '.join(offered)})",
+                              "fix": "install a Triton that has it, or use another backend"}
+        elif not here & set(needs):
+            table[backend] = {"usable": False,
+                              "reason": f"needs {' or '.join(_VENDOR_NAMES[v] for v in needs)}",
+                              "fix": "run on a machine with that GPU"}
+        else:
+            table[backend] = {"usable": True, "reason": "offered by Triton and the GPU matches"
+                              if offered else "the GPU matches (Triton's offer unknown)",
+                              "fix": ""}
+    return table
 
 
 def torch_build_vendor() -> str | None:
     """"amd" or "nvidia" from the installed torch's local version tag (`+rocm6.2`, `+cu130`)."""
-    import importlib.metadata
-
     try:
         tag = importlib.metadata.version("torch").partition("+")[2]
     except importlib.metadata.PackageNotFoundError:

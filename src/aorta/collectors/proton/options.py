@@ -2,7 +2,7 @@
 
 Order of the checks (the first failure is reported):
 
-1. an unknown key (`check_known_keys`, before pydantic, which reports unknown keys last);
+1. an unknown key (`validate_options`, before pydantic, which reports unknown keys last);
 2. each value against its allowed set (lower-cased and stripped first);
 3. `backend_mode` together with an intra-kernel knob: both render Proton's single `--mode`;
 4. an intra-kernel knob (`instrumentation_mode`, `granularity`) without `backend: instrumentation`;
@@ -15,13 +15,11 @@ the `triton` wheels 3.0-3.9 (`triton/profiler/proton.py`, `profile.py`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from aorta.base.errors import OptionError
 from aorta.collectors.base import CollectorOptions
 
 BACKEND_MODES: dict[str, tuple[str, ...]] = {
@@ -29,8 +27,6 @@ BACKEND_MODES: dict[str, tuple[str, ...]] = {
     "rocprofiler": ("pcsampling", "periodic_flushing"),
     "roctracer": ("periodic_flushing",),
 }
-GRANULARITIES = ("cta", "warp", "warp_2", "warp_4", "warp_8", "warp_group", "warp_group_2",
-                 "warp_group_4", "warp_group_8")
 #: Backends `mode: cli` cannot pin: the session starts as Proton's CLI starts it, which brings the
 #: HIP runtime up only when Proton picks the backend (`_select_backend()`), and roctracer
 #: records nothing without it.
@@ -96,8 +92,9 @@ def combination_problem(options: ProtonOptions) -> tuple[str, str] | None:
     if options.backend_mode:
         allowed = BACKEND_MODES.get(options.backend)
         if allowed is None:
+            modes = "; ".join(f"{b}: {', '.join(m)}" for b, m in BACKEND_MODES.items())
             return "backend_mode", (
-                f"needs an explicit backend that has modes ({_modes_text()}), and backend is "
+                f"needs an explicit backend that has modes ({modes}), and backend is "
                 f"{options.backend!r}")
         if options.backend_mode not in allowed:
             return "backend_mode", (
@@ -117,21 +114,6 @@ def cli_pin_problem(options: ProtonOptions) -> str | None:
             f"the backend itself (_select_backend()), so a {options.backend} pin writes an "
             f"empty ROOT-only tree and exits 0 on Triton <= 3.7; use mode: env (the payload "
             f"calls proton.start() after the runtime is up) or backend: auto")
-
-
-def _modes_text() -> str:
-    return "; ".join(f"{b}: {', '.join(m)}" for b, m in BACKEND_MODES.items())
-
-
-def check_known_keys(raw: Mapping[str, Any] | None) -> None:
-    """`OptionError` for the first key `ProtonOptions` does not know, before any value check."""
-    if not isinstance(raw, Mapping):
-        return
-    known = set(ProtonOptions.model_fields)
-    for key in raw:
-        if key not in known:
-            raise OptionError(f"collect.proton.{key}: unknown key; allowed: "
-                              f"{', '.join(sorted(known))}")
 
 
 def mode_argument(options: ProtonOptions) -> str | None:

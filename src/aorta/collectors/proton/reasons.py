@@ -11,7 +11,8 @@ whose SIGTERM found the payload in native code), a session the launcher refused 
 
 from __future__ import annotations
 
-from aorta.collectors.base import TrialOutcome
+from aorta.collectors.attach_failure import last_line_after
+from aorta.collectors.base import TrialOutcome, cut_short
 from aorta.collectors.proton.options import ProtonOptions
 from aorta.parsers.hatchet import HatchetSummary
 from aorta.store.reading import read_tail
@@ -40,25 +41,20 @@ def missing_reason(opts: ProtonOptions, outcome: TrialOutcome, release: Release,
         return (f"the installed Triton offers the backends {', '.join(offered)} (its CLI's -b "
                 f"choices), not {opts.backend}: proton.start() refused it before the payload "
                 f"ran (exit {code}); use backend: auto or a Triton that has {opts.backend}")
-    said = _last_line(stderr, NOT_RUN)
+    said = last_line_after(stderr, NOT_RUN)
     if said:
         return f"aorta's launcher did not run the payload: {said}"
-    if cli and "No module named 'aorta" in stderr:
-        return ("the payload's Python cannot import aorta's launcher (No module named 'aorta'); "
-                "install aorta into that interpreter (the command's python, or "
-                "$AORTA_PROTON_PYTHON), or use mode: env")
-    if outcome.timed_out:
-        if cli:
-            return (f"the trial timed out, and the payload was still in native code when the "
-                    f"grace period ended, so it was killed before aorta's launcher could "
-                    f"finalize Proton (no {want})")
-        return f"the trial timed out before Proton wrote its {want} (it writes at finalize)"
-    if outcome.signal:
-        if cli:
-            return (f"the payload was killed by signal {outcome.signal} before aorta's launcher "
-                    f"could finalize Proton (no {want}); SIGINT and SIGTERM are finalized, "
-                    f"SIGKILL and crashes cannot be")
-        return f"the payload was killed by signal {outcome.signal} before Proton wrote its {want}"
+    if cli and outcome.timed_out:
+        return (f"the trial timed out, and the payload was still in native code when the "
+                f"grace period ended, so it was killed before aorta's launcher could "
+                f"finalize Proton (no {want})")
+    if cli and outcome.signal is not None:
+        return (f"the payload was killed by signal {outcome.signal} before aorta's launcher "
+                f"could finalize Proton (no {want}); SIGINT and SIGTERM are finalized, "
+                f"SIGKILL and crashes cannot be")
+    early = cut_short(outcome, f"Proton wrote its {want} (it writes at finalize)")
+    if early:
+        return early
     if others:
         msgpack = any(o.endswith("_msgpack") for o in others)
         fix = ("finalize with output_format='hatchet'" if msgpack
@@ -70,7 +66,7 @@ def missing_reason(opts: ProtonOptions, outcome: TrialOutcome, release: Release,
         exited = f"; it exited {code}" if code else ""
         return (f"no {want}: under mode: env the payload must call proton.start("
                 f"os.environ['AORTA_PROTON_NAME'], ...) and proton.finalize(){exited}")
-    failed = _last_line(stderr, FINALIZE_FAILED)
+    failed = last_line_after(stderr, FINALIZE_FAILED)
     if failed:
         return f"proton.finalize() failed, so no {want} was written: {failed}"
     version = f"Triton {release[0]}.{release[1]}'s " if release else ""
@@ -102,13 +98,3 @@ def empty_reason(summary: HatchetSummary, opts: ProtonOptions, outcome: TrialOut
         if release is None or release >= (3, 8):
             reason += ", and Triton 3.8 needs triton.profiler imported before torch"
     return reason
-
-
-
-
-def _last_line(text: str, prefix: str) -> str:
-    """The rest of the last line of `text` that starts with `prefix`, else ""."""
-    for line in reversed(text.splitlines()):
-        if line.startswith(prefix):
-            return line[len(prefix):].strip()
-    return ""

@@ -14,43 +14,32 @@ payload's. `--pmc` takes any number of values, so it comes last before `--`.
 
 Numbers come from the CSV files only: `*kernel_stats.csv` first, else `*kernel_trace.csv`
 (read by column name, so ROCm 6.x and 7.x layouts both parse), found recursively and summed
-over processes. Flags:
+over processes (`figures.py`). Flags:
 https://rocm.docs.amd.com/projects/rocprofiler-sdk/en/latest/how-to/using-rocprofv3.html
-
-Metrics: the common scheme (`rocprof_gpu_time_ms`, `rocprof_kernel_count` when every count is
-trusted, `rocprof_top_kernel_ms`, `rocprof_top_kernels`, `rocprof_kernels`,
-`rocprof_artifact_dir`, `rocprof_capture`), plus `rocprof_source` ("stats" or "trace"),
-`rocprof_csv_layout` ("rocm6", "rocm7" or "unknown") when a trace was read,
-`rocprof_skipped` when rows were left out (the capture is then `partial`),
-`rocprof_untrusted_counts` when some stats rows had a `Calls` that could not be trusted, and
-`rocprof_stats_note`/`rocprof_trace_note` when the file not used disagrees or was damaged
-(`collectors/rocprof_figures.py`, docs/collectors/reading.md).
+Metrics and capture states: docs/collectors/rocprof.md.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
 from aorta.base.errors import SetupError
 from aorta.base.tools import run_tool
+from aorta.collectors.artifact_dir import list_artifact_dir
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
-                                   TrialContext, TrialOutcome, capture_status)
+                                   TrialContext, TrialOutcome, capture_status, cut_short)
 from aorta.collectors.binaries import find_binary, read_tail, resolve_binary
-from aorta.collectors.options import split_words
-
-if TYPE_CHECKING:  # readers load only when a capture is read: listing collectors stays quick
-    from aorta.collectors.rocprof.figures import Verdict
+from aorta.collectors.options import regex_option, word_list
+from aorta.collectors.rocprof.figures import Verdict, numbers
 
 ENV_BIN = "ROCPROF_BIN"
 OUTPUT_FILE = "aorta_%pid%"
 SUMMARY_STEM = "rocprof_summary"
-KFD = Path("/dev/kfd")
 VERSION_TIMEOUT_S = 10.0
 
 TRACE_FLAGS = {
@@ -64,16 +53,10 @@ TRACE_FLAGS = {
 }
 TraceDomain = Literal["kernel", "hip", "hip_runtime", "memory_copy", "rccl", "marker", "scratch"]
 OutputFormat = Literal["csv", "json", "pftrace", "otf2", "rocpd"]
+DEFAULT_TRACE: tuple[TraceDomain, ...] = ("kernel",)
+DEFAULT_FORMATS: tuple[OutputFormat, ...] = ("csv",)
 # Counter names as rocprofv3-avail lists them: SQ_WAVES, TCC_HIT[0], GRBM_GUI_ACTIVE, MemUnitBusy.
 _COUNTER = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:]*(\[\d+\])?$")
-
-
-def _default_trace() -> list[TraceDomain]:
-    return ["kernel"]
-
-
-def _default_formats() -> list[OutputFormat]:
-    return ["csv"]
 
 
 class RocprofUnavailableError(SetupError):
@@ -81,24 +64,19 @@ class RocprofUnavailableError(SetupError):
 
 
 def _tokens(value: Any, lower: bool, what: str) -> Any:
-    """A comma/space separated string (or a list) -> a de-duplicated list, order kept."""
-    if isinstance(value, str):
-        value = split_words(value)
-    if isinstance(value, (list, tuple)):
-        value = [v.strip().lower() if lower and isinstance(v, str) else v for v in value]
-        value = list(dict.fromkeys(value))
-        if not value:
-            raise ValueError(f"must name at least one {what}")
+    value = word_list(value, lower)
+    if value == []:
+        raise ValueError(f"must name at least one {what}")
     return value
 
 
 class RocprofOptions(CollectorOptions):
     trace: list[TraceDomain] = Field(
-        default_factory=_default_trace,
+        default_factory=lambda: list(DEFAULT_TRACE),
         description="what to trace: kernel, hip, hip_runtime, memory_copy, rccl, marker, "
                     "scratch (comma list accepted); GPU time comes from kernel")
     output_format: list[OutputFormat] = Field(
-        default_factory=_default_formats,
+        default_factory=lambda: list(DEFAULT_FORMATS),
         description="files rocprofv3 writes: csv, json, pftrace, otf2, rocpd; aorta reads "
                     "numbers from csv only")
     stats: bool = Field(True, description="also write *_stats.csv (per-kernel totals)")
@@ -140,13 +118,7 @@ class RocprofOptions(CollectorOptions):
     def _compiles(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        if not value:
-            raise ValueError("must not be empty (leave the key out to keep every kernel)")
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"not a valid regular expression: {exc}") from None
-        return value
+        return regex_option(value, "must not be empty (leave the key out to keep every kernel)")
 
 
 def rocprof_argv(binary: str, options: RocprofOptions, out_dir: Path) -> list[str]:
@@ -166,34 +138,29 @@ def rocprof_argv(binary: str, options: RocprofOptions, out_dir: Path) -> list[st
     return argv + ["--"]
 
 
-class RocprofCollector(Collector):
+class RocprofCollector(Collector[RocprofOptions]):
     name = "rocprof"
     wrap_rank = 10
-    options_model: ClassVar[type[CollectorOptions]] = RocprofOptions
+    options_model = RocprofOptions
     summary = "rocprofv3: kernel dispatch trace and per-kernel stats of AMD GPUs"
 
-    def claims(self, options: CollectorOptions) -> frozenset[str]:
+    def claims(self, options: RocprofOptions) -> frozenset[str]:
         return frozenset({"hsa-queue"})
 
-    def wrap(self, launch: Launch, out_dir: Path, options: CollectorOptions,
+    def wrap(self, launch: Launch, out_dir: Path, options: RocprofOptions,
              ctx: TrialContext) -> Launch:
-        assert isinstance(options, RocprofOptions)
         if not launch.argv:
             raise SetupError("rocprof: the command is empty; give the command after `--`")
         binary = resolve_binary(ENV_BIN, "rocprofv3", ctx.base_env, self.name,
                                 error=RocprofUnavailableError)
         return launch.with_prefix(rocprof_argv(os.path.abspath(binary), options, out_dir))
 
-    def summarize(self, out_dir: Path, options: CollectorOptions,
+    def summarize(self, out_dir: Path, options: RocprofOptions,
                   outcome: TrialOutcome) -> Metrics:
-        assert isinstance(options, RocprofOptions)
-        metrics: Metrics = {"rocprof_artifact_dir": str(out_dir)}
-        try:
-            state, reason, numbers = _read_capture(out_dir, options, outcome)
-        except Exception as exc:   # the contract: summarize never raises, it reports
-            state, reason, numbers = "unparsed", f"aorta could not read the capture: {exc!r}", {}
-        skipped = numbers.pop("rocprof_skipped", None)
-        return metrics | numbers | capture_status(self.name, state, reason, skipped)
+        state, reason, figures = _read_capture(out_dir, options, outcome)
+        skipped = figures.pop("rocprof_skipped", None)
+        return {"rocprof_artifact_dir": str(out_dir)} | figures | capture_status(
+            self.name, state, reason, skipped)
 
     def probe(self) -> Capability:
         binary = find_binary(ENV_BIN, "rocprofv3", os.environ)
@@ -229,60 +196,38 @@ def rocprof_version(binary: str) -> str | None:
 
 
 def _read_capture(out_dir: Path, options: RocprofOptions, outcome: TrialOutcome) -> Verdict:
-    if out_dir.is_symlink():
-        return "unparsed", (f"{out_dir} is a symbolic link; aorta reads only the directory it "
-                            "created, never one a link points to"), {}
-    if not out_dir.is_dir():
+    found = list_artifact_dir(out_dir)
+    if found.problem:
+        return "unparsed", found.problem, {}
+    if not found.exists:
         return "missing", f"the artifact directory {out_dir} does not exist", {}
-    files, links = _regular_files(out_dir)
-    if not files:
-        if links:
-            return "unparsed", (f"only symbolic links here ({links[0]}); aorta does not "
-                                "follow them"), {}
+    if not found.files:
+        if found.odd:
+            return "unparsed", (f"only links or special files here ({found.odd[0]}); aorta "
+                                "does not follow or read them"), {}
         return (*_why_no_files(outcome), {})
     if "csv" not in options.output_format:
         return "unparsed", (f"output_format {', '.join(options.output_format)} writes no CSV and "
                             "aorta reads numbers only from CSV; add csv to output_format (or run "
                             "`rocpd convert -i <db> --output-format csv` yourself)"), {}
-    stats = [f for f in files if f.name.endswith("kernel_stats.csv")]
-    traces = [f for f in files if f.name.endswith("kernel_trace.csv")]
+    stats = [f for f in found.files if f.name.endswith("kernel_stats.csv")]
+    traces = [f for f in found.files if f.name.endswith("kernel_trace.csv")]
     if not stats and not traces:
         if "kernel" not in options.trace:
             return "unparsed", (f"trace {', '.join(options.trace)} records no kernel dispatch, "
                                 "so there is no GPU time; add kernel to trace"), {}
         return "unparsed", "rocprofv3 wrote no *kernel_stats.csv or *kernel_trace.csv", {}
-    from aorta.collectors.rocprof.figures import numbers
-
     return numbers(stats, traces, outcome)
-
-
-def _regular_files(root: Path) -> tuple[list[Path], list[str]]:
-    """Every regular file under `root` (sorted), and the symbolic links met and not followed."""
-    files, links = [], []
-    for folder, dirs, names in os.walk(root, followlinks=False):
-        for name in sorted(dirs + names):
-            path = Path(folder, name)
-            try:
-                mode = path.lstat().st_mode
-            except OSError:
-                continue
-            if stat.S_ISLNK(mode):
-                links.append(str(path.relative_to(root)))
-            elif stat.S_ISREG(mode):
-                files.append(path)
-    return sorted(files), links
 
 
 def _why_no_files(outcome: TrialOutcome) -> tuple[str, str]:
     if not outcome.launched:
         return "missing", "the payload never started, so rocprofv3 wrote nothing"
+    early = cut_short(outcome, "rocprofv3 wrote its files")
     fatal = [line for line in read_tail(outcome.stderr_path).splitlines()
              if line.startswith("Fatal error:")]
     if fatal:
         return "missing", f"rocprofv3 failed: {fatal[-1][len('Fatal error:'):].strip()[:300]}"
-    if outcome.timed_out:
-        return "missing", "the payload timed out and was killed before rocprofv3 wrote its files"
-    if outcome.signal is not None:
-        return "missing", (f"the payload was killed by signal {outcome.signal} before rocprofv3 "
-                           "wrote its files")
+    if early:
+        return "missing", early
     return "empty", "rocprofv3 wrote no files: the payload dispatched no GPU work"

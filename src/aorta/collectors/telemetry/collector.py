@@ -3,8 +3,7 @@ is not read as a regression.
 
 A sampler beside the payload (not an argv wrapper): a thread of the driver reads every GPU the
 trial was pinned to (all of them when it was not) each `interval_ms`, through NVML on NVIDIA or
-AMD SMI on AMD (collectors/telemetry_sources.py), and writes `samples.json` when the payload has
-ended. It claims no profiler resource, so it runs beside any other collector.
+AMD SMI on AMD (`sources.py`), and writes `samples.json` when the payload has ended. It claims no profiler resource, so it runs beside any other collector.
 
 Each sample also counts the processes NVML lists on the GPU, told apart into the trial's own
 (`aorta.host.proc_table.in_trial`) and others. The figures are read over the GPUs the trial's
@@ -12,13 +11,7 @@ processes ran on; where none was seen (a payload that used no GPU, NVML showing 
 namespace, or AMD, whose process list is not read yet) over every sampled GPU, with
 `telemetry_device_note` (a trial warning) when that is more than one.
 
-Metrics: `telemetry_<q>_min|median|max` for q in `sm_clock_mhz`, `mem_clock_mhz`, `power_w`,
-`temp_c`, `gpu_util_pct`, `mem_util_pct`; `telemetry_throttled_fraction` (samples with a
-slowdown reason: power cap, thermal, hardware slowdown, power brake),
-`telemetry_throttle_reasons`, `telemetry_samples`, `telemetry_devices` (every sampled GPU),
-`telemetry_used_devices` (those the trial ran on), `telemetry_throttle_note` when the GPU
-throttled, and `telemetry_shared_fraction` with `telemetry_shared_note` when another program
-ran on the trial's GPU at the same time (both notes are trial warnings).
+Metrics and capture states: docs/collectors/telemetry.md.
 """
 
 from __future__ import annotations
@@ -35,6 +28,7 @@ from pydantic import Field
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    Sampler, TrialContext, TrialOutcome, capture_status)
 from aorta.collectors.telemetry.sources import Source, open_source, reasons_of
+from aorta.host.proc_table import in_trial
 from aorta.store.files import write_json_file
 from aorta.store.reading import RecordError, read_json_file
 
@@ -88,8 +82,13 @@ class _Recorder:
         own = other = 0
         for pid in pids:
             ours = self.ours.get(pid)
-            if ours is None:
-                ours = self._classify(pid)
+            # Before the payload started, as far as this thread knows (the warden's word may be
+            # on its way, and the payload already listed), whose a pid is cannot be told yet, and
+            # no trial work can be contended with: it is asked again in the next sample.
+            if ours is None and self.payload is not None:
+                ours = in_trial(pid, *self.payload)
+                if ours is not None:
+                    self.ours[pid] = ours
             if ours:
                 own += 1
             elif ours is False:
@@ -97,19 +96,6 @@ class _Recorder:
                 if len(others_seen) < _MAX_PIDS:
                     others_seen.add(pid)
         return {"own_procs": float(own), "other_procs": float(other)}
-
-    def _classify(self, pid: int) -> bool | None:
-        from aorta.host.proc_table import in_trial
-
-        if self.payload is None:
-            # Not started as far as this thread knows (the warden's word may be on its way, and
-            # the payload already listed): whose it is cannot be told yet, and no trial work
-            # can be contended with before it starts. Asked again in the next sample.
-            return None
-        ours = in_trial(pid, *self.payload)
-        if ours is not None:
-            self.ours[pid] = ours
-        return ours
 
     def _run(self) -> None:
         while not self.done.wait(self.interval_s):
@@ -132,24 +118,23 @@ class _Recorder:
             self.source.close()
 
 
-class TelemetryCollector(Collector):
+class TelemetryCollector(Collector[TelemetryOptions]):
     name = "telemetry"
     wrap_rank = 100
     options_model = TelemetryOptions
     summary = "GPU clocks, power, temperature, utilisation and throttling during each trial"
 
-    def wrap(self, launch: Launch, out_dir: Path, options: CollectorOptions,
+    def wrap(self, launch: Launch, out_dir: Path, options: TelemetryOptions,
              ctx: TrialContext) -> Launch:
         return launch   # a sampler beside the payload: the launch is left alone
 
-    def sample(self, out_dir: Path, options: CollectorOptions, ctx: TrialContext,
+    def sample(self, out_dir: Path, options: TelemetryOptions, ctx: TrialContext,
                devices: Sequence[str] | None) -> Sampler:
-        assert isinstance(options, TelemetryOptions)
         root = ctx.trial_dir.parents[2]
         parts = (*ctx.trial_dir.relative_to(root).parts, out_dir.name)
         return _Recorder(open_source(devices), options.interval_ms / 1000.0, (root, parts))
 
-    def summarize(self, out_dir: Path, options: CollectorOptions,
+    def summarize(self, out_dir: Path, options: TelemetryOptions,
                   outcome: TrialOutcome) -> Metrics:
         path = out_dir / SAMPLES
         if not path.exists():

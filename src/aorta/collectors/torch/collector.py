@@ -1,29 +1,23 @@
 """`torch`: the PyTorch profiler (Kineto), attached to a Python payload.
 
-`mode: cli` rewrites `python [safe flags] script.py args` (or `pytest ...`, `python -m pytest ...`)
-into
-
-    <that python> [safe flags] -m aorta.launchers.torch_profile --out <dir> --activities cpu,gpu
-        [--record-shapes] [--with-stack] [--profile-memory] --row-limit N [--pytest] -- <target...>
-
-The launcher runs the target under `torch.profiler.profile` and writes `trace.json`,
+`mode: cli` runs `python [safe flags] script.py args` (or `pytest ...`, `python -m pytest ...`)
+by aorta's launcher, `python [safe flags] -m aorta.launchers.torch_profile [options] -- script.py
+args`. The launcher runs the target under `torch.profiler.profile` and writes `trace.json`,
 `kernels.txt` and `summary.json` into `<dir>` even when the target fails; the target's exit
 status passes through unchanged. `mode: env` leaves argv alone and hands the payload
 `AORTA_TORCH_{DIR,TRACE,ACTIVITIES,RECORD_SHAPES,WITH_STACK,PROFILE_MEMORY,ROW_LIMIT,SCHEDULE}`.
 
-Metrics: the common scheme (`torch_gpu_time_ms`, `torch_kernel_count`, `torch_top_kernel_ms`,
-`torch_top_kernels`, `torch_kernels`) from the trace's GPU kernel events; without any (no GPU),
-CPU operator figures (`torch_cpu_time_ms`, `torch_cpu_op_count`, `torch_top_op_ms`,
-`torch_top_ops`, `torch_ops`); plus `torch_version` and `torch_activities` from the launcher,
-and `torch_skipped` when events were left out (the capture is then `partial`: the shared rule
-in docs/collectors/reading.md).
-Options, states and reasons: docs/collectors/torch.md. torch is never imported here.
+Metrics: the common scheme from the trace's GPU kernel events; without any (no GPU), CPU
+operator figures (`torch_cpu_time_ms`, `torch_cpu_op_count`, `torch_top_op_ms`, `torch_top_ops`,
+`torch_ops`); plus `torch_version` and `torch_activities` from the launcher. Options, states
+and reasons: docs/collectors/torch.md. torch is never imported here.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib.metadata
+import json
 import re
 import sys
 from collections.abc import Mapping
@@ -35,14 +29,15 @@ from pydantic import Field, ValidationInfo, field_validator
 from aorta.base.errors import SetupError
 from aorta.collectors.attach_failure import with_attach_failure
 from aorta.collectors.base import (RANK_TOKEN, Capability, Collector, CollectorOptions, Launch,
-                                   Metrics, TrialContext, TrialOutcome, capture_status, settle)
+                                   Metrics, TrialContext, TrialOutcome, capture_status, cut_short,
+                                   settle)
 from aorta.collectors.binaries import gpu_vendor
-from aorta.collectors.child_import import importable_by_child
-from aorta.collectors.options import split_words
+from aorta.collectors.child_import import INSTALL_FIX, importable_by_child
+from aorta.collectors.options import word_list
 from aorta.collectors.python_launch import split_python_launch
-from aorta.collectors.ranks import rank_capture, rollup
+from aorta.collectors.ranks import summarize_ranks
 from aorta.parsers.skips import Skips
-from aorta.store.reading import read_tail
+from aorta.parsers.torch_trace import read_trace_figures
 
 LAUNCHER = "aorta.launchers.torch_profile"
 ENV_PREFIX = "AORTA_TORCH_"
@@ -51,10 +46,11 @@ GPU_NAMES = frozenset({"gpu", "cuda", "hip", "xpu"})
 ESCAPE = ("use mode: env instead (argv stays as it is; the payload runs torch.profiler itself "
           "from the AORTA_TORCH_* variables, e.g. aorta.launchers.torch_profile."
           "profiler_from_env())")
-_STDERR_TAIL = 8192
 
 Activity = Literal["cpu", "gpu", "cuda", "hip", "xpu"]
 DEFAULT_ACTIVITIES: tuple[Activity, ...] = ("cpu", "gpu")
+#: The on/off options, rendered as the launcher's flags and as `AORTA_TORCH_*` "1"/"0".
+SWITCHES = ("record_shapes", "with_stack", "profile_memory")
 
 
 #: `cuda: Optional[str] = '13.0'` or `hip = None` at the start of a line of torch/version.py.
@@ -90,12 +86,7 @@ class TorchOptions(CollectorOptions):
     @field_validator("activities", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            value = split_words(value)
-        if isinstance(value, (list, tuple)):
-            value = [v.strip().lower() if isinstance(v, str) else v for v in value]
-            value = list(dict.fromkeys(value))      # repeated names count once
-        return value
+        return word_list(value, lower=True)
 
     @field_validator("activities")
     @classmethod
@@ -120,40 +111,19 @@ class TorchOptions(CollectorOptions):
         return value
 
 
-def _typed(options: CollectorOptions) -> TorchOptions:
-    assert isinstance(options, TorchOptions)
-    return options
-
-
-def _flag(value: bool) -> str:
-    return "1" if value else "0"
-
-
-def cli_argv(launch: Launch, out_dir: Path, opts: TorchOptions) -> list[str]:
-    """The launcher's argv for a `python script.py` / `pytest` launch (`TorchLaunchError` else)."""
-    py = split_python_launch(launch.argv, "torch", ESCAPE, TorchLaunchError)
-    argv = [py.python, *py.flags, "-m", LAUNCHER, "--out", str(out_dir),
-            "--activities", ",".join(opts.activities)]
-    for flag, on in (("--record-shapes", opts.record_shapes), ("--with-stack", opts.with_stack),
-                     ("--profile-memory", opts.profile_memory)):
-        if on:
-            argv.append(flag)
-    argv += ["--row-limit", str(opts.row_limit)]
-    target = ["--pytest", "--", *py.args] if py.is_pytest else ["--", py.script or "", *py.args]
-    return argv + target
+def cli_flags(out_dir: Path, opts: TorchOptions) -> list[str]:
+    """The launcher's options, mirrored by `env_overlay`."""
+    flags = ["--out", str(out_dir), "--activities", ",".join(opts.activities)]
+    flags += ["--" + key.replace("_", "-") for key in SWITCHES if getattr(opts, key)]
+    return flags + ["--row-limit", str(opts.row_limit)]
 
 
 def env_overlay(out_dir: Path, opts: TorchOptions) -> dict[str, str]:
     """`mode: env` variables, mirroring the launcher's flags."""
-    env = {
-        ENV_PREFIX + "DIR": str(out_dir),
-        ENV_PREFIX + "TRACE": str(out_dir / TRACE),
-        ENV_PREFIX + "ACTIVITIES": ",".join(opts.activities),
-        ENV_PREFIX + "RECORD_SHAPES": _flag(opts.record_shapes),
-        ENV_PREFIX + "WITH_STACK": _flag(opts.with_stack),
-        ENV_PREFIX + "PROFILE_MEMORY": _flag(opts.profile_memory),
-        ENV_PREFIX + "ROW_LIMIT": str(opts.row_limit),
-    }
+    env = {ENV_PREFIX + "DIR": str(out_dir), ENV_PREFIX + "TRACE": str(out_dir / TRACE),
+           ENV_PREFIX + "ACTIVITIES": ",".join(opts.activities)}
+    env |= {ENV_PREFIX + key.upper(): "1" if getattr(opts, key) else "0" for key in SWITCHES}
+    env[ENV_PREFIX + "ROW_LIMIT"] = str(opts.row_limit)
     if opts.schedule is not None:
         s = opts.schedule
         env[ENV_PREFIX + "SCHEDULE"] = (f"wait={s.wait},warmup={s.warmup},active={s.active},"
@@ -161,69 +131,55 @@ def env_overlay(out_dir: Path, opts: TorchOptions) -> dict[str, str]:
     return env
 
 
-class TorchCollector(Collector):
+class TorchCollector(Collector[TorchOptions]):
     name = "torch"
     wrap_rank = 80
     per_process = True
     options_model = TorchOptions
     summary = "PyTorch profiler: GPU time per kernel, or CPU time per operator without a GPU"
 
-    def describe(self, options: CollectorOptions) -> str:
-        return f"torch (activities: {', '.join(_typed(options).activities)})"
+    def describe(self, options: TorchOptions) -> str:
+        return f"torch (activities: {', '.join(options.activities)})"
 
-    def claims(self, options: CollectorOptions) -> frozenset[str]:
+    def claims(self, options: TorchOptions) -> frozenset[str]:
         # Kineto traces NVIDIA GPUs through CUPTI, which takes one subscriber per process.
-        gpu = any(a in GPU_NAMES for a in _typed(options).activities)
+        gpu = any(a in GPU_NAMES for a in options.activities)
         return frozenset({"cupti"}) if gpu else frozenset()
 
-    def child_imports(self, options: CollectorOptions) -> tuple[str, ...]:
+    def child_imports(self, options: TorchOptions) -> tuple[str, ...]:
         # In mode env the payload imports torch itself; in mode cli aorta's launcher does.
-        return ("torch",) if _typed(options).mode == "cli" else ()
+        return ("torch",) if options.mode == "cli" else ()
 
-    def wrap(self, launch: Launch, out_dir: Path, options: CollectorOptions,
+    def wrap(self, launch: Launch, out_dir: Path, options: TorchOptions,
              ctx: TrialContext) -> Launch:
-        opts = _typed(options)
         if ctx.per_rank:   # one directory per rank; the per-rank shim fills in the rank
             out_dir = out_dir / f"rank{RANK_TOKEN}"
-        if opts.mode == "env":
-            return launch.with_env(env_overlay(out_dir, opts))
-        wrapped = Launch(tuple(cli_argv(launch, out_dir, opts)), launch.env, launch.unset)
-        # the payload interpreter's safe flags sit between it and `-m`
-        flags = wrapped.argv[1:wrapped.argv.index("-m")]
-        return importable_by_child(wrapped, ctx, flags, TorchLaunchError,
-                                   f"install aorta (pip install -e .) in the payload's Python, "
-                                   f"or {ESCAPE}")
+        if options.mode == "env":
+            return launch.with_env(env_overlay(out_dir, options))
+        py = split_python_launch(launch.argv, "torch", ESCAPE, TorchLaunchError)
+        argv = py.through(LAUNCHER, cli_flags(out_dir, options))
+        return importable_by_child(Launch(argv, launch.env, launch.unset), ctx, py.flags,
+                                   TorchLaunchError, f"{INSTALL_FIX}, or {ESCAPE}")
 
-    def summarize(self, out_dir: Path, options: CollectorOptions,
-                  outcome: TrialOutcome) -> Metrics:
-        metrics = self._summarize_all(out_dir, options, outcome)
-        if _typed(options).mode == "cli":
-            return with_attach_failure(self.name, metrics, outcome)
-        return metrics
-
-    def _summarize_all(self, out_dir: Path, options: CollectorOptions,
-                       outcome: TrialOutcome) -> Metrics:
+    def summarize(self, out_dir: Path, options: TorchOptions, outcome: TrialOutcome) -> Metrics:
         rank_dirs = {d.name[len("rank"):]: d for d in sorted(out_dir.glob("rank*"))
                      if d.is_dir() and not d.is_symlink()}
-        if not rank_dirs:
-            return self._summarize_one(out_dir, options, outcome)
-        return {"torch_artifact_dir": str(out_dir)} | self._summarize_ranks(rank_dirs, options,
-                                                                             outcome)
+        if rank_dirs:
+            per_rank = {rank: self._summarize_one(d, options, outcome)
+                        for rank, d in rank_dirs.items()}
+            gpu = any("torch_gpu_time_ms" in m for m in per_rank.values())
+            keys = ("gpu_time_ms", "kernel_count") if gpu else ("cpu_time_ms", "cpu_op_count")
+            metrics = {"torch_artifact_dir": str(out_dir)} | summarize_ranks(self.name, per_rank,
+                                                                             *keys)
+        else:
+            metrics = self._summarize_one(out_dir, options, outcome)
+        if options.mode == "env":
+            return metrics
+        return with_attach_failure(self.name, metrics, outcome,
+                                   f"install aorta into that interpreter, or {ESCAPE}")
 
-    def _summarize_ranks(self, rank_dirs: Mapping[str, Path], options: CollectorOptions,
-                         outcome: TrialOutcome) -> Metrics:
-        """Each rank's figures, rolled up: GPU time when any rank saw kernels, else CPU time."""
-        per_rank = {rank: self._summarize_one(d, options, outcome) for rank, d in rank_dirs.items()}
-        gpu = any("torch_gpu_time_ms" in m for m in per_rank.values())
-        time_key, count_key = ("gpu_time_ms", "kernel_count") if gpu else \
-            ("cpu_time_ms", "cpu_op_count")
-        figures = {r: {k: m[f"torch_{k}"] for k in (time_key, count_key) if f"torch_{k}" in m}
-                   for r, m in per_rank.items()}
-        return rollup(self.name, figures, time_key, count_key) | rank_capture(self.name, per_rank)
-
-    def _summarize_one(self, out_dir: Path, options: CollectorOptions,
+    def _summarize_one(self, out_dir: Path, opts: TorchOptions,
                        outcome: TrialOutcome) -> Metrics:
-        opts = _typed(options)
         metrics: Metrics = {"torch_artifact_dir": str(out_dir)}
         launcher = _read_summary(out_dir / SUMMARY)
         metrics.update(_launcher_metrics(launcher))
@@ -232,8 +188,6 @@ class TorchCollector(Collector):
         if not traces:
             return metrics | capture_status(
                 self.name, "missing", _missing_reason(out_dir, opts, launcher, outcome))
-        from aorta.parsers.torch_trace import read_trace_figures  # loads when read
-
         skips = Skips()
         try:
             figures = read_trace_figures(traces, skips)
@@ -318,8 +272,6 @@ def torch_build(dist: importlib.metadata.Distribution) -> str:
 
 
 def _read_summary(path: Path) -> dict[str, Any]:
-    import json
-
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -348,14 +300,11 @@ def _missing_reason(out_dir: Path, opts: TorchOptions, launcher: Mapping[str, An
     if opts.mode == "env":
         return (f"the payload wrote no {TRACE}: in mode env it runs the profiler itself and "
                 f"must export the trace to $AORTA_TORCH_TRACE")
-    if outcome.timed_out or outcome.signal is not None:
-        how = "timed out" if outcome.timed_out else f"was killed by signal {outcome.signal}"
-        return f"the payload {how} before the launcher could write the trace"
+    early = cut_short(outcome, "the launcher could write the trace")
+    if early:
+        return early
     if (out_dir / (TRACE + ".partial")).exists():
         return "the trace export was cut short (trace.json.partial left behind)"
-    if "No module named 'aorta" in (read_tail(outcome.stderr_path, _STDERR_TAIL) or ""):
-        return ("the payload's Python cannot import aorta's launcher; install aorta into it "
-                f"or {ESCAPE}")
     if not launcher:
         return "the launcher never got to write its files (see stderr.log)"
     return "the launcher wrote no trace (see stderr.log)"

@@ -1,0 +1,132 @@
+"""Exact null distributions of the Mann-Whitney statistic, without ties and with them.
+
+Under "no difference" every split of the N = n1 + n2 pooled values into the two samples is
+equally likely (a permutation test), so an exact p-value counts splits.
+
+Untied values: the number of splits giving U = u is the coefficient of q^u in the Gaussian
+binomial [N choose n1](q) (Mann & Whitney 1947, Ann. Math. Statist. 18(1):50-60).
+
+Tied values share their mid-rank, and the null distribution depends on the tie pattern (the
+untied one understates p there: docs/compare.md). It comes from the shift algorithm
+(Streitberg & Roehmel 1986, Statistical Software Newsletter 12(1):10-17; the recursion of
+coin's `wilcox_test(distribution = "exact")`): walking the tie groups in order, group g holding
+t_g values of doubled mid-rank s_g, the ways to draw c values with rank sum k grow as
+
+    ways[c][k] += sum over d = 1..t_g of C(t_g, d) * ways[c - d][k - d s_g].
+
+Each ways[c] is one Python integer holding the counts for every k in fixed-width bit fields
+(wide enough for C(N, m), so fields never carry into each other): a step is a shift and an
+add done in C. `tied_tails` declines (None) past a cost budget, and callers use the normal
+approximation there.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import lru_cache, reduce
+
+TIED_BUDGET = 4e6      # field-bits x shift-adds beyond which the exact tied count declines
+
+
+@lru_cache(maxsize=256)
+def untied_cumulative(n1: int, n2: int) -> tuple[int, ...]:
+    """Running totals of the number of splits with U = 0, 1, ..., n1*n2 (untied values).
+
+    The coefficients of the Gaussian binomial [n1+n2 choose n1](q), built as the product over
+    i of (1 - q^(n2+i)) / (1 - q^i); every partial product is itself a Gaussian binomial, so
+    integer arithmetic stays exact."""
+    n1, n2 = min(n1, n2), max(n1, n2)
+    coeffs = [1]
+    for i in range(1, n1 + 1):
+        grown = coeffs + [0] * (n2 + i)
+        for d in range(len(grown) - 1, n2 + i - 1, -1):   # times (1 - q^(n2+i))
+            grown[d] -= grown[d - (n2 + i)]
+        for d in range(i, len(grown)):                    # divided by (1 - q^i)
+            grown[d] += grown[d - i]
+        coeffs = grown[: i * n2 + 1]
+    running, total = [], 0
+    for c in coeffs:
+        total += c
+        running.append(total)
+    return tuple(running)
+
+
+def tied_tails(groups: Sequence[int], drawn: int, low: int, high: int) -> tuple[int, int] | None:
+    """Exact permutation counts for a rank sum with ties.
+
+    `groups` are the tie-group sizes in value order (N values in all), `drawn` how many values
+    one sample takes. With s_g the doubled mid-rank of group g (2 x the values before it
+    + t_g + 1), T is twice that sample's rank sum. Returns (number of splits with T <= low,
+    number with T >= high), out of C(N, drawn); None when the count would cost more than
+    TIED_BUDGET (see the module docstring)."""
+    scores, before = [], 0
+    for size in groups:
+        scores.append(2 * before + size + 1)
+        before += size
+    if not 0 <= drawn <= before:
+        raise ValueError(f"cannot draw {drawn} of {before} values")
+    width = math.comb(before, drawn).bit_length() + 1
+    # T >= high is the lower tail of mirrored ranks: (N + 1) - rank mirrors each mid-rank,
+    # so the doubled scores become 2 (N + 1) - s_g, the groups in reverse order.
+    mirrored = [2 * (before + 1) - s for s in reversed(scores)]
+    sides = [_reduced(groups, scores, drawn, low),
+             _reduced(groups[::-1], mirrored, drawn, 2 * drawn * (before + 1) - high)]
+    work = sum(limit + 1 for _, limit in sides if limit >= 0)
+    if len(groups) * drawn * work * width > TIED_BUDGET:
+        return None
+    steps, low_limit = sides[0]
+    _, below_high = _reduced(groups, scores, drawn, high - 1)
+    if low < high and below_high + 1 < work:
+        # Near the centre both tails are wide; one count up to `high` is cheaper, and gives
+        # T >= high as the complement of T <= high - 1.
+        fields = _count(steps, drawn, width, below_high) if below_high >= 0 else 0
+        below = _fields_total(fields, width, low_limit)
+        return below, math.comb(before, drawn) - _fields_total(fields, width, below_high)
+    below, above = (_fields_total(_count(steps, drawn, width, limit), width, limit)
+                    if limit >= 0 else 0 for steps, limit in sides)
+    return below, above
+
+
+def _fields_total(fields: int, width: int, limit: int) -> int:
+    """The sum of the first limit + 1 fields of `width` bits: modulo 2^width - 1 a field
+    weighs 1, and no sum of counts reaches the modulus."""
+    if limit < 0:
+        return 0
+    return (fields & ((1 << (width * (limit + 1))) - 1)) % ((1 << width) - 1)
+
+
+def _reduced(sizes: Sequence[int], scores: Sequence[int], drawn: int,
+             bound: int) -> tuple[list[tuple[int, int]], int]:
+    """(steps, limit): the groups as (size, reduced score) with reduced scores
+    (s - s_first) / gcd, and the largest reduced sum at or below `bound` (-1 for none)."""
+    shift = scores[0]
+    unit = reduce(math.gcd, (s - shift for s in scores), 0) or 1
+    steps = [(size, (s - shift) // unit) for size, s in zip(sizes, scores)]
+    limit = math.floor((bound - drawn * shift) / unit)
+    return steps, min(limit, drawn * steps[-1][1])
+
+
+def _count(steps: Sequence[tuple[int, int]], drawn: int, width: int, limit: int) -> int:
+    """How many ways there are to draw exactly `drawn` values with each reduced sum up to
+    `limit`, packed in fields of `width` bits (field k: the count of sum k).
+
+    ways[c] packs, for c values drawn so far, the count of every reduced sum. Sums only grow
+    along the walk, so fields past `limit` are dropped as they appear."""
+    keep = (1 << (width * (limit + 1))) - 1
+    ways = [1] + [0] * drawn
+    seen, total = 0, sum(size for size, _ in steps)
+    for size, score in steps:
+        seen += size
+        lowest = max(1, drawn - (total - seen))  # fewer drawn now can never reach `drawn`
+        shift = width * score
+        if size == 1:                            # most groups: one value, one term
+            for c in range(min(drawn, seen), lowest - 1, -1):
+                ways[c] = (ways[c] + (ways[c - 1] << shift)) & keep
+            continue
+        for c in range(min(drawn, seen), lowest - 1, -1):
+            grown = ways[c]
+            for d in range(1, min(size, c) + 1):
+                grown += math.comb(size, d) * (ways[c - d] << (d * shift))
+            ways[c] = grown & keep
+    return ways[drawn]
