@@ -83,6 +83,7 @@ def _once(argvs: list[list[str]], env: dict[str, str]) -> float:
 
 def _make_run(workdir: Path, env: dict[str, str]) -> Path:
     """A finished two-trial run of `/bin/true`, for `sweep status` to read."""
+    workdir.mkdir(parents=True, exist_ok=True)
     recipe = workdir / "r.yaml"
     recipe.write_text("schema_version: 1\nticket: startup\ntrials: 2\n")
     out = workdir / "run"
@@ -105,9 +106,11 @@ def main() -> int:
     if args.baseline:
         trees["baseline"] = args.baseline
     with tempfile.TemporaryDirectory() as tmp:
-        run = _make_run(Path(tmp), _env(trees["this tree"]))
+        runs = {tree: _make_run(Path(tmp) / tree.replace(" ", "_"), _env(src))
+                for tree, src in trees.items()}     # each tree reads a run it wrote
         jobs = [(tree, label,
-                 [[sys.executable, *_via([a.replace("{run}", str(run)) for a in argv], args.via)]])
+                 [[sys.executable, *_via([a.replace("{run}", str(runs[tree])) for a in argv],
+                                         args.via)]])
                 for tree in trees for label, argv in COMMANDS
                 if (tree == "this tree" or argv[0] == "-m")
                 and not any(word in label for word in args.skip)]

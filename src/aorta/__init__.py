@@ -11,8 +11,6 @@ Importing this package is cheap on purpose: the Python API (docs/api.md) loads o
 
 from __future__ import annotations
 
-from typing import Any
-
 from aorta.base.version import VERSION as __version__
 
 __all__ = ["__version__", "sweep", "plan", "open_run", "compare", "Run", "Trial", "API_VERSION"]
@@ -22,7 +20,7 @@ _WHERE = {"sweep": "aorta.api.sweep", "plan": "aorta.api.sweep"} | dict.fromkeys
     ("open_run", "compare", "Run", "Trial", "API_VERSION"), "aorta.api.run")
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in _WHERE:
         import importlib
 

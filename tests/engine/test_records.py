@@ -145,3 +145,18 @@ def test_a_version_2_run_record_keeps_its_slurm_block_as_the_executor_block() ->
     assert run.executor == {"kind": "slurm", **doc["slurm"]}
     assert run_from_json({**doc, "slurm": None}).executor is None
     assert run_from_json(run.to_json()) == run          # v3 round-trips
+
+
+def test_kernel_tables_one_rule_for_report_compare_and_history() -> None:
+    from aorta.store.records import Capture, KernelEntry
+
+    rows = [{"name": "k", "calls": 2, "total_ms": 1.5}, {"name": "k", "calls": 1, "total_ms": 0.5},
+            {"name": "", "total_ms": 1.0}, {"name": "nan", "total_ms": float("nan")},
+            {"name": "neg", "total_ms": -1.0}, {"name": "c", "calls": 2.5, "total_ms": 3}]
+    result = TrialResult(cell="c", index=0, verdict="pass", reason="", argv=[], command=[],
+                         env_overlay={}, env_unset=[], exit_code=0,
+                         metrics={"x_kernels": rows, "y_kernels": rows, "x_gpu_time_ms": 1.0},
+                         captures={"x": Capture("ok"), "y": Capture("partial", "cut", skipped=1)})
+    assert result.kernel_tables() == {"x_kernels": {"k": KernelEntry(2.0, 3),
+                                                    "c": KernelEntry(3.0, None)}}
+    assert set(result.kernel_tables(allow_partial=True)) == {"x_kernels", "y_kernels"}

@@ -30,11 +30,14 @@ def plan(recipe: str | PathLike[str] | None = None, *, command: Command = (),
          executor: str | None = None, skip_remote_probe: bool = False,
          baseline: bool | None = None, env: Mapping[str, str] | None = None) -> PreparedSweep:
     """Check a sweep as `aorta sweep plan` does and return it prepared (`.plan_lines()`,
-    `.plan`); nothing runs, nothing is written. The arguments are the command's flags:
+    `.plan`); nothing runs or is written. The arguments are the command's flags (docs/api.md):
     `command` the payload's argv (a string is split as a shell would, never run by one),
-    `collect` collector names or "none", `env` the environment trials start from (default:
-    this process's, copied). Raises `aorta.base.errors.UserError` with the command's message
-    for a bad recipe or argument, or a collector that cannot measure here."""
+    `collect` collector names or "none" (it replaces the recipe's list), `trials`, `timeout`
+    (s), `ticket`, `env_passthrough_mode`, `stop_after_events`, `max_trials`, `gpus`,
+    `executor`, `skip_remote_probe`, `baseline`; `env` the environment trials start from
+    (default: this process's, copied, never changed). Raises `aorta.base.errors.UserError`
+    with the command's message for a bad recipe or argument, or a collector that cannot
+    measure here."""
     words = shlex.split(command) if isinstance(command, str) else tuple(command)
     if collect is None:
         names = None
@@ -62,12 +65,12 @@ def sweep(recipe: str | PathLike[str] | None = None, *, command: Command = (),
           history: bool | str = False, progress: TextIO | None = None, verbose: int = 0,
           env: Mapping[str, str] | None = None) -> Run:
     """Run a sweep as `aorta sweep run` does and return the `Run` it wrote, with `.outcome`
-    (`SweepOutcome`: the cells' summaries, trials run now, status, `.exit_code(strict)`).
-    Failing trials are data, not exceptions. The arguments are `plan`'s, and: `fresh`,
-    `report` (write report.html), `history` (True: $AORTA_HISTORY_DB, else
-    <output>/history.sqlite; or a database URL), `progress` (a stream; None: silent),
-    `verbose`. Raises `UserError` before any trial for anything `plan` refuses, and
-    `DiskFullError` when the disk fills up (the run is interrupted; the same call resumes it)."""
+    (`SweepOutcome`). Failing trials are data, not exceptions. The arguments are `plan`'s, and
+    `fresh` (discard earlier results), `report` (write report.html), `history` (True:
+    $AORTA_HISTORY_DB, else <output>/history.sqlite; or a database URL), `progress` (a stream
+    for a line per trial; None: silent), `verbose`. Raises `UserError` before any trial for
+    anything `plan` refuses, and `DiskFullError` when the disk fills up (the same call
+    resumes it)."""
     prepared = plan(recipe, command=command, output=output, collect=collect, trials=trials,
                     timeout=timeout, ticket=ticket, env_passthrough_mode=env_passthrough_mode,
                     stop_after_events=stop_after_events, max_trials=max_trials, gpus=gpus,

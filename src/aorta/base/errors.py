@@ -1,7 +1,6 @@
-"""The one family of user-facing errors, and the exit codes of every `aorta` command.
-
-Only the CLI prints these or exits; the library raises them. A `UserError` message is one
-line that says what is wrong, where, and what to do instead.
+"""The one family of user-facing errors, and the exit codes of every `aorta` command. Only the
+CLI prints these or exits; the library raises them. A `UserError` message is one line that says
+what is wrong, where, and what to do instead.
 """
 
 from __future__ import annotations
@@ -33,10 +32,8 @@ class ConflictError(UserError):
 
 
 class SetupError(UserError):
-    """A collector cannot attach to this command or this machine.
-
-    Inside a sweep it turns the trial into an `error`; the payload is never run unprofiled.
-    """
+    """A collector cannot attach to this command or this machine. Inside a sweep it turns the
+    trial into an `error`; the payload is never run unprofiled."""
 
 
 class RunDirError(UserError):

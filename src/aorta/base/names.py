@@ -1,11 +1,7 @@
-"""Names that become one path component under `--output`: runs, cells and trials.
-
-A name is checked once, where it is made, so no later write can leave the run directory:
-- never empty, `.` or `..`; no `/`, `\\`, NUL, control or invisible formatting characters;
-  not starting with `-` (it would read as an option) or `.` (hidden, and `..` tricks);
-- at most `MAX_NAME_BYTES` bytes of UTF-8. A longer *derived* name (a cell joined from many
-  variant names, a run named after a long recipe file) is shortened to a prefix plus a stable
-  hash of the whole name; a longer name the user wrote (a ticket) is refused.
+"""Names that become one path component under `--output`: runs, cells and trials. A name is
+checked once, where it is made, so no later write can leave the run directory. A *derived*
+name longer than `MAX_NAME_BYTES` is shortened to a prefix plus a stable hash; a longer name
+the user wrote (a ticket) is refused. The rules: docs/reliability.md, "Paths".
 """
 
 from __future__ import annotations
@@ -57,8 +53,7 @@ def check_name(what: str, name: str, fix: str) -> str:
 
 
 def shorten(name: str) -> str:
-    """`name`, or when it is longer than MAX_NAME_BYTES, its start plus a stable hash of all
-    of it (the same long name always gives the same short one)."""
+    """`name`, or past MAX_NAME_BYTES its start plus a stable hash of all of it."""
     raw = name.encode()
     if len(raw) <= MAX_NAME_BYTES:
         return name

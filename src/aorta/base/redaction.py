@@ -1,18 +1,9 @@
-"""The one redaction policy: what looks like a credential, and how every writer hides it.
-
-Recognised, wherever a value is recorded (records, reports, rerun scripts, logs):
-- a variable or command-line option whose *name* says it holds a secret (`HF_TOKEN`,
-  `MY_PASSWORD`, `AWS_SECRET_ACCESS_KEY`, `--api-key`): its value is hidden. Names are read
-  word by word, so `MAX_TOKENS` or `--num-tokens` are not secrets;
-- a URL that carries a password, `postgres://user:PASSWORD@host/db`, anywhere in a value;
-- a value shaped like a well-known credential (GitHub, OpenAI/Anthropic-style `sk-`, AWS
-  access key ids, Slack, Hugging Face, GitLab, Google API keys, JSON web tokens, PEM private
-  keys).
-
-A `Redactor` also knows the clear values it found among one run's inputs (environment values
-of secret names, URL passwords, secret option values), and removes them from free text such
-as a payload's stderr. Values shorter than `MIN_SCRUB_CHARS` are hidden where they are
-recorded but not searched for in free text: scrubbing every "abc" would destroy the logs.
+"""The one redaction policy: what looks like a credential, and how every writer hides it:
+values of secret *names* (read word by word, so `MAX_TOKENS` is not one), URL passwords,
+well-known credential shapes, and, through a `Redactor`, the clear values found among one
+run's inputs, removed from free text such as a payload's stderr. Values shorter than
+`MIN_SCRUB_CHARS` are not searched for in free text: scrubbing every "abc" would destroy the
+logs. The policy as users see it: docs/reliability.md, "Credentials".
 """
 
 from __future__ import annotations

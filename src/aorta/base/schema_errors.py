@@ -36,9 +36,8 @@ def describe_value(value: Any, path: str = "") -> str:
 def format_validation_error(exc: Any, prefix: tuple[Any, ...] = (),
                             allowed_keys: Callable[[tuple[Any, ...]], list[str] | None]
                             | None = None) -> str:
-    """The first error of a pydantic `ValidationError`, as one line.
-
-    `allowed_keys(parent_location)` lists the keys allowed where an unknown key was found."""
+    """The first error of a pydantic `ValidationError`, as one line. `allowed_keys(parent)`
+    lists the keys allowed where an unknown key was found."""
     err = exc.errors(include_url=False)[0]
     loc = tuple(p for p in err["loc"] if not _is_union_tag(p))
     path = dotted(prefix + loc)

@@ -1,12 +1,8 @@
 """Running the host's and the profilers' command-line tools (nvidia-smi, ncu, rocprofv3, an
-interpreter asked whether it can import torch), never through a shell.
-
-A tool runs in a session of its own with stdin from /dev/null, under a timeout. Its output
-goes to temporary files rather than pipes, so a descendant that left the session cannot keep
-the caller waiting for the end of a pipe, and a tool that writes without end is stopped at
-`MAX_OUTPUT_BYTES` instead of being held in memory. However the call ends (the tool exits, runs
-too long, writes too much, or the caller is interrupted), the tool's whole session is killed:
-nothing a tool starts outlives the call.
+interpreter asked whether it can import torch): no shell, stdin from /dev/null, a session of
+their own, a timeout. Output goes to temporary files, not pipes, so a descendant that left the
+session cannot keep the caller waiting for a pipe's end, and a tool that writes without end is
+stopped at `MAX_OUTPUT_BYTES`. However the call ends, the tool's whole session is killed.
 """
 
 from __future__ import annotations
@@ -78,8 +74,7 @@ def run_tool(argv: Sequence[str], timeout_s: float, *, env: Mapping[str, str] | 
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout_s: float, captured: list[IO[bytes]]) -> str:
-    """'' once the tool exits; why it was stopped otherwise. Polls, at first often (most
-    tools answer in milliseconds), then every tenth of a second."""
+    """'' once the tool exits, else why it was stopped. Polls often at first: most answer in ms."""
     deadline = time.monotonic() + timeout_s
     pause = 0.002
     while True:
@@ -96,9 +91,8 @@ def _wait(proc: subprocess.Popen[bytes], timeout_s: float, captured: list[IO[byt
 
 
 def _kill_session(proc: subprocess.Popen[bytes]) -> None:
-    """Kill what is left of the tool's session, the tool first (should it still run), then
-    reap it. The session's id stays the tool's pid while any member lives, so it names no
-    other process."""
+    """Kill what is left of the tool's session, the tool first, then reap it. The session id
+    stays the tool's pid while any member lives, so it names no other process."""
     proc.kill()                          # Popen's own: a no-op once the tool was reaped
     with suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)

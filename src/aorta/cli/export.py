@@ -39,7 +39,7 @@ def export(run_dir: Path, fmt: Format, output: Path | None, allow_partial: bool)
 
 
 def run(opts: ExportOptions) -> int:
-    from aorta.api.frames import kernel_columns, trial_columns
+    from aorta.api.run import kernel_columns, trial_columns
     from aorta.api.run import open_run
     from aorta.store.files import write_anywhere
     from aorta.store.run_dir import RunStore

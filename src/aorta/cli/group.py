@@ -1,7 +1,6 @@
-"""The click group behind `aorta`, whose subcommands load lazily: a module is imported only when
-its command runs or its help is asked for. Errors leave through one door: `click_main` turns a
-`UserError` into one line on stderr and its exit code; anything else is a bug (exit 1).
-"""
+"""The click group behind `aorta`; a subcommand's module is imported only when it runs or its
+help is asked for. Errors leave through one door: `click_main` turns a `UserError` into one
+line on stderr and its exit code; anything else is a bug (exit 1)."""
 
 from __future__ import annotations
 

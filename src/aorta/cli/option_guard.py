@@ -1,9 +1,8 @@
 """Guards every `aorta` command against a flag read as another option's value, and against
-stray words before `--`. Each refusal is a `UserError`: one line, exit 2, nothing run.
-
-Click gives an option whatever token comes next, so `aorta sweep run --output --collect rocprof
--- cmd` would make a directory named `--collect` and run `rocprof cmd`; and it joins words
-given before `--` to the payload's command.
+stray words before `--`: Click gives an option whatever token comes next, so `aorta sweep run
+--output --collect rocprof -- cmd` would make a directory named `--collect` and run `rocprof
+cmd`, and it joins words given before `--` to the payload's command. Each refusal is a
+`UserError`: one line, exit 2, nothing run.
 """
 
 from __future__ import annotations
@@ -59,10 +58,8 @@ class CommandAfterSeparator(click.Command):
 
 
 def check_separator(args: Sequence[str], command: Sequence[str], ctx: click.Context) -> None:
-    """Refuse a command without `--`, and words given between the options and `--`.
-
-    `args` are the tokens the command was given, `command` what Click collected as the
-    payload's command."""
+    """Refuse a command without `--`, and words between the options and `--`. `args`: the
+    tokens the command was given; `command`: what Click collected as the payload's command."""
     if not command:
         return
     if "--" not in args:

@@ -1,13 +1,8 @@
-"""Whether a collector's launcher failed to attach inside the payload's process, and why.
-
-Two signs, read from the end of the trial's stderr.log:
-
-- the launcher's own line, `aorta: <collector>: could not attach: <why>`
-  (`aorta.launchers.attach`), e.g. `torch is not importable by /usr/bin/python3: ...`;
-- the interpreter could not even import the launcher: `No module named 'aorta'` (aorta is not
-  installed in the payload's Python and runs from a source tree that is not on its path).
-
-Either way the payload never ran under the profiler: the trial is an `error`, not a `fail`.
+"""Whether a collector's launcher failed to attach inside the payload's process, and why, read
+from the end of stderr.log: the launcher's own `aorta: <collector>: could not attach: <why>`
+line (`aorta.launchers.attach`), or `No module named 'aorta'` when the payload's Python cannot
+import the launcher. Either way the payload never ran under the profiler: the trial is an
+`error`, not a `fail`.
 """
 
 from __future__ import annotations

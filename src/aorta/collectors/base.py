@@ -1,25 +1,9 @@
 """The collector contract: how a profiler attaches to a launch and what it publishes.
 
-A collector is a small object that
-
-- validates its options once, at recipe load (`validate`), into a frozen pydantic model;
-- names the exclusive resources it claims (`claims`), so impossible pairs are refused at load;
-- rewrites a launch (`wrap`): argv plus an environment overlay, never running anything;
-- optionally samples beside the payload while it runs (`sample`, e.g. GPU telemetry): a
-  sampler, not an argv wrapper; the runner starts it before the payload and stops it after;
-- reads what the profiler wrote (`summarize`): never raises, never invents a number;
-- says whether it can work on this machine (`probe`).
-
-Metric names follow one scheme for every collector: `<name>_gpu_time_ms`, `<name>_kernel_count`,
-`<name>_top_kernel_ms`, `<name>_top_kernels`, `<name>_artifact_dir`, `<name>_capture` (one of
-`CAPTURE_STATES`) and `<name>_capture_reason` when the capture is not `ok`, plus
-`<name>_skipped` (records left out) when it is `partial`. A string metric named
-`<name>_..._note` is also copied into the trial's warnings.
-
-The states (docs/collectors/reading.md): `ok` every record of every artifact was read;
-`partial` some were read and some left out (figures cover only what was read, so they are
-not a measurement of the run); `empty` the artifacts hold no record; `missing` there is no
-artifact; `unparsed` there is one, but nothing in it can be read as its format.
+A collector validates its options at recipe load, names the resources it claims, rewrites a
+launch (`wrap`) or samples beside it (`sample`), reads what the profiler wrote (`summarize`: never
+raises, never invents a number) and says whether it can work here (`probe`). Metric names and
+capture states (`CAPTURE_STATES`): docs/collectors/writing.md and docs/collectors/reading.md.
 """
 
 from __future__ import annotations
@@ -60,10 +44,8 @@ OptionsT = TypeVar("OptionsT", bound=CollectorOptions)
 
 @dataclass(frozen=True)
 class Launch:
-    """What a trial starts: argv (run directly, no shell) plus changes to the child's env.
-
-    `env` values are set, `unset` names are removed; both apply to the child only.
-    """
+    """What a trial starts: argv (run directly, no shell) plus changes to the child's env:
+    `env` values are set, `unset` names are removed; both apply to the child only."""
 
     argv: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
@@ -80,11 +62,8 @@ class Launch:
 
 @dataclass(frozen=True)
 class TrialContext:
-    """What a collector may know about the trial it wraps.
-
-    `base_env` is the environment the child would see before any collector touched it
-    (the caller's or the clean set, plus the recipe's and the cell's variables).
-    """
+    """What a collector may know about the trial it wraps. `base_env` is the child's environment
+    before any collector touched it (the caller's or the clean set, plus recipe and cell)."""
 
     cell: str
     index: int
@@ -135,9 +114,8 @@ class Capability:
 
 
 def capture_status(name: str, state: str, reason: str = "", skipped: int | None = None) -> Metrics:
-    """The `<name>_capture` metric (and its reason when the capture is not `ok`).
-
-    `partial` needs a reason and the number of records left out (`<name>_skipped`)."""
+    """The `<name>_capture` metric and its reason; `partial` needs a reason and the number of
+    records left out (`<name>_skipped`), else `ValueError`."""
     if state not in CAPTURE_STATES:
         raise ValueError(f"capture state {state!r} is not one of {CAPTURE_STATES}")
     if state == "partial" and (not reason or not skipped or skipped < 0):
@@ -151,12 +129,9 @@ def capture_status(name: str, state: str, reason: str = "", skipped: int | None 
 
 
 def settle(name: str, figures: Metrics, skipped: int, why: str) -> Metrics:
-    """`figures` with the capture state the shared rule gives them.
-
-    Nothing left out (`skipped == 0`): `ok`. Records left out and figures from the rest:
-    `partial`, with `why` and `<name>_skipped`; the count metrics (`COUNT_KEYS`) are dropped,
-    a count that is known to be short being an untrusted count. Records left out and nothing
-    to publish: `unparsed`."""
+    """`figures` with the shared rule's capture state: `ok` when nothing was skipped, else
+    `partial` without `COUNT_KEYS` (a short count is untrusted), or `unparsed` when nothing is
+    left to publish."""
     if not skipped:
         return figures | capture_status(name, "ok")
     if not figures:

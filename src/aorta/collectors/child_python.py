@@ -1,11 +1,9 @@
 """Which interpreter will import what a collector's launcher needs, and can it?
 
-A command like `python3 train.py` runs whatever `python3` the trial's PATH finds first, not
-aorta's own interpreter. `command_python` resolves that interpreter the way the child will
-(`python3` on the child's PATH; a `pytest` script's shebang); `check_imports` then asks it,
-`[python, -c, "import torch"]`, for `aorta doctor` and the sweep's preflight. Checks run
-without a shell, with a timeout, in the environment given (a recipe's PYTHONPATH counts),
-several at once: each is a whole interpreter start.
+`python3 train.py` runs whatever `python3` the trial's PATH finds first, not aorta's own
+interpreter. `command_python` resolves it as the child will (a `pytest` script by its shebang);
+`check_imports` asks it (`python -c "import torch"`, no shell, a timeout, the given environment)
+for `aorta doctor` and the preflight, several at once: each is a whole interpreter start.
 """
 
 from __future__ import annotations

@@ -111,7 +111,6 @@ def _collector_rows(name: str, cap: Any, checks: Sequence[Check],
 
 
 def _interpreter_row(name: str, label: str, found: ChildImport) -> Row:
-    """The row `<collector>@<label>` of one interpreter check."""
     python, module = found.python, found.module
     reason = f"{module} importable by {python}" if found.ok else \
         f"{module} is not importable by {python}: {found.problem}"

@@ -15,10 +15,8 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def validate_options(name: str, model: type[M], raw: Mapping[str, Any] | None) -> M:
-    """`raw` (None means defaults) -> `model`, or `OptionError` with `collect.<name>.<key>: ...`.
-
-    An unknown key is reported before any value: pydantic would report it last, and a typo
-    is the likelier fix."""
+    """`raw` (None means defaults) -> `model`, or `OptionError` with `collect.<name>.<key>: ...`;
+    an unknown key first (pydantic would report it last, and a typo is the likelier fix)."""
     if raw is None:
         raw = {}
     if not isinstance(raw, Mapping):

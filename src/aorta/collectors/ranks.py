@@ -40,9 +40,8 @@ def summarize_ranks(prefix: str, per_rank: Mapping[str, Metrics], time_key: str,
 
 def rollup(prefix: str, per_rank: Mapping[str, Mapping[str, float]], time_key: str,
            count_key: str | None) -> dict[str, Any]:
-    """`<prefix>_<time_key>` = slowest rank, `_spread_ms`, `<prefix>_rank_skew`,
-    `<prefix>_rank_count`, `<prefix>_<count_key>` = sum (only if every rank has it), and
-    `<prefix>_ranks` with each rank's own figures."""
+    """`<prefix>_<time_key>` = slowest rank, with `_spread_ms` and `_rank_skew`; `<count_key>`
+    summed when every rank has it; `<prefix>_ranks` holds each rank's own figures."""
     times = {r: m[time_key] for r, m in per_rank.items() if time_key in m}
     out: dict[str, Any] = {f"{prefix}_ranks": {r: dict(m) for r, m in sorted(per_rank.items())},
                            f"{prefix}_rank_count": len(per_rank)}

@@ -1,9 +1,7 @@
-"""Compute a comparison: pair cells, then judge every shared metric and kernel.
-
-Pure computation over loaded samples; nothing here prints or reads files. Every row is first
-measured on its own (medians, exact interval, rank test), then, once every row's p is known,
-adjusted across rows under `--correction`, then decided. Without a correction a row's verdict
-depends on its own samples only, never on which other rows were compared.
+"""Compute a comparison: pair cells, then judge every shared metric and kernel; nothing here
+prints or reads files. Each row is measured on its own (medians, exact interval, rank test),
+its p adjusted across rows under `--correction` once all are known, then decided. Without a
+correction a row's verdict depends on its own samples only, not on which rows were compared.
 """
 
 from __future__ import annotations
@@ -28,8 +26,7 @@ from aorta.stats.rank_test import can_reach
 
 @dataclass(frozen=True)
 class _Pending:
-    """A row waiting for its verdict: what it measured, the Row's other fields, and notes to
-    add to the verdict's own."""
+    """A row awaiting its verdict: its measurement, the Row's other fields, extra notes."""
 
     measured: Measurement | Judgement
     fields: dict[str, Any]
@@ -59,9 +56,8 @@ def compare_runs(base: LoadedRun, new: LoadedRun, settings: CompareSettings) -> 
             only = [c for c in mine.cells if c not in theirs.cells]
             if only:
                 notes.append(f"cells only in {side} (not compared): {', '.join(only)}")
-    # The statistics make millions of short-lived tuples and no reference cycles; each
-    # collection they trigger would walk the loaded runs again (14% of the statistics at 1000
-    # trials a side, measured), so Python's cyclic collector pauses while they run.
+    # The statistics make millions of short-lived tuples and no cycles; each collection would
+    # walk the loaded runs again (14% of the time at 1000 trials a side): the collector pauses.
     was_on = gc.isenabled()
     gc.disable()
     try:
@@ -78,9 +74,8 @@ def compare_runs(base: LoadedRun, new: LoadedRun, settings: CompareSettings) -> 
 
 
 def _decide_all(pending: Sequence[_Pending], settings: CompareSettings) -> tuple[list[Row], int]:
-    """Every row's Row, with p-values adjusted across the family (see `aorta.stats.family`),
-    and the family's size: the rows whose test could reach alpha on its own (one that never
-    can be significant can never be a false alarm, so leaving it out is safe)."""
+    """Every Row, p adjusted across the family, and its size: the rows whose test could reach
+    alpha (one that can never be significant can never be a false alarm)."""
     family = [(k, p.measured) for k, p in enumerate(pending)
               if isinstance(p.measured, Measurement)
               and can_reach(settings.alpha, len(p.measured.base), len(p.measured.new))]
@@ -102,7 +97,6 @@ def _decide_all(pending: Sequence[_Pending], settings: CompareSettings) -> tuple
 
 def _cell_rows(base: CellSamples, new: CellSamples, label: str,
                settings: CompareSettings) -> tuple[tuple[str, ...], list[_Pending]]:
-    """The cell's notes, and its rows waiting for their verdicts."""
     notes = []
     for side, cell in (("base", base), ("new", new)):
         t = cell.trials
@@ -136,9 +130,8 @@ def _cell_rows(base: CellSamples, new: CellSamples, label: str,
 
 
 def _across_profilers(base: CellSamples, new: CellSamples) -> tuple[str, str] | None:
-    """When each side has exactly one GPU kernel table (`<collector>_kernels`) and they differ
-    (a Proton run against a torch run), the pair to compare: kernel names match across
-    profilers once demangled and normalised."""
+    """The pair of tables when each side has one `<collector>_kernels` table of its own (Proton
+    against torch): kernel names match across profilers once demangled and normalised."""
     def kernel_tables(cell: CellSamples, other: CellSamples) -> list[str]:
         return [t for t in cell.tables if t.endswith("_kernels") and t not in other.tables]
 

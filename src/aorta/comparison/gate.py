@@ -1,11 +1,8 @@
-"""Which rows fail a CI job: `--fail-on slower` (any row judged SLOWER: a time or rate metric,
-or a kernel), `kernels` (any kernel judged SLOWER), or a metric name (that metric judged
-SLOWER, or LARGER for a size such as `max_rss_mib`).
-
-Counts and metrics of unknown direction cannot regress (see `kinds`), so naming one is an
-error rather than a gate that can never fire. UNCERTAIN never fails a job. The false-alarm
-guarantee is per row (see `family`), so the gate says how many rows it watched, and warns
-when a setting makes chance failures likely.
+"""Which rows fail a CI job under `--fail-on`: `slower` (any SLOWER row: a time or rate metric,
+or a kernel), `kernels` (any SLOWER kernel), or a metric name (SLOWER, or LARGER for a size).
+Counts and metrics of unknown direction cannot regress (`kinds`), so naming one is an error,
+not a gate that never fires; UNCERTAIN never fails. The false-alarm guarantee is per row
+(`family`), so the gate counts the rows it watched and warns when chance failures are likely.
 """
 
 from __future__ import annotations
@@ -75,7 +72,6 @@ def evaluate(comparison: Comparison, fail_on: Sequence[str]) -> Gate:
 
 
 def _watched(row: Row, fail_on: Sequence[str]) -> bool:
-    """Whether a regression of this row would fail the job under `fail_on`."""
     if row.scope == "kernel":
         return "slower" in fail_on or "kernels" in fail_on
     if row.name in fail_on:

@@ -1,7 +1,5 @@
-"""Which way is better for a metric, read from its name: aorta's metric names end in their unit
-(`wall_s`, `rocprof_gpu_time_ms`, `max_rss_mib`). The kinds, their verdicts and why counts and
-metrics of unknown direction never fail a run: docs/compare.md, "metric kinds".
-"""
+"""Which way is better for a metric, read from the unit its name ends in (`wall_s`, `max_rss_mib`).
+The kinds, their verdicts and why some never fail a run: docs/compare.md, "metric kinds"."""
 
 from __future__ import annotations
 

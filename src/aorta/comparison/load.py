@@ -1,22 +1,17 @@
 """Reading what a comparison needs from run directories: per-cell samples, one per trial.
-
-Only passing trials give numbers (a failed or errored trial measured something else); the
-others are counted so the report can say how many were left out. A kernel table is any
-metric holding rows like `{"name": "add_kernel", "calls": 3, "total_ms": 0.52}` (the
-`<collector>_kernels` tables, and cProfile's `cprofile_functions`).
+Only passing trials give numbers (a failed or errored one measured something else); the others
+are counted so the report says how many were left out. What a kernel table is: docs/compare.md.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from aorta.base.errors import UserError
 from aorta.comparison.model import TrialCounts
-from aorta.store.records import TrialResult
+from aorta.store.records import KernelEntry
 from aorta.store.run_dir import RunStore, Slot
 
 
@@ -30,12 +25,6 @@ class RunRef:
     @property
     def label(self) -> str:
         return f"{self.path}:{self.cell}" if self.cell else str(self.path)
-
-
-@dataclass(frozen=True)
-class KernelEntry:
-    total_ms: float
-    calls: int | None          # None when the profiler gave no trusted count
 
 
 # One passing trial's kernel table: raw kernel name -> entry.
@@ -71,9 +60,9 @@ def parse_ref(text: str) -> RunRef:
 
 
 def load_run(ref: RunRef, allow_partial: bool = False) -> LoadedRun:
-    """Read a run directory (only `ref.cell` when one is named). Raises UserError when the
-    directory is missing, is not a run, or lacks the named cell. A collector's figures count
-    when its capture is `ok` (or `partial`, with `allow_partial`)."""
+    """Read a run directory (only `ref.cell` when named); a collector's figures count when its
+    capture is `ok` (or `partial`, with `allow_partial`). UserError when it is missing, is not a
+    run, or lacks the named cell."""
     store = RunStore(ref.path)
     run = store.read_run("compare")
     names = run.cells + [c for c in store.cells_on_disk() if c not in run.cells]
@@ -101,10 +90,8 @@ def _load_cell(name: str, slots: list[Slot], allow_partial: bool) -> CellSamples
     for trial in passing:
         for key, value in trial.numeric_metrics(allow_partial).items():
             metrics.setdefault(key, []).append(value)
-        untrusted = trial.untrusted_prefixes(allow_partial)
-        for key, table in _tables(trial).items():
-            if not key.startswith(untrusted):
-                tables.setdefault(key, []).append(table)
+        for key, table in trial.kernel_tables(allow_partial).items():
+            tables.setdefault(key, []).append(table)
     # A record that is missing or cannot be read counts as missing, never as a pass.
     counts = TrialCounts(
         passed=len(passing),
@@ -115,38 +102,9 @@ def _load_cell(name: str, slots: list[Slot], allow_partial: bool) -> CellSamples
                        {k: tuple(v) for k, v in tables.items()})
 
 
-def _tables(trial: TrialResult) -> dict[str, TrialTable]:
-    """Every kernel table of a trial. A row without a name or a finite, non-negative
-    total_ms is skipped: no number beats a wrong one."""
-    out: dict[str, TrialTable] = {}
-    for key, value in trial.metrics.items():
-        if not isinstance(value, list) or not value or not all(
-                isinstance(r, dict) and "name" in r and "total_ms" in r for r in value):
-            continue
-        table: dict[str, KernelEntry] = {}
-        for row in value:
-            name, total, calls = row.get("name"), row.get("total_ms"), row.get("calls")
-            if not isinstance(name, str) or not name or not _duration(total):
-                continue
-            calls = calls if isinstance(calls, int) and not isinstance(calls, bool) else None
-            previous = table.get(name)
-            if previous is not None:   # a repeated name: add, as the profiler would have
-                total = previous.total_ms + total
-                calls = None if previous.calls is None or calls is None else previous.calls + calls
-            table[name] = KernelEntry(float(total), calls)
-        out[key] = table
-    return out
-
-
-def _duration(value: Any) -> bool:
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and math.isfinite(value) and value >= 0)
-
-
 def pair_cells(base: LoadedRun, new: LoadedRun) -> list[tuple[str, CellSamples, CellSamples]]:
-    """The cells to compare, as (label, base cell, new cell): two named cells pair with each
-    other; one named cell pairs with the cell of that name on the other side; otherwise every
-    cell both runs have, in the base run's order."""
+    """(label, base cell, new cell) pairs: two named cells with each other, one named cell with
+    its namesake, else every cell both runs have, in base order. UserError when none pairs."""
     if base.ref.cell and new.ref.cell:
         b, n = base.cells[base.ref.cell], new.cells[new.ref.cell]
         label = b.name if b.name == n.name else f"{b.name} -> {n.name}"

@@ -1,8 +1,7 @@
-"""The records a comparison produces: plain, frozen, checked when built. Renderers read them.
-
-A `Row` is one verdict: a metric or a kernel of one cell, base against new. Medians are in the
-metric's own unit (kernel rows: milliseconds of total time per trial); `ratio` is new median /
-base median, bounded by `ci_low`/`ci_high` (None when unbounded or not computed).
+"""The records a comparison produces: plain, frozen, checked when built; renderers read them.
+A `Row` is one verdict on a metric or kernel of one cell: medians in the metric's unit (kernel
+rows: ms of total time per trial), `ratio` = new / base median within `ci_low`..`ci_high`
+(None when unbounded or not computed).
 """
 
 from __future__ import annotations
@@ -24,9 +23,8 @@ Scope = Literal["metric", "kernel"]
 
 @dataclass(frozen=True)
 class CompareSettings:
-    """How to compare. `threshold` is a fraction (0.05: changes within +/-5% read as SAME);
-    `alpha` is the significance level of each row's test, and the interval's level is
-    1 - alpha; `correction` adjusts the p-values across rows (see `family`)."""
+    """`threshold`: a fraction (0.05: changes within +/-5% read SAME); `alpha`: each row's test
+    level, the interval's being 1 - alpha; `correction`: of p-values across rows (`family`)."""
 
     threshold: float = 0.05
     alpha: float = 0.05

@@ -1,10 +1,7 @@
-"""Kernel-name normalisation, so one kernel keeps one name across builds (docs/compare.md has
-every rule with samples).
-
-A rebuild renames kernels without changing them. A mangled C++ name (`_ZN2at6native...`) is
-first demangled (`aorta.parsers.demangle`), so it matches the demangled name another profiler
-reports; then each rule strips one build-dependent part, in order, and `normalise` is
-idempotent. Two kernels of one trial that normalise to one name are summed.
+"""Kernel-name normalisation, so one kernel keeps one name across builds (every rule, with
+samples: docs/compare.md). A mangled C++ name is first demangled (`aorta.parsers.demangle`) to
+match another profiler's demangled name; then each rule strips one build-dependent part, in
+order, and `normalise` is idempotent. Kernels of one trial that normalise alike are summed.
 """
 
 from __future__ import annotations
@@ -36,8 +33,7 @@ _OPERATOR = re.compile(r"operator\s*(?:<<=|<<|<=>|<=|<|->\*|->|>>=|>>|>=|>)")
 
 @lru_cache(maxsize=1 << 16)
 def normalise(name: str, match_templates: bool = False) -> str:
-    """The name with build-dependent parts removed (see the module docstring). Cached: a
-    run repeats each kernel name in every trial."""
+    """The name with build-dependent parts removed; cached, as every trial repeats the names."""
     text = _SPACES.sub(" ", demangle(name)).strip()
     for _ in range(8):   # one strip can expose another: `f.isra.0_0d1d` -> `f.isra.0` -> `f`
         stripped = _strip_once(text, match_templates)
@@ -55,11 +51,9 @@ def _strip_once(text: str, match_templates: bool) -> str:
 
 def strip_templates(name: str) -> str:
     """Empty every top-level `<...>` template argument list: `f<int, g<2>>(x)` -> `f<>(x)`.
-
-    Only a `<` right after a name character opens a template: `<built-in method sum>` or
-    `at::<unnamed>` are kept whole, as are `operator<`, `operator<<`, `operator->` and
-    friends. A name with unbalanced brackets is returned unchanged: guessing would merge
-    kernels that differ."""
+    Only a `<` right after a name character opens one, so `<built-in method sum>`,
+    `at::<unnamed>` and `operator<` and friends stay whole. Unbalanced brackets: the name
+    comes back unchanged, as a guess would merge kernels that differ."""
     out: list[str] = []
     depth = 0      # inside a template argument list (dropped)
     literal = 0    # inside a bracket that is not a template (kept)

@@ -1,7 +1,5 @@
-"""Renderings of a comparison: text and Markdown (lines), JSON (one string); HTML lives in
-`render_html`. Long kernel names are shortened for the tables (the render kit's
-`short_names`): in text to fit the terminal `width` when one is given, in Markdown to 64
-characters. JSON keeps every name whole.
+"""Renderings of a comparison: text and Markdown (lines), JSON (one string; every name whole).
+Table names are shortened (`short_names`): to the terminal `width` when given, to 64 in Markdown.
 """
 
 from __future__ import annotations
@@ -26,8 +24,7 @@ _INDENT = "  "
 
 def text_lines(comparison: Comparison, top: int = 20, gate: Gate | None = None,
                width: int | None = None) -> list[str]:
-    """A terminal table per cell: metrics, then kernels by absolute time change. With a
-    `width`, names are shortened so that every column but the note fits in it."""
+    """A table per cell, metrics then kernels by absolute change; names shortened to `width`."""
     lines = [f"base: {comparison.base}", f"new:  {comparison.new}", method_line(comparison),
              family_line(comparison, gate)]
     lines += [f"note: {note}" for note in comparison.notes]
@@ -57,8 +54,7 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]], width: int | None
 
 
 def _name_width(head: Sequence[str], rows: Sequence[Sequence[str]], width: int) -> int:
-    """Room for the name column: the terminal less every column but the first and the note
-    (the last, free to run on), and the two-space gaps."""
+    """Room for names: the width less the middle columns and gaps (the note may run on)."""
     table = [head, *rows]
     middle = sum(max(len(r[i]) for r in table) for i in range(1, len(head) - 1))
     return max(_MIN_NAME, width - len(_INDENT) - middle - 2 * (len(head) - 1))

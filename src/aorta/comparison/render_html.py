@@ -66,8 +66,6 @@ def _table(head: tuple[str, ...], rows: list[str]) -> str:
 
 
 def _row(row: Row, cells: tuple[str, ...]) -> str:
-    """The name shortened (the render kit's `short_name`; its tooltip holds the whole name and
-    the names it was matched from), the figures, the verdict styled, the note."""
     tip = [row.name] + ([f"matched from: {', '.join(row.raw_names)}"]
                         if row.raw_names and row.raw_names != (row.name,) else [])
     return (f"<tr><td class='name' title='{h(chr(10).join(tip))}'>"

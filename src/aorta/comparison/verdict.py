@@ -1,20 +1,10 @@
 """The verdict rule: from two samples of one metric to FASTER / SLOWER / SAME / UNCERTAIN.
-
-With r = median(new) / median(base), its exact (1 - alpha) bootstrap interval [lo, hi]
-(`aorta.stats.interval`), the two-sided Mann-Whitney p (`aorta.stats.rank_test`; the adjusted
-p under `--correction`) and the band [1 - threshold, 1 + threshold]:
-
-1. too few trials for the U test ever to reach alpha (3 per side at alpha 0.05): UNCERTAIN;
-2. [lo, hi] inside the band: SAME, even when p is tiny (a real change, too small to matter);
-3. p <= alpha and [lo, hi] wholly beyond the band, on the side the U statistic points to:
-   SLOWER or FASTER (other kinds use their own words);
-4. anything else: UNCERTAIN, with a range of more trials per side (`aorta.stats.advice`).
-
-Rule 3 asks for the whole interval beyond the threshold, so a change smaller than the threshold
-is called SLOWER at most about alpha/2 of the time however many trials there are (why, and what
-it costs: docs/compare.md). A count gets no statistics: SAME or CHANGED. `measure` computes
-what depends on one row alone and `decide` applies the rule, so that p-values can be adjusted
-across rows in between; `judge` does both with the row's own p.
+With [lo, hi] the exact (1 - alpha) interval of median(new) / median(base), p the U test's
+(adjusted under `--correction`) and the band [1 - threshold, 1 + threshold], in order:
+1. too few trials for p ever to reach alpha: UNCERTAIN; 2. [lo, hi] inside the band: SAME;
+3. p <= alpha and [lo, hi] wholly beyond the band, on the U statistic's side: SLOWER or FASTER;
+4. else UNCERTAIN, with advice. A count gets SAME or CHANGED. `measure` and `decide` are apart
+so that p-values can be adjusted across rows in between. Why, and the cost: docs/compare.md.
 """
 
 from __future__ import annotations
@@ -88,9 +78,8 @@ def measure(base: Sequence[float], new: Sequence[float], kind: MetricKind,
 
 def decide(m: Measurement, settings: CompareSettings, adjusted: float | None = None,
            level: float | None = None) -> Judgement:
-    """The rule. `adjusted` is the row's p after a correction across rows (None: its own p
-    decides); `level` is what its own p must reach for that (alpha without a correction),
-    which the trial advice aims at."""
+    """The rule. `adjusted`: the row's p corrected across rows (None: its own p decides);
+    `level`: what its own p must then reach (default alpha), which the trial advice aims at."""
     p = m.test.p_value if adjusted is None else adjusted
     alpha = settings.alpha if level is None else level
     found = m.found if adjusted is None else m.found._replace(p_adjusted=adjusted)

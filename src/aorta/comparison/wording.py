@@ -1,6 +1,5 @@
-"""The words and numbers every rendering of a comparison shares: cell formats, the method and
-guarantee lines, the summary. They only read the rows; every number was computed before.
-"""
+"""The words every rendering of a comparison shares: cell formats, the method, guarantee and
+summary lines. They only read the rows; every number was computed before."""
 
 from __future__ import annotations
 
@@ -74,8 +73,7 @@ def summary_line(comparison: Comparison) -> str:
 
 
 def kernel_groups(cell: CellComparison, top: int) -> list[tuple[str, list[Row], list[Row]]]:
-    """Per kernel table: (table, rows shown, rows left out), largest absolute change first.
-    `top` 0 shows every row."""
+    """Per kernel table: (table, rows shown, rows left out), largest change first; `top` 0: all."""
     ranked = cell.kernel_rows()
     groups = []
     for table in dict.fromkeys(r.table or "" for r in ranked):

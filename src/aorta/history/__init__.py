@@ -1,7 +1,6 @@
 """A performance history: runs recorded in a database (SQLite by default, PostgreSQL by URL),
-series per cell, metric and kernel across commits, and the steps detected in them.
-
-Importing this package loads nothing heavy; SQLAlchemy loads when a function is called.
+series per cell, metric and kernel across commits, and the steps detected in them. Importing
+this package loads nothing heavy; SQLAlchemy loads when a function is called.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """What `history show` and `history report` look at: the series that pass the filters, their
 changes, the top kernels, and the CI gate (`--fail-on`), which fails only on changes beginning
-at the newest `recent` runs of a series, so an old, known step does not fail every later job.
-"""
+at the newest `recent` runs of a series, so an old, known step does not fail every later job."""
 
 from __future__ import annotations
 
@@ -74,8 +73,7 @@ def load_view(db_url: str | None, filters: Filters, settings: Settings,
 
 
 def top_kernels(items: Sequence[Analysed], count: int) -> list[Analysed]:
-    """Metrics all kept; of kernels, the `count` largest per (context, cell) at their newest
-    run. `count` 0 keeps every kernel."""
+    """All metrics; of kernels, the `count` largest per (context, cell) at newest run (0: all)."""
     metrics = [a for a in items if a.series.kernel is None]
     groups: dict[tuple[int, str], list[Analysed]] = {}
     for a in items:
@@ -90,8 +88,7 @@ def top_kernels(items: Sequence[Analysed], count: int) -> list[Analysed]:
 
 def regressions(items: Sequence[Analysed], fail_on: Sequence[str],
                 recent: int) -> list[tuple[Analysed, Change]]:
-    """The regressions that fail the job. A metric name that no series has is an error, so a
-    typo never passes silently."""
+    """The regressions that fail the job; UserError for a metric no series has (typos fail)."""
     names = {a.series.metric for a in items if a.series.kernel is None}
     for name in fail_on:
         if name not in _WORDS and name not in names:

@@ -1,7 +1,6 @@
-"""Detected changes in a series: where (between which runs), how large (the ratio of medians
-with a bootstrap interval), which way, and whether it is a regression (docs/history.md,
-"Finding steps"). A detector sees one number per run, its median on a log scale; each step
-found is then measured on the trials of up to `SIDE_RUNS` runs each side.
+"""Detected changes in a series: where, how large (ratio of medians, bootstrap interval), which
+way, whether a regression. Detectors see each run's log median; each step is then measured on
+the trials of up to `SIDE_RUNS` runs each side (docs/history.md, "Finding steps").
 """
 
 from __future__ import annotations
@@ -34,11 +33,9 @@ def log_medians(groups: Sequence[Sequence[float]]) -> list[float]:
 
 
 def find_steps(groups: Sequence[Sequence[float]], method: str = DEFAULT_METHOD) -> list[int]:
-    """Positions (index of the first run after) of the steps in the newest `WINDOW` runs.
-    A lone run fenced off by a step on each side, inside the series, is an outlier (a noisy
-    day, two slow trials out of three), not a change: it is set aside and the search repeated.
-    The newest run is never set aside, so a step at the last run, the one a CI gate must see,
-    still shows."""
+    """Positions (first run after) of the steps in the newest `WINDOW` runs. A lone run fenced by
+    a step each side is an outlier, set aside before searching again; never the newest, so a
+    step at the last run, the one a CI gate must see, still shows."""
     start = max(0, len(groups) - WINDOW)
     points = log_medians(groups[start:])
     kept = list(range(len(points)))
@@ -53,9 +50,8 @@ def find_steps(groups: Sequence[Sequence[float]], method: str = DEFAULT_METHOD) 
 
 def detect_changes(series: Series, method: str = DEFAULT_METHOD, threshold: float = 0.05,
                    level: float = 0.95) -> list[Change]:
-    """The changes in `series`, oldest first. A step within `threshold` of 1 is dropped, as
-    compare's SAME; a regression is a SLOWER or LARGER step whose whole interval lies beyond 1
-    (counts and metrics of unknown direction never regress)."""
+    """The changes in `series`, oldest first; a step within `threshold` of 1 is dropped (as
+    compare's SAME). A regression: SLOWER or LARGER, its whole interval beyond 1."""
     groups = [p.values for p in series.points]
     steps = find_steps(groups, method)
     kind = metric_kind(series.unit_name)

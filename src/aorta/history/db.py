@@ -1,10 +1,7 @@
 """Opening a history (an SQLite file by default, PostgreSQL by URL) with its schema brought up
-to date, through SQLAlchemy Core; docs/history.md ("Storage") says why this design.
-
-SQLite takes several writers on one host: WAL mode (readers never block the writer), and every
-writing transaction starts with `BEGIN IMMEDIATE`, so writers queue on the busy timeout instead
-of failing halfway with "database is locked". WAL needs shared memory: a local disk, not NFS.
-A URL's password is never printed (`redact`, `Database.scrub`).
+to date, through SQLAlchemy Core. SQLite: WAL, and every writing transaction starts with `BEGIN
+IMMEDIATE`, so writers queue on the busy timeout instead of failing halfway with "database is
+locked". A URL's password is never printed (`redact`, `Database.scrub`). Why: docs/history.md.
 """
 
 from __future__ import annotations
@@ -51,9 +48,8 @@ class Database:
 
 
 def resolve_url(given: str | None) -> URL:
-    """The SQLAlchemy URL of `given`: a URL (`sqlite:///file`, `postgresql://...`), or a plain
-    file path (an SQLite file). None means `$AORTA_HISTORY_DB`, else `aorta_results/history.sqlite`.
-    `postgresql://` and `postgres://` use psycopg 3."""
+    """The SQLAlchemy URL of `given` (a URL, or an SQLite file's path; None: `$AORTA_HISTORY_DB`,
+    else the default file); PostgreSQL through psycopg 3. UserError for a URL it cannot use."""
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
@@ -147,8 +143,7 @@ def _sqlite_events(engine: Engine) -> None:
 
 @contextmanager
 def write_transaction(db: Database) -> Iterator[Connection]:
-    """A transaction that will write: on SQLite it holds the write lock from its first
-    statement (`BEGIN IMMEDIATE`); committed on success, rolled back on any exception."""
+    """A writing transaction (SQLite: `BEGIN IMMEDIATE`), rolled back on any exception."""
     with db.engine.connect().execution_options(aorta_write=True) as conn, conn.begin():
         yield conn
 
@@ -179,9 +174,8 @@ def open_history(db_url: str | None, create: bool = True) -> Iterator[Database]:
 
 
 def upgrade(db: Database, migrations: Sequence[Migration] | None = None) -> int:
-    """Bring the database to the newest version (of `migrations`, default the released ones);
-    returns the version it was at before. Raises UserError when the database is newer, so an
-    old aorta never writes into a schema it does not know."""
+    """Bring the database to the newest of `migrations` (default: the released ones); returns its
+    version before. UserError when it is newer: an old aorta never writes an unknown schema."""
     from sqlalchemy import func, select
 
     from aorta.history.schema import MIGRATIONS, MIGRATIONS_TABLE, current_version

@@ -1,14 +1,12 @@
-"""Step detection by Bayesian binary segmentation over run medians.
-
+"""Step detection by Bayesian binary segmentation over run medians (docs/history.md).
 Each segment is normal with its own unknown mean and variance under the conjugate
 normal-inverse-gamma prior (a product-partition model: D. Barry and J. A. Hartigan, JASA 88,
 1993; the one-change posterior as in Adams and MacKay, "Bayesian online changepoint
-detection", 2007, used offline). A stretch of runs is split at its most probable boundary when
-
+detection", 2007, used offline). A stretch is split at its most probable boundary (both
+halves then searched again) when
     P(change | y) = q * mean_t p(y[:t]) p(y[t:])  /  (q * mean_t p(y[:t]) p(y[t:]) + (1 - q) p(y))
-
-exceeds `THRESHOLD`, and both halves are searched again. The log medians are first divided by
-a robust noise estimate, so the prior is in units of run-to-run noise for every metric.
+exceeds `THRESHOLD`. Log medians are first divided by a robust noise estimate, so the prior is
+in units of run-to-run noise for every metric.
 """
 
 from __future__ import annotations

@@ -3,11 +3,9 @@
 criterion", Statistics & Probability Letters 6, 1988):
 
     SC(k) = (m / 2) * ln(RSS_k / m + floor^2) + beta * k * ln(m)
-
-over the m run medians on a log scale, RSS_k being the least squared error with k segments,
-found exactly by dynamic programming over all segmentations (Auger and Lawrence's segment
-neighbourhood). How this differs from asv, and the calibration of `beta` and the floor:
-docs/history.md.
+over the m run medians on a log scale, RSS_k the least squared error with k segments, exact by
+dynamic programming (Auger and Lawrence's segment neighbourhood). How this differs from asv,
+and the calibration of `beta` and the floor: docs/history.md.
 """
 
 from __future__ import annotations

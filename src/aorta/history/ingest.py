@@ -1,11 +1,9 @@
 """Reading a run directory into what the history records: the only module of `aorta.history`
 that reads runs (through `aorta.store`). Only passing, non-baseline trials give numbers, and a
-collector's figures only when its capture is `ok`: a partial capture would read as a speed-up.
-"""
+collector's figures only when its capture is `ok`: a partial capture would read as a speed-up."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +12,7 @@ from typing import Any
 from aorta.base.errors import UserError
 from aorta.report.header import env_gpus
 from aorta.store.layout import ENV, RECIPE
-from aorta.store.records import RunRecord, TrialResult
+from aorta.store.records import RunRecord
 from aorta.store.run_dir import RunStore, Slot
 
 
@@ -108,39 +106,14 @@ def _cell(name: str, slots: Sequence[Slot]) -> CellData:
     metrics: dict[str, list[tuple[int, float]]] = {}
     kernels: dict[tuple[str, str], list[KernelRow]] = {}
     for trial in passing:
-        dropped = trial.untrusted_prefixes()
         for key, value in trial.numeric_metrics().items():
             metrics.setdefault(key, []).append((trial.index, value))
-        for (table, kernel), row in kernel_tables(trial).items():
-            if not table.startswith(dropped):   # startswith(()) is False
-                kernels.setdefault((table, kernel), []).append(row)
+        for table, entries in trial.kernel_tables().items():
+            for kernel, entry in entries.items():
+                kernels.setdefault((table, kernel), []).append(
+                    KernelRow(trial.index, entry.total_ms, entry.calls))
     return CellData(name, len(passing), len(slots),
                     {k: tuple(v) for k, v in metrics.items()},
                     {k: tuple(v) for k, v in kernels.items()})
 
 
-def kernel_tables(trial: TrialResult) -> dict[tuple[str, str], KernelRow]:
-    """Every per-kernel row of a trial: any metric holding rows like
-    `{"name": "softmax_kernel", "calls": 21, "total_ms": 0.125}`. A repeated name is summed;
-    a row without a name or a finite, non-negative total is skipped."""
-    out: dict[tuple[str, str], KernelRow] = {}
-    for key, value in trial.metrics.items():
-        if not isinstance(value, list) or not value or \
-                not all(isinstance(r, dict) and "name" in r and "total_ms" in r for r in value):
-            continue
-        for row in value:
-            name, total, calls = row.get("name"), row.get("total_ms"), row.get("calls")
-            if not isinstance(name, str) or not name or not _duration(total):
-                continue
-            calls = calls if isinstance(calls, int) and not isinstance(calls, bool) else None
-            previous = out.get((key, name))
-            if previous is not None:
-                total = previous.total_ms + total
-                calls = None if previous.calls is None or calls is None else previous.calls + calls
-            out[(key, name)] = KernelRow(trial.index, float(total), calls)
-    return out
-
-
-def _duration(value: Any) -> bool:
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and math.isfinite(value) and value >= 0)

@@ -1,9 +1,5 @@
-"""Which commit of the workload a run measured, asked of `git` when the run is recorded.
-
-The repository is looked for in the folder of the command's script, then in the run's working
-directory, then in the recipe's folder; the first inside a git work tree wins and the record
-says which (docs/history.md, "The commit"). Uncommitted changes to tracked files mark the
-commit dirty: the commit alone does not describe what ran.
+"""Which commit of the workload a run measured, asked of `git` when the run is recorded. Where
+the repository is looked for, and what marks a commit dirty: docs/history.md, "The commit".
 """
 
 from __future__ import annotations
@@ -60,8 +56,7 @@ def _script(command: Sequence[str], cwd: Path | None) -> Path | None:
 
 
 def find_commit(candidates: Sequence[tuple[str, Path]]) -> Commit | None:
-    """The commit checked out in the first candidate folder that is inside a git work tree,
-    or None (no git, or no candidate in a repository)."""
+    """The commit checked out in the first candidate inside a git work tree; None without one."""
     if shutil.which("git") is None:
         return None
     for source, folder in candidates:

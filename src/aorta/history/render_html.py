@@ -1,7 +1,6 @@
 """The history as one self-contained HTML page (inline CSS and SVG, no script): the detected
 changes, regressions first, then a trend plot per context, cell, metric and top kernel. Run
-text is escaped and the database named with its password redacted.
-"""
+text is escaped and the database named with its password redacted."""
 
 from __future__ import annotations
 

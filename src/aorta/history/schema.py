@@ -1,9 +1,7 @@
 """The history's tables at the newest schema version (SQLAlchemy Core), and the ordered
-migrations that build them (docs/history.md, "Schema and migrations").
-
-A *context* is what must be equal for runs to share a trend line; a series is (context, cell,
-metric) or (context, cell, table, kernel), ordered by run time. A changed table needs a new
-entry in `MIGRATIONS`: a test compares a database built by the migrations with these tables.
+migrations that build them (docs/history.md, "Schema and migrations"). A series is (context,
+cell, metric) or (context, cell, table, kernel), ordered by run time. A changed table needs a
+new entry in `MIGRATIONS`: a test compares a database built by the migrations with these tables.
 """
 
 from __future__ import annotations

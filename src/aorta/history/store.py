@@ -26,11 +26,10 @@ _CHUNK = 500    # run ids per query: SQLite caps the parameters of one statement
 
 def record_run(run_dir: Path | str, db_url: str | None = None, *, commit: str | None = None,
                host: str | None = None) -> Recorded:
-    """Record the run in `run_dir` into the history at `db_url` (see `db.resolve_url`),
-    creating and upgrading the database as needed; the same run recorded again replaces its
-    earlier record. `commit` names the workload's commit instead of asking git; `host` records
-    the run under another host name (identical CI machines sharing one trend line).
-    Raises `UserError` (exit 2) for a directory that is not a run or an unusable database."""
+    """Record `run_dir` into the history at `db_url` (see `db.resolve_url`), created or upgraded
+    as needed; a run recorded again replaces its record. `commit` overrides git's answer; `host`
+    files it under another host (identical CI machines, one trend line). Raises `UserError`
+    (exit 2) for a directory that is not a run or an unusable database."""
     snapshot = read_run(Path(run_dir))
     found = Commit(sha=commit, time=None, dirty=None, source="given", repo=None) if commit \
         else find_commit(candidate_dirs(snapshot.run.command, snapshot.cwd, snapshot.recipe_path))

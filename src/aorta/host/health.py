@@ -1,13 +1,9 @@
-"""The GPUs' health when a run starts, for the environment snapshot: clocks, temperatures,
-ECC error counts and throttling, from nvidia-smi (NVIDIA) or amd-smi / rocm-smi (AMD).
-
-A number measured on a hot, throttled GPU, or one with uncorrected memory errors, is not the
-number it would be on a healthy one; this block lets a reader tell. Each vendor's entry is
-either what its tool reported or `{"unavailable": "<why>"}`: a missing tool is normal, a tool
-that fails or hangs (each call is bounded by a timeout) is recorded, never raised.
-
-Xid errors (NVIDIA) are not queryable through nvidia-smi; they live in the kernel log, which
-needs privileges to read, so they are listed as unavailable rather than guessed.
+"""The GPUs' health when a run starts, for the environment snapshot: clocks, temperatures, ECC
+error counts and throttling, from nvidia-smi or amd-smi / rocm-smi, so a reader can tell a
+number measured on a hot, throttled or faulty GPU. Each vendor's entry is what its tool said
+or `{"unavailable": "<why>"}`: a missing, failing or hanging tool (each call has a timeout) is
+recorded, never raised. Xid errors (NVIDIA) live in the kernel log, which needs privileges to
+read, so they are listed as unavailable rather than guessed.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
-"""Finding a trial's processes in Linux's /proc, wherever they went.
-
-A trial's payload starts a session of its own, so its descendants are found by
-- session or process group: everything that stayed, including a child that moved to its own
-  process group with `setpgid` (it keeps the session);
-- its token: every trial's environment carries `AORTA_TRIAL_TOKEN=<random>`, which a
-  descendant inherits even after `setsid` or a double fork (unless it clears its environment);
-- parentage: descendants of any process already found.
-`start_ticks` (the process start time in clock ticks since boot, /proc/<pid>/stat field 22)
-keeps an unrelated process that reused a pid from being taken for one of ours.
+"""Finding a trial's processes in Linux's /proc, wherever they went: by session or process
+group (a `setpgid` child keeps the session), by the `AORTA_TRIAL_TOKEN=<random>` in every
+trial's environment (kept after `setsid` or a double fork, unless the environment is cleared),
+and by parentage. `start_ticks` (start time in clock ticks since boot, /proc/<pid>/stat field
+22) keeps a process that reused a pid from being taken for one of ours. Containment as users
+see it: docs/reliability.md, "Containment".
 """
 
 from __future__ import annotations
@@ -56,14 +52,11 @@ def proc_info(pid: int) -> ProcInfo | None:
 
 
 def processes(since_pid: int | None = None) -> Iterator[ProcInfo]:
-    """Every process visible now (those that vanish while being read are skipped).
-
-    With `since_pid`, only that process and those whose pid was handed out after it: Linux
-    gives pids in increasing order, wrapping at pid_max, so a descendant of a process started
-    as `since_pid` has a pid in (since_pid, last pid given] (cyclically). Reading /proc/<pid>/stat
-    costs tens of microseconds each, so this keeps a trial's end cheap on a busy machine. If
-    the pids wrapped past `since_pid` entirely during the trial (more than pid_max processes
-    started), a descendant could be missed here; the warden's last sweep reads them all."""
+    """Every process visible now (those that vanish while being read are skipped). With
+    `since_pid`, only that one and those whose pid was handed out after it (Linux gives pids
+    in order, wrapping at pid_max): a /proc/<pid>/stat read costs tens of microseconds, so this
+    keeps a trial's end cheap. If more than pid_max processes started during the trial, a
+    descendant could be missed; the warden's last sweep reads them all."""
     try:
         names = os.listdir(_PROC)
     except OSError:
@@ -158,9 +151,8 @@ def in_trial(pid: int, root: int, root_start: int, token: str) -> bool | None:
 
 def kill_all(find: Callable[[], list[ProcInfo]], deadline_s: float = 5.0,
              reap: Callable[[], None] | None = None) -> tuple[int, int]:
-    """SIGKILL what `find()` returns until it returns nothing or the deadline passes.
-    Returns (processes killed, processes still alive). `reap` collects zombies this process
-    is the parent of (the warden is a child subreaper)."""
+    """SIGKILL what `find()` returns until it returns nothing or the deadline passes; (killed,
+    still alive). `reap` collects this process's zombies (the warden is a child subreaper)."""
     killed: set[int] = set()
     end = time.monotonic() + deadline_s
     while True:

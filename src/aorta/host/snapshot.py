@@ -1,9 +1,6 @@
-"""The environment snapshot: what machine and software a run measured, taken once per run.
-
-`snapshot()` never raises: what it cannot read is null, with the reason in `partial_reasons`.
-Besides the host, GPUs and packages (from installed metadata: torch is never imported) it
-records the software stack (`host.stack`) and the GPUs' health (`host.health`). Variables that
-steer GPU software are recorded; values of names that look like credentials are redacted.
+"""The environment snapshot (`env.json`, docs/sweep.md): what machine and software a run
+measured, taken once per run. `snapshot()` never raises: what it cannot read is null, with the
+reason in `partial_reasons`. Packages come from installed metadata: torch is never imported.
 """
 
 from __future__ import annotations
@@ -154,8 +151,7 @@ def _cuda_version() -> str | None:
 
 
 def _version_after(text: str, label: str) -> str | None:
-    """The dotted number after the first `label` in `text` that has one (spaces between
-    allowed), or None."""
+    """The dotted number after the first `label` in `text` that has one, or None."""
     found = re.search(re.escape(label) + r"\s*([0-9.]+)", text)
     return found.group(1) if found else None
 

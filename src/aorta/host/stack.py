@@ -1,9 +1,7 @@
 """The software stack around a run, for the environment snapshot: the HIP and hipBLASLt
-versions, the container the run is in (if any), and the Python environment (venv or conda).
-
-Each reader returns a JSON-ready mapping that says what it found and, when it found nothing,
-why (`"unavailable": "<reason>"`); absent tools are normal on the other vendor's machine and
-never an error. Tools run as real subprocesses with a timeout, never through a shell; no
+versions, the container the run is in (if any), and the Python environment. Each reader returns
+a JSON-ready mapping of what it found, or why not (`"unavailable": "<reason>"`): absent tools
+are normal on the other vendor's machine. Tools run with a timeout, never through a shell; no
 container credential is read (only the image name and id fields of the runtime's own file).
 """
 
@@ -109,9 +107,8 @@ def _library_version_key(path: str) -> tuple[tuple[int, int | str], ...]:
 
 
 def container_info(env: Mapping[str, str]) -> dict[str, Any]:
-    """The container runtime, image and image id when visible from inside, else
-    `{"runtime": None}`. Reads /.dockerenv, /run/.containerenv, /proc/1/cgroup and a few
-    variables that container platforms set."""
+    """The container runtime, image and image id when visible from inside, else `{"runtime":
+    None}`, from /.dockerenv, /run/.containerenv, /proc/1/cgroup and platforms' variables."""
     info: dict[str, Any] = {"runtime": None, "image": None, "digest": None, "name": None}
     podman = _read_text("/run/.containerenv")
     if podman is not None:

@@ -1,25 +1,14 @@
 """Running a script (or pytest) the way `python script.py` (or `python -m pytest`) runs it, from
 inside a launcher that has work to do once the target ends.
 
-`run_as_main(["script.py", *args], pytest=False)` gives the script what the interpreter gives it:
-
-- `__name__ == "__main__"`, `__file__` its absolute path, `__loader__` a `SourceFileLoader`,
-  `__spec__`, `__package__` and `__cached__` None, `__builtins__` the builtins module;
-- `sys.argv == ["script.py", *args]` (argv[0] as typed), `sys.path[0]` the directory of the
-  script's real path (symlinks resolved, as CPython does), left alone under `-I` or `-P`;
-- `sys.modules["__main__"]` is the script's module (pickle and multiprocessing's spawn look there);
-- the code compiled without the launcher's own `from __future__` flags.
-
-`run_as_main([*args], pytest=True)` runs `python -m pytest *args`. Whatever ends the target
-(`SystemExit`, an exception, `KeyboardInterrupt`) propagates to the caller untouched;
-`print_uncaught` then reports an exception as the interpreter would, minus the launcher's frames.
-`run_then` does both around a launcher's closing work, and `parse_target` reads a launcher's
-command line.
+`run_as_main` gives the script `__name__ == "__main__"`, an absolute `__file__`, argv[0] as typed,
+`sys.path[0]` its real directory (not under `-I`/`-P`), `sys.modules["__main__"]` (pickle and
+spawn look there) and none of the launcher's `__future__` flags; whatever ends it propagates.
+`run_then` adds the closing work. Guarantees: docs/collectors/proton.md, "The session".
 """
 
 from __future__ import annotations
 
-import argparse
 import builtins
 import importlib.machinery
 import io
@@ -27,9 +16,17 @@ import os
 import runpy
 import sys
 import types
-from collections.abc import Callable
-from types import TracebackType
-from typing import Any
+
+# This module runs in the payload's process before cProfile starts: a module imported here
+# (typing imports re, argparse gettext and locale) would be missing from the payload's
+# profile when the payload imports it. So names for annotations only are imported for the
+# type checker alone (`typing.TYPE_CHECKING` would import typing).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+    from types import TracebackType
+    from typing import Any
 
 
 def script_problem(path: str) -> str | None:
@@ -42,8 +39,9 @@ def script_problem(path: str) -> str | None:
     return None
 
 
-def run_as_main(target: list[str], pytest: bool) -> None:
-    """Run `target` as the program's `__main__`; let whatever ends it escape."""
+def run_as_main(target: list[str], pytest: bool, code_name: str | None = None) -> None:
+    """Run `target` as the program's `__main__`; let whatever ends it escape. `code_name`:
+    the file name its code carries (default: the absolute path, as `python script.py`)."""
     if pytest:
         sys.argv = ["pytest", *target]
         runpy.run_module("pytest", run_name="__main__", alter_sys=True)
@@ -54,7 +52,7 @@ def run_as_main(target: list[str], pytest: bool) -> None:
     with io.open_code(script) as fh:
         source = fh.read()
     # dont_inherit: the launcher's `from __future__ import annotations` must not leak in.
-    code = compile(source, script, "exec", dont_inherit=True)
+    code = compile(source, code_name or script, "exec", dont_inherit=True)
     module = types.ModuleType("__main__")
     module.__dict__.update(__file__=script, __builtins__=builtins, __cached__=None,
                            __loader__=importlib.machinery.SourceFileLoader("__main__", script))
@@ -94,15 +92,12 @@ def parse_target(parser: argparse.ArgumentParser,
 
 
 def run_then(target: list[str], pytest: bool, finish: Callable[[], None],
-             *launcher_files: str) -> None:
-    """Run `target` as `__main__`, then `finish()` however it ended, then end the same way:
-    a return returns; `SystemExit`, an exception or Ctrl-C is raised again, and the interpreter
-    turns it into the payload's own exit (the code or message; the traceback, without the
-    launcher's frames, and 1; death by SIGINT). The traceback comes after what `finish()`
-    prints, last, as it would without the launcher."""
+             *launcher_files: str, code_name: str | None = None) -> None:
+    """Run `target` as `__main__`, then `finish()`, then re-raise whatever ended it so the
+    interpreter exits as the payload would; a traceback prints last, minus launcher frames."""
     ending: BaseException | None = None
     try:
-        run_as_main(target, pytest)
+        run_as_main(target, pytest, code_name)
     except BaseException as exc:  # noqa: BLE001 - handed back to the interpreter below
         ending = exc
     finish()

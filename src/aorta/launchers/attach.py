@@ -1,10 +1,7 @@
-"""How a launcher says that its profiler could not attach inside the payload's process.
-
-The launcher prints one line on stderr, `aorta: <collector>: could not attach: <why>`, and
-exits without running the payload. The collector reads that line back after the trial
-(`aorta.collectors.attach_failure`), and the trial becomes an `error` with `<why>` as its
-reason: the payload did not fail, it was never measured. Imported by launchers, so it stays
-free of anything heavier than the standard library.
+"""How a launcher says that its profiler could not attach inside the payload's process: one
+stderr line, `aorta: <collector>: could not attach: <why>`, and no payload run. The collector reads
+it back (`collectors.attach_failure`) and the trial is an `error`, not a `fail`: the payload was
+never measured. Imported by launchers, so it stays standard library only.
 """
 
 from __future__ import annotations

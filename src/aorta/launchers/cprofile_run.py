@@ -8,25 +8,34 @@ dump (also when the payload raises or exits), and then ends as the payload ended
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import sys
 
-from aorta.launchers.as_main import parse_target, run_then
+from aorta.launchers.as_main import run_then
+
+USAGE = "usage: python -m aorta.launchers.cprofile_run --out FILE [--pytest] -- TARGET [ARGS...]"
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m aorta.launchers.cprofile_run")
-    parser.add_argument("--out", required=True, help="the pstats file to write")
-    opts, target = parse_target(parser, sys.argv[1:] if argv is None else argv)
+    # Parsed by hand: argparse would import gettext, locale and re before the profile
+    # starts, and the payload's own imports of them would then be missing from it.
+    args = list(sys.argv[1:] if argv is None else argv)
+    pytest = "--pytest" in args[:args.index("--")] if "--" in args else False
+    options = [a for a in args[:args.index("--")] if a != "--pytest"] if "--" in args else []
+    target = args[args.index("--") + 1:] if "--" in args else []
+    if len(options) != 2 or options[0] != "--out" or not (target or pytest):
+        print(USAGE, file=sys.stderr)
+        raise SystemExit(2)
     profiler = cProfile.Profile()
 
     def finish() -> None:
         profiler.disable()
-        profiler.dump_stats(opts.out)
+        profiler.dump_stats(options[1])
 
     profiler.enable()
-    run_then(target, opts.pytest, finish, __file__)
+    # Functions are named after the script as the command typed it (`examples/m.py:16(f)`),
+    # as `python -m cProfile` names them: the same payload reads the same from any checkout.
+    run_then(target, pytest, finish, __file__, code_name=None if pytest else target[0])
 
 
 if __name__ == "__main__":

@@ -1,10 +1,9 @@
 """Run one rank's command with its rank filled in: `python -m aorta.launchers.per_rank
 [--env NAME ...] -- COMMAND...`.
 
-Every `%aorta_rank%` in COMMAND, and in the values of the variables named with `--env`, becomes
-this process's rank (RANK from torchrun, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK or
-SLURM_PROCID; `pid<N>` when none is set), so ranks never overwrite each other's files. Then the
-command replaces this process (exec): exit codes and signals pass through untouched.
+Every `%aorta_rank%` in COMMAND and in the `--env` variables becomes this process's rank (the
+first of RANK_VARIABLES set; `pid<N>` otherwise), so ranks never overwrite each other's files.
+The command then replaces this process (exec): exit codes and signals pass through untouched.
 """
 
 from __future__ import annotations

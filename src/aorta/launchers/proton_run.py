@@ -2,35 +2,11 @@
 
     python -m aorta.launchers.proton_run --name PATH [--backend B] [--context shadow|python]
         [--data tree|trace] [--mode M] [--hook triton] -- script.py [args...]
-    python -m aorta.launchers.proton_run --name PATH [options] --pytest -- [pytest args...]
 
-The session is the one Triton's own front-end, `python -m triton.profiler.proton -n PATH [-b B]
--c C -d D [-k H] script.py`, starts in its `run_profiling()`: the backend given or
-`_select_backend()`'s pick, `proton.start(PATH, context=C, data=D, backend=..., hook=H)`, then
-Proton's command-line flag set so the script's own `proton.start()` calls are ignored, the
-script, and `proton.finalize()`. Two differences, both deliberate:
-
-- the capture is written whatever ends the script. Triton's CLI skips `finalize()` on
-  `sys.exit()` (up to 3.6) and on any exception (3.5, 3.6), so `sys.exit(main())` left no file.
-  Here a return, `sys.exit(n)`, `sys.exit("message")`, an uncaught exception or Ctrl-C is
-  finalized first and then handed back to the interpreter, which ends the process exactly as it
-  would have without us: status n; the message and 1; the traceback (minus this launcher's
-  frames) and 1; the traceback and death by SIGINT. SIGTERM (aorta's timeout, a batch system)
-  finalizes and then dies by SIGTERM, when the script is in Python code: Python runs signal
-  handlers between bytecodes, so a script stuck in native code is SIGKILLed after the grace
-  period with no capture. A script that installs its own SIGTERM handler keeps it. SIGKILL,
-  `os._exit()` and crashes write nothing. Only the process that started the session finalizes
-  it: a fork of the script (a DataLoader worker) that ends or gets SIGTERM does not.
-- `--mode M` reaches `proton.start(mode=M)` (Triton's CLI parses `--mode` and, before 3.8,
-  drops it). A Triton whose `start()` has no `mode` parameter does not run the script.
-
-Exit status 2 with `aorta: proton: the payload was not run: ...` on stderr: the script never ran
-(no such script, `triton.profiler` not importable, `proton.start()` refused). A failing
-`finalize()` is reported as `aorta: proton: proton.finalize() failed: ...` and leaves the
-script's exit status alone.
-
-Facts about Proton from triton-lang/triton `third_party/proton/proton/proton.py` (`main()`,
-`run_profiling()`, `execute_as_main()`), `profile.py` (`start()`, `finalize()`) and `flags.py`.
+The session is the one Triton's CLI starts in `run_profiling()`, but finalized whatever ends the
+script (Triton's skips it on `sys.exit()` up to 3.6 and on exceptions in 3.5, 3.6), and `--mode`
+reaches `proton.start(mode=...)`. Sources: triton-lang/triton `third_party/proton/proton/`
+`proton.py`, `profile.py`, `flags.py`. Endings and refusals: docs/collectors/proton.md.
 """
 
 from __future__ import annotations
@@ -165,10 +141,8 @@ class Session:
 
 
 def _enter_command_line_mode() -> bool:
-    """Set Proton's command-line flag, as its CLI does after `start()`: from then on the
-    script's own `proton.start()` is a no-op. Recent Tritons hold it in a `flags` object
-    (`flags.command_line`), older ones set it with `set_command_line()`; False when neither
-    exists."""
+    """Make the script's own `proton.start()` a no-op, as Proton's CLI does: `flags.command_line`
+    on recent Tritons, `set_command_line()` on older ones; False when neither exists."""
     flags = sys.modules.get("triton.profiler.flags")
     holder = getattr(flags, "flags", None)
     if holder is not None and hasattr(holder, "command_line"):

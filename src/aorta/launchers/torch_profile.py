@@ -2,26 +2,10 @@
 
     python -m aorta.launchers.torch_profile --out DIR [--activities cpu,gpu] [--record-shapes]
         [--with-stack] [--profile-memory] [--row-limit 50] -- script.py [args...]
-    python -m aorta.launchers.torch_profile --out DIR [options] --pytest -- [pytest args...]
 
-The script runs as `python script.py args` runs it: `__name__ == "__main__"`, `sys.argv ==
-[script, *args]`, its directory first on `sys.path`. Whatever ends it (`sys.exit(n)`,
-`sys.exit("message")`, an uncaught exception, Ctrl-C) is re-raised once the profiler's files are
-written, so the interpreter turns it into the same exit status and message as without us.
-
-Files in DIR, written even when the payload fails:
-
-- `trace.json`: the chrome trace (`export_chrome_trace`), via a temporary file and a rename;
-- `kernels.txt`: `key_averages().table(...)` by self device time (self CPU time without a GPU);
-- `summary.json`: torch version and build, activities asked for and used, device, errors.
-
-Nothing is written when the process dies without unwinding: SIGKILL, a timeout's SIGTERM,
-`os._exit()`. Exit status 2 with `summary.json` holding `error` means the payload never ran
-(torch not importable, an activity this build lacks, no such script); when the profiler is what
-could not start, stderr also says `aorta: torch: could not attach: <why>` (`launchers.attach`).
-
-`profiler_from_env()` gives the same configuration to payloads that run the profiler
-themselves (the collector's `mode: env`).
+Writes DIR/trace.json, kernels.txt and summary.json even when the payload fails, then ends as the
+payload ended; exit 2 means the payload never ran. `profiler_from_env()` serves payloads that run
+the profiler themselves (`mode: env`). Details: docs/collectors/torch.md.
 """
 
 from __future__ import annotations
@@ -65,7 +49,6 @@ def _parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
 
 def _gpu_build(torch: Any) -> str | None:
-    """Which GPU this torch build drives: `hip` (ROCm), `cuda`, `xpu`, or None (CPU only)."""
     version = torch.version
     for name in ("hip", "cuda", "xpu"):
         if getattr(version, name, None):
@@ -74,11 +57,9 @@ def _gpu_build(torch: Any) -> str | None:
 
 
 def resolve_activities(names: list[str], torch: Any) -> tuple[list[Any], list[str], list[str]]:
-    """(ProfilerActivity list, the names used, notes on what was left out).
-
-    `gpu` is whatever GPU the build drives and is left out (with a note) when there is none;
-    `cuda`, `hip`, `xpu` are explicit and raise `LauncherError` when the build or the machine
-    lacks them. On ROCm builds Kineto records HIP kernels through `ProfilerActivity.CUDA`."""
+    """(activities, names used, notes). `gpu` is left out with a note when there is none; an
+    explicit `cuda`/`hip`/`xpu` the build lacks raises `LauncherError`. ROCm builds record HIP
+    kernels through `ProfilerActivity.CUDA`."""
     kinds = torch.profiler.ProfilerActivity
     supported = set(torch.profiler.supported_activities())
     build = _gpu_build(torch)
@@ -257,12 +238,8 @@ def _schedule(text: str) -> dict[str, int]:
 
 
 def profiler_from_env(environ: Mapping[str, str] | None = None) -> Any:
-    """A `torch.profiler.profile` set up from the collector's `AORTA_TORCH_*` variables, or
-    None when they are absent (the payload runs outside aorta).
-
-    Each finished recording is exported: the first to `$AORTA_TORCH_TRACE`, later schedule
-    cycles beside it (`trace.2.json`, `trace.3.json`, ...). With a schedule the payload must
-    call `prof.step()` once per step. Raises `LauncherError` for an activity the build lacks."""
+    """A `torch.profiler.profile` from the `AORTA_TORCH_*` variables, or None outside aorta.
+    Raises `LauncherError` for an activity the build lacks; see docs/collectors/torch.md."""
     environ = os.environ if environ is None else environ
     trace = environ.get(ENV_PREFIX + "TRACE")
     if not environ.get(ENV_PREFIX + "DIR") or not trace:

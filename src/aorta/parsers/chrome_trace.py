@@ -34,11 +34,9 @@ class TraceEvent(NamedTuple):
 
 def read_events(path: Path, categories: frozenset[str] | None,
                 skips: Skips) -> Iterator[TraceEvent]:
-    """Complete (`ph: X`) events of `categories` (all when None) with a name, a finite `ts`
-    and a finite, non-negative `dur`; every event left out is counted in `skips` with its
-    reason, and so is the rest of a file cut short or that stops being JSON. Raises
-    `ValueError` for a file that is not trace-event JSON at all (not JSON, no `traceEvents`
-    list), OSError when it cannot be opened."""
+    """Complete (`ph: X`) events of `categories` (all when None) with a name, a finite `ts` and
+    a non-negative `dur` (us); the rest, and a cut or broken tail, are counted in `skips`. Raises
+    `ValueError` for a file that is not trace-event JSON, OSError when it cannot be opened."""
     with open_regular(path) as fh:
         stream = ArrayStream(fh, "traceEvents", path.name)
         for index, ev in enumerate(stream.elements()):

@@ -1,12 +1,9 @@
 """Itanium C++ names, demangled once, the way the C++ runtime prints them.
 
-Proton writes the names CUPTI and roctracer hand it (`_ZN7cutlass7Kernel2I...EEvNT_6ParamsE`);
-the PyTorch profiler and Nsight Compute print them demangled (`void cutlass::Kernel2<...>(...)`).
-Demanglers, first usable wins: `cxxfilt` (the `names` extra: the C++ runtime's
-`__cxa_demangle`, which Kineto calls too, so names match torch's byte for byte); `c++filt` or
-`llvm-cxxfilt` on PATH (one process per batch, no shell); none (names unchanged). A name a
-demangler refuses stays as it is; results are cached per process. See
-docs/collectors/reading.md.
+Proton writes what CUPTI and roctracer hand it (`_ZN7cutlass7Kernel2I...EEvNT_6ParamsE`); the
+PyTorch profiler and Nsight Compute print `void cutlass::Kernel2<...>(...)`. First usable wins:
+`cxxfilt` (`__cxa_demangle`, as Kineto), `c++filt` or `llvm-cxxfilt` on PATH, none. A refused
+name stays as it is; results are cached per process. See docs/collectors/reading.md.
 """
 
 from __future__ import annotations

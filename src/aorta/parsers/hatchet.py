@@ -9,11 +9,8 @@ A file is a list: the tree root, then metadata elements (a bare root dict is acc
                     "children": []}]},
      {"CUDA": {"0": {"arch": "90", "num_sms": 132, ...}}}]
 
-Only leaf frames below the root count. A kernel leaf holds an *exclusive* `time (<unit>)`
-(ns, us, ms or s) and a launch `count`; other columns (`cpu_time (ns)`, the viewer's inclusive
-`time (ns) (inc)`) are ignored. Leaves of the `instrumentation` backend carry `cycles` per
-intra-kernel scope.
-
+Only leaves below the root count: an *exclusive* `time (<unit>)` and a launch `count` per kernel,
+or `cycles` per intra-kernel scope (`instrumentation`). Other columns: docs/collectors/proton.md.
 Format: triton-lang/triton `third_party/proton/csrc/lib/Data/Dump/TreeDataHatchetDump.cpp`.
 """
 

@@ -1,11 +1,8 @@
 """Streaming the elements of one JSON array out of a document of any size, and opening a file
-only when it is a regular one.
-
-A Chrome trace is `{"traceEvents": [ {...}, {...}, ... ], "traceName": ...}` or a bare list
-`[ {...}, ... ]`, and can be gigabytes. `json.load` holds the whole document as Python objects
-(about 5.7 times the file); here the file is read in blocks and each element is decoded on its
-own by the `json` module's C scanner, so memory is one block plus one element. Damage is
-reported, never raised (`ArrayStream.cut`, `ArrayStream.broken`).
+only when it is a regular one. A Chrome trace (`{"traceEvents": [ {...}, ... ], ...}` or a bare
+list) can be gigabytes and `json.load` holds about 5.7 times the file; here blocks are read and
+each element is decoded alone by `json`'s C scanner, so memory is one block plus one element.
+Damage is reported, never raised (`ArrayStream.cut`, `ArrayStream.broken`).
 """
 
 from __future__ import annotations

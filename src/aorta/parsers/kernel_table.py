@@ -75,10 +75,8 @@ class KernelTable:
         return sum(r.total_ns for r in self.rows.values())
 
     def metrics(self, prefix: str) -> dict[str, Any]:
-        """`<prefix>_gpu_time_ms`, `_kernel_count` (only when every count is trusted),
-        `_top_kernel_ms`, `_top_kernels` (up to 5 names) and `_kernels` (the whole table,
-        demangled). A total that overflows to infinity publishes nothing: no number beats a
-        wrong one."""
+        """The common scheme (`_gpu_time_ms`, `_kernel_count` when every count is trusted, ...),
+        demangled. A total that overflows publishes nothing: no number beats a wrong one."""
         total = self.total_ns()
         if not self.rows or not math.isfinite(total):
             return {}

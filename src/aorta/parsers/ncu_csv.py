@@ -1,18 +1,15 @@
 """Reading Nsight Compute's CSV export of a report: the wide `raw` page and the long `details` page.
 
-`ncu --import profile.ncu-rep --csv --page raw` prints a header, a units row, then one row per
-profiled launch (one column per metric; values may carry thousands separators):
+`--page raw`: a header, a units row, one row per launch (values may carry thousands separators):
 
     "ID","Process ID","Process Name","Host Name","Kernel Name",...,"gpu__time_duration.sum",...
     "","","","","",...,"us",...
     "5","651","python3.12","127.0.0.1","void at::reduce_kernel<512, 1, ...>(T3)",...,"7.424000",...
 
-`--page details` prints one row per launch and metric, each with its own unit:
+`--page details`, one row per launch and metric with its unit (`==PROF==` lines are skipped):
 
     "ID",...,"Kernel Name",...,"Section Name","Metric Name","Metric Unit","Metric Value"
     "0",...,"Command line profiler metrics","gpu__time_duration.sum","us","6.08"
-
-Lines the tool prints around the table (`==PROF== ...`, `==WARNING== ...`) are skipped.
 """
 
 from __future__ import annotations

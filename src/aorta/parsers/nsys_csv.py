@@ -1,15 +1,14 @@
 """Reading Nsight Systems' CUDA kernel summary (`nsys stats --report cuda_gpu_kern_sum`, CSV).
 
-One row per kernel name (releases up to 2022 call the report `gpukernsum`; some add grid and
-block columns before `Name`). Names are quoted when they hold commas or quotes:
+One row per kernel name (`gpukernsum` up to 2022; some releases add grid and block columns);
+names are quoted when they hold commas or quotes; columns and time unit come from the header:
 
     Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name
     62.1,186176,3,62058.7,62016.0,62016,62144,73.9,"void gemm<float, 128>(int, float *)"
 
-Printed to stdout the table follows nsys' own lines (`Generating SQLite file ...`,
-`Processing [report.sqlite] with [.../cuda_gpu_kern_sum.py]...`), which are skipped; a report
-without kernels prints `SKIPPED: report.sqlite does not contain CUDA kernel data.` instead.
-Columns are found by name; the time unit is read from the header (`(ns)`, `(us)`, ...).
+nsys' own lines before the table (`Generating SQLite file ...`, `Processing [report.sqlite] with
+[.../cuda_gpu_kern_sum.py]...`) are skipped; a report without kernels prints
+`SKIPPED: report.sqlite does not contain CUDA kernel data.` instead.
 """
 
 from __future__ import annotations
@@ -130,10 +129,7 @@ def _columns(header: list[str], label: str) -> _Columns:
 
 def _add(row: list[str], c: _Columns, summary: KernelSummary, shares: Shares) -> str:
     """Add one kernel row; why not, when it is cut short or its total is unreadable. An
-    unreadable instance count keeps the time, leaves the count untrusted and is counted too.
-
-        62.1,186176,3,62058.7,62016.0,62016,62144,73.9,"void gemm<float, 128>(int, float *)"
-    """
+    unreadable instance count keeps the time, leaves the count untrusted and is counted too."""
     if len(row) < c.width:
         return f"{len(row)} fields, the header has {c.width} (cut short?)"
     total = parse_number(row[c.total])

@@ -1,12 +1,9 @@
 """Numbers and units as NVIDIA's profilers print them, scaled to base units.
 
-Nsight Compute prints values such as `1,980,000` (thousands separators) or `6.080000`, with a
-unit beside them (`us`, `usecond`, `Mbyte`, `Gbyte/second`, `cycle/nsecond`, `%`); Nsight
-Systems puts the unit in a column header (`Total Time (ns)`). Byte and count prefixes are SI
-(factor 1000), as the Nsight Compute CLI manual says.
-
-Base units: time in ns, sizes in bytes, counts as counts, rates per second
-(`Gbyte/second` -> `byte/second`), percentages and unitless values as printed.
+Nsight Compute prints `1,980,000` or `6.080000` beside a unit (`us`, `usecond`, `Mbyte`,
+`Gbyte/second`, `cycle/nsecond`, `%`); Nsight Systems puts it in a header (`Total Time (ns)`).
+Byte and count prefixes are SI (factor 1000), as the Nsight Compute CLI manual says. Base units:
+time in ns, sizes in bytes, rates per second; percentages and unitless values as printed.
 """
 
 from __future__ import annotations

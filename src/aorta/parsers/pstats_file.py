@@ -1,14 +1,12 @@
-"""Reading a cProfile dump (`python -m cProfile -o FILE`), the marshal format of `pstats`.
-
-The file is one marshalled dict, as `pstats.Stats.dump_stats` writes it:
+"""Reading a cProfile dump (`python -m cProfile -o FILE`), the marshal format of `pstats`: one
+marshalled dict, key (file, line, function), value (primitive calls, calls, own seconds,
+cumulative seconds, callers):
 
     {("mod.py", 12, "work"): (1, 1, 0.25, 0.5, {("mod.py", 3, "<module>"): (1, 1, 0.25, 0.5)}),
      ("~", 0, "<built-in method time.sleep>"): (2, 2, 0.2, 0.2, {...}), ...}
 
-key (file, line, function); value (primitive calls, calls, own seconds, cumulative seconds,
-callers). It is read with `marshal` directly: `pstats.Stats` adds every entry up before
-anything can be checked and raises on the first one of a wrong type. A file cut anywhere
-cannot be unmarshalled.
+Read with `marshal` directly: `pstats.Stats` adds every entry up before anything can be checked
+and raises on the first one of a wrong type. A file cut anywhere cannot be unmarshalled.
 """
 
 from __future__ import annotations

@@ -1,23 +1,14 @@
-"""Reading rocprofv3 CSV output: the per-kernel stats file and the per-dispatch kernel trace.
-
-Stats (`*kernel_stats.csv`), one row per kernel, durations in ns:
-
-    "Name","Calls","TotalDurationNs","AverageNs","Percentage","MinNs","MaxNs","StdDev"
-    "JacobiIterationKernel",1000,537449866,537449.866000,43.30,520003,560324,6504.934470
-
-Trace (`*kernel_trace.csv`), one row per dispatch, timestamps in ns. ROCm 6.x:
+"""Reading rocprofv3 CSV output: `*kernel_stats.csv` (one row per kernel, ns; sample at
+`read_stats`) and `*kernel_trace.csv` (one row per dispatch, ns timestamps). ROCm 6.x trace:
 
     "Kind","Agent_Id","Queue_Id","Thread_Id","Dispatch_Id","Kernel_Id","Kernel_Name",
         "Correlation_Id","Start_Timestamp","End_Timestamp","Private_Segment_Size",...
     "KERNEL_DISPATCH",4,1,74441,2,18,"taylor_base(float*, float*, unsigned long, unsigned long)",
         14,1614963488155186,1614963547425378,1024,...
 
-ROCm 7.x adds `Guid` and `Stream_Id`, writes `Agent_Id` as `"Agent 4"` and replaces the segment
-sizes with LDS/scratch/VGPR/SGPR columns; columns are found by name, so both parse. Sources:
-rocprofiler-sdk `source/docs/how-to/using-rocprofv3.rst` and the ROCm 7 rocpd how-to
-(https://rocm.docs.amd.com/projects/rocprofiler-sdk/). A trace is streamed by
-`rocprof_trace_scan` (the `csv` module, the reference) or, with pyarrow, `rocprof_trace_arrow`.
-Which rows are left out and why: docs/collectors/rocprof.md and reading.md.
+ROCm 7.x adds columns and renames some; they are found by name. Sources: rocprofiler-sdk
+`source/docs/how-to/using-rocprofv3.rst` and the ROCm 7 rocpd how-to
+(https://rocm.docs.amd.com/projects/rocprofiler-sdk/). Rows left out: docs/collectors/rocprof.md.
 """
 
 from __future__ import annotations
@@ -65,11 +56,13 @@ class FileReport:
 # --- stats ----------------------------------------------------------------------------------
 
 def read_stats(path: Path, table: KernelTable) -> FileReport:
-    """Add every whole row of a `*kernel_stats.csv` to `table` (durations in ns). A row needs
-    the header's field count, a name and a finite, non-negative `TotalDurationNs`, and a
-    final newline; an unreadable `Calls` keeps the time but leaves that kernel's count
-    untrusted (None). Rows and values left out are counted in the report's `skips`. Raises
-    OSError when the file cannot be read; a file that is not a stats CSV gives a note."""
+    """Add every whole row of a `*kernel_stats.csv` to `table` (durations in ns):
+
+        "Name","Calls","TotalDurationNs","AverageNs","Percentage","MinNs","MaxNs","StdDev"
+        "JacobiIterationKernel",1000,537449866,537449.866000,43.30,520003,560324,6504.934470
+
+    Rows left out go to the report's `skips` (rules: docs/collectors/rocprof.md); a file that
+    is not a stats CSV gives a note. Raises OSError when the file cannot be read."""
     report = FileReport(path.name)
     with open(path, "rb") as raw:
         ends_whole = ends_with_newline(raw)
@@ -144,8 +137,6 @@ def _first_row(reader: Iterator[list[str]], report: FileReport) -> list[str] | N
 
 def _add_stats_row(row: list[str], number: int, c: _StatsColumns, table: KernelTable,
                    report: FileReport, shares: Shares) -> None:
-    """Add one row, the file's `number`th data row:
-    `"JacobiIterationKernel",1000,537449866,537449.866000,43.30,520003,560324,6504.934470`"""
     at = f"row {number}"
     if len(row) != c.width:
         report.skips.skip(f"{at}: {len(row)} fields, the header has {c.width}")
@@ -222,12 +213,9 @@ def trace_columns(header: bytes | str) -> TraceColumns:
 
 def read_trace(path: Path, table: KernelTable, *, reader: str = "auto") -> FileReport:
     """Add every `KERNEL_DISPATCH` row of a `*kernel_trace.csv` to `table`: one launch of
-    `End_Timestamp - Start_Timestamp` ns per row. Rows left out are counted with their reason
-    (`report.skips`; which ones: `rocprof_trace_scan`), rows of another Kind as filtered.
-    `reader`: "python" (the `csv` module), "arrow" (pyarrow, ImportError without it) or
-    "auto" (pyarrow when it imports); pyarrow hands any file it might read differently to
-    the csv module, so all give the same report. Raises OSError when the file cannot be
-    read, ValueError for another `reader`."""
+    `End_Timestamp - Start_Timestamp` ns per row; rows left out go to `report.skips`. `reader`:
+    "python", "arrow" (ImportError without pyarrow) or "auto"; all give the same report.
+    Raises OSError when the file cannot be read, ValueError for another `reader`."""
     if reader not in TRACE_READERS:
         raise ValueError(f"reader must be one of {', '.join(TRACE_READERS)}, got {reader!r}")
     report = FileReport(path.name)

@@ -1,16 +1,10 @@
 """Reading a rocprofv3 kernel trace with pyarrow's CSV reader: a fast path for clean files.
 
-Optional: pyarrow comes with the `fast` extra and is imported when a trace is read, never by
-`import aorta`. The file is read CHUNK_BYTES of whole lines at a time, each chunk parsed by
-`pyarrow.csv.read_csv` on this thread (pyarrow's streaming reader reads ahead on threads of its
-own, which can outlive the read and hang the interpreter's exit: apache/arrow#33975), and
-launches are summed per name with a group-by.
-
-The csv module's reader (`rocprof_trace_scan`, which quotes a row) is the reference. This one
-reads a file only where the two cannot differ, and so never leaves a row out; at anything
-doubtful (`_CheckedChunks`, `_kernel_launches`, a row of another field count, which pyarrow
-refuses itself) `scan_trace_arrow` returns None and the caller reads the file with the csv
-module. The list: docs/collectors/rocprof.md, "Large traces".
+pyarrow (the `fast` extra) is imported only when a trace is read. Chunks of whole lines are
+parsed by `pyarrow.csv.read_csv` on this thread: pyarrow's streaming reader reads ahead on
+threads of its own, which can outlive the read and hang the interpreter's exit
+(apache/arrow#33975). `rocprof_trace_scan` is the reference: at anything the two might read
+differently `scan_trace_arrow` returns None and the caller uses it. docs/collectors/rocprof.md.
 """
 
 from __future__ import annotations
@@ -45,10 +39,8 @@ def arrow_available() -> bool:
 
 
 def scan_trace_arrow(fh: BinaryIO, columns: TraceColumns) -> TraceScan | None:
-    """Read the data rows of an open trace file positioned just after its header, as
-    `scan_trace` would (durations in ns). None when the csv module must read this file; `fh`
-    is then left anywhere. Raises ImportError without pyarrow, OSError when the file cannot
-    be read."""
+    """`scan_trace` (durations in ns) for a trace positioned after its header; None when the csv
+    module must read it (`fh` then left anywhere). Raises ImportError without pyarrow, OSError."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -107,8 +99,7 @@ class _CheckedChunks:
 
 
 def _options(c: TraceColumns) -> dict[str, Any]:
-    """pyarrow's reading options: the header's width, the four columns aorta reads, no null,
-    no thread."""
+    """The header's width, the columns aorta reads, no null, no thread."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 

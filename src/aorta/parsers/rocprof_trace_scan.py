@@ -1,17 +1,12 @@
-"""Reading a rocprofv3 kernel trace CSV into per-kernel totals with the `csv` module, row by row.
-
-rocprofv3 quotes every text field and no number, so a ROCm 7 row reads
+"""Reading a rocprofv3 kernel trace CSV into per-kernel totals with the `csv` module, row by row:
+the reference reader, which `rocprof_trace_arrow` must match. A ROCm 7 row quotes text only:
 
     "00006409-...","KERNEL_DISPATCH","Agent 4",1,0,714789,1,3,"void k<int, float>(int*)",1,
         1678314002982197,1678314003082277,...          (one line in the file)
 
-The file is decoded as latin-1 (one character a byte, so every name comes back byte for byte)
-and split into lines as for a file opened with newline="". This reader is the reference:
-`rocprof_trace_arrow` reads a file only where it gives exactly these numbers. Which rows are
-left out, and why: docs/collectors/reading.md. A last line without a newline is a row cut by
-the end of the file (rocprofv3 ends every row with one), never read: "143" may be the start of
-14376257. Python 3.10's csv module refuses a line holding a NUL byte, 3.11's reads it as text,
-so each NUL becomes NUL_MARK before the csv module sees it, and such a row is left out.
+Decoded as latin-1 (names come back byte for byte). A last line without a newline is a cut row,
+never read ("143" may start 14376257). Python 3.10's csv refuses a NUL byte and 3.11's reads it,
+so each NUL becomes NUL_MARK and its row is left out. Rows left out: docs/collectors/reading.md.
 """
 
 from __future__ import annotations
@@ -92,11 +87,9 @@ def nul_marked(lines: Iterable[str]) -> Iterator[str]:
 
 
 class CsvLines:
-    """The data rows' lines for `csv.reader`, split as in a file opened with newline="", read
-    a block of whole lines at a time: a stretch of more than MAX_LINE_BYTES without a newline
-    is dropped unread, each NUL becomes NUL_MARK (`nul` then says rows must be checked), and
-    a last line without a newline is held back as a cut row. `dropped` counts the lines the
-    csv module never saw."""
+    """The data rows' lines for `csv.reader`, split as with newline="", a block of whole lines
+    at a time. Lines over MAX_LINE_BYTES are dropped, NULs marked (`nul`), a last line without a
+    newline held back as cut; `dropped` counts the lines the csv module never saw."""
 
     def __init__(self, fh: BinaryIO, skips: Skips) -> None:
         self.fh, self.skips = fh, skips

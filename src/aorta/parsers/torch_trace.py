@@ -6,11 +6,8 @@ launch calls, and CPU operators with nesting resolved. Events read (times in mic
     {"ph": "X", "cat": "cpu_op", "name": "aten::matmul", "pid": 5639, "tid": 5639,
      "ts": 5378246538999.932, "dur": 905.032}
 
-CPU operators nest (`aten::matmul` calls `aten::mm` on the same thread, inside its interval),
-so CPU time is the sum of top-level operators per thread (the sum of every operator's self
-time), never of every `cpu_op`. Kineto writes each thread's operators in start order, so the
-nesting is resolved while streaming, with a stack of open operators; a thread whose operators
-come out of order is read again in a second pass that sorts them.
+CPU operators nest, so CPU time sums each thread's top-level operators, nested while streaming
+(Kineto writes a thread's operators in start order); a thread out of order is read again, sorted.
 """
 
 from __future__ import annotations

@@ -1,23 +1,6 @@
 """The recipe: a strict, typed description of a sweep, and `load_recipe`, the only YAML reader.
-
-    schema_version: 1
-    mode: probe
-    ticket: matmul-dtype            # names the run directory
-    trials: 3
-    timeout_per_trial: 600          # seconds, or null for none
-    env: {OMP_NUM_THREADS: "4"}     # extra environment for every trial
-    command: [python, bench.py]     # default command; the CLI's `-- COMMAND` wins
-    collect: {proton: {backend: auto}}   # or a list of names; null options mean defaults
-    env_passthrough_mode: inherit   # clean: a minimal environment plus the recipe's; file:
-                                    # inherit, and list the child's environment in a file
-    retain: {on_pass: summary}      # what a trial keeps: none < log < summary < full
-    stop_after: {events: 1, max_trials: 20, event_verdict: fail}   # stop a cell early
-    axes:
-      dtype:
-        fp32: {args: [--dtype, float32]}
-        bf16: {args: [--dtype, bfloat16], env: {TORCH_X: "1"}}
-
 Every error names the file, the dotted key path, the bad value and what is allowed, on one line.
+Every key, its default and meaning, in a sample recipe: docs/sweep.md, "Recipes".
 """
 
 from __future__ import annotations

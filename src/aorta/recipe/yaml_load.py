@@ -1,14 +1,9 @@
-"""Reading a recipe's YAML safely: the only place YAML text is parsed.
-
-A recipe is small, so anything huge or strange is refused before it can cost time or memory:
-- the file: at most `MAX_RECIPE_BYTES`, a regular file, one document;
-- nesting: at most `MAX_DEPTH` levels (PyYAML's composer recurses, and would crash deeper);
-- aliases: the document, with every alias expanded, at most `MAX_NODES` nodes (a
-  "billion laughs" file of a few hundred bytes expands to billions);
-- keys: a key written twice in one mapping is an error (YAML says keys are unique; PyYAML
-  would silently keep the last one);
-- integers: at most `MAX_INT_DIGITS` digits.
-Every refusal is a `RecipeError` with the file, the line and column where known, and the rule.
+"""Reading a recipe's YAML safely: the only place YAML text is parsed. A recipe is small, so
+anything huge or strange is refused before it costs time or memory: the file's size, nesting
+(PyYAML's composer recurses, and would crash deeper), aliases once expanded (a "billion laughs"
+file of a few hundred bytes expands to billions), a key written twice (PyYAML would silently
+keep the last one), long integers. Every refusal is a `RecipeError` with the file, the line
+and column where known, and the rule; the limits: docs/reliability.md, "Limits on a recipe".
 """
 
 from __future__ import annotations

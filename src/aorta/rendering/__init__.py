@@ -1,7 +1,6 @@
-"""The render kit: escaping, numbers, tables, JSON, HTML pages and SVG charts for every command
-that reports. Callers compute first and hand plain values here; every function returns text or
-lines. The bottom layer: it imports nothing else from aorta.
-"""
+"""The render kit: escaping, numbers, tables, JSON, HTML pages and SVG charts, from plain values
+to text or lines, for every command that reports. The bottom layer: it imports nothing else
+from aorta."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""One escaping rule per format, for every text that came from a run (names, reasons, the
-payload's stderr): payload output is untrusted. Markdown renderers pass HTML through, so the
-Markdown helpers never leave `<`, `>` or `&` raw either.
-"""
+"""One escaping rule per format for run text (names, reasons, stderr): payload output is
+untrusted. Markdown renderers pass HTML through, so the Markdown helpers escape `<>&` too."""
 
 from __future__ import annotations
 
@@ -31,9 +29,8 @@ def md_text(text: str) -> str:
 
 
 def md_code(text: str) -> str:
-    """An inline code span that survives backticks, table pipes and HTML inside `text`: an
-    HTML `<code>` element when it holds `<`, `>` or `&`, else backticks longer than any run
-    of them inside."""
+    """An inline code span that survives backticks, pipes and HTML in `text`: a `<code>` element
+    when it holds `<`, `>` or `&`, else backticks longer than any run of them inside."""
     flat = " ".join(str(text).split())
     if _HTML_SPECIAL.search(flat):
         return "<code>" + _entities(flat).replace("|", "&#124;").replace("`", "&#96;") + "</code>"

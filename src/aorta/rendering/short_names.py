@@ -1,14 +1,9 @@
-"""Kernel names short enough for a table column, still telling kernels apart: templated C++
-names run to hundreds of characters (docs/compare.md). A name longer than the column is
-shortened in steps, stopping as soon as it fits:
-
-1. a leading `void ` goes (kernels return nothing);
-2. the parameter list is elided: `(...)`;
-3. template argument lists keep their two ends: `Kernel2<cutlass_80_s...nn_align1>`;
-4. failing that, the middle of the name from step 2 gives way: `cutlass::Ke...align1>(...)`.
-
-Display only: JSON and tooltips keep the full name, and compare matches kernels by their
-normalised names, never by these.
+"""Kernel names short enough for a table column, still telling kernels apart (docs/compare.md,
+"Long names in tables"). Steps, stopping once the name fits: 1. drop a leading `void `;
+2. elide the parameter list, `(...)`; 3. keep both ends of each template argument list,
+`Kernel2<cutlass_80_s...nn_align1>`; 4. failing that, keep both ends of the name from step 2,
+`cutlass::Ke...align1>(...)`. Display only: JSON and tooltips keep the full name, and compare
+matches kernels by their normalised names, never by these.
 """
 
 from __future__ import annotations
@@ -36,9 +31,8 @@ def short_name(name: str, width: int) -> str:
 
 
 def short_names(names: Sequence[str], width: int) -> dict[str, str]:
-    """Each name's short form for one table, with no two distinct names alike: names that
-    would come out the same are shortened by step 4 alone, and if they still collide get a
-    `~1`, `~2` suffix in the order given."""
+    """Each name's short form for one table, no two alike: names that would clash take step 4
+    alone, and if they still clash a `~1`, `~2` suffix in the order given."""
     width = max(width, _MIN_WIDTH)
     short = {name: short_name(name, width) for name in dict.fromkeys(names)}
     clashes = Counter(short.values())
@@ -56,8 +50,7 @@ def short_names(names: Sequence[str], width: int) -> dict[str, str]:
 
 
 def _elide_parameters(text: str) -> str:
-    """`f<T>(a, b)` -> `f<T>(...)`: the last top-level parenthesised list, when it ends the
-    name (a kernel's parameters)."""
+    """`f<T>(a, b)` -> `f<T>(...)`, when a top-level parenthesised list ends the name."""
     if not text.endswith(")"):
         return text
     depth = 0
@@ -70,7 +63,6 @@ def _elide_parameters(text: str) -> str:
 
 
 def _squeeze_templates(text: str, width: int) -> str:
-    """Shorten top-level `<...>` argument lists, longest first, keeping their two ends."""
     spans = _template_spans(text)
     excess, keep = len(text) - width, {}
     for start, end in sorted(spans, key=lambda span: span[0] - span[1]):   # longest first
@@ -105,7 +97,6 @@ def _template_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _middle(text: str, width: int) -> str:
-    """`text` with its middle replaced by an ellipsis to fit `width` (the head a bit longer)."""
     if len(text) <= width:
         return text
     room = max(width - len(ELLIPSIS), 2)

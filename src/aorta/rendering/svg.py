@@ -1,7 +1,6 @@
 """Hand-written inline SVG, no plotting library and no script: the pieces every chart shares,
 a strip plot of trials per cell, and horizontal bars. All text is escaped, and each mark has a
-`<title>` so a browser shows its value on hover.
-"""
+`<title>` so a browser shows its value on hover."""
 
 from __future__ import annotations
 

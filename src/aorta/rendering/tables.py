@@ -18,8 +18,7 @@ def text_table(rows: Sequence[Sequence[str]], right: Collection[int] = (),
 
 
 def md_table(head: Sequence[str], rows: Sequence[Sequence[str]], align: str = "") -> list[str]:
-    """A pipe table; `align` holds one letter per column, `r` for right-aligned (numbers),
-    anything else (or nothing) for left."""
+    """A pipe table; `align` has a letter per column: `r` right-aligns (numbers), else left."""
     marks = "".join("---:|" if a == "r" else "---|" for a in align.ljust(len(head)))
     return ["| " + " | ".join(head) + " |", "|" + marks,
             *("| " + " | ".join(row) + " |" for row in rows)]

@@ -33,8 +33,7 @@ class TrendMark:
 
 def trend_plot(label: str, title: str, runs: Sequence[TrendRun],
                marks: Sequence[TrendMark]) -> str:
-    """The plot's markup (`label` for screen readers, `title` under the axis); an empty
-    string without runs."""
+    """The plot's markup (`label` for screen readers, `title` under the axis); "" without runs."""
     if not runs:
         return ""
     ticks = nice_ticks(min(v for r in runs for v in r.values),

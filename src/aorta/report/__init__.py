@@ -22,18 +22,15 @@ REPORT_FILE = "report.html"
 
 
 def render_json(report: Report, run_dir: Path) -> str:
-    """`{"schema_version": 1, "run_dir": ..., "header": ..., "cells": [...], ...}`: the
-    `Report` record itself, plus where the run lives."""
+    """The `Report` record as strict JSON, with `run_dir` after its `schema_version`."""
     doc = report.to_json()
     return json_text({"schema_version": doc.pop("schema_version"), "run_dir": str(run_dir),
                       **doc}) + "\n"
 
 
 def write_report(run_dir: Path) -> Path:
-    """Write `<run_dir>/report.html` (replacing an older one) and return its path.
-
-    Reads only the run's files. Raises `RunDirError` when `run_dir` is not a run directory,
-    `OSError` when the page cannot be written."""
+    """Write `<run_dir>/report.html` (replacing an older one) and return its path. Raises
+    `RunDirError` when `run_dir` is not a run directory, `OSError` when it cannot write."""
     return write_html(build_report(run_dir), run_dir, run_dir / REPORT_FILE)
 
 

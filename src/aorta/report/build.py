@@ -1,12 +1,10 @@
-"""Build a `Report` from a run directory's files alone (docs/report.md): nothing is re-run or
-read again from profiler artifacts, and a run with failed, errored or missing trials still
-reports. Figures come from the trial results by the engine's own rule (`summarize_cell`), so a
-run interrupted before its summaries were written reports too.
+"""Build a `Report` from a run directory's files alone (docs/report.md). Figures come from the
+trial results by the engine's own rule (`summarize_cell`), so a run interrupted before its
+summaries were written reports too.
 """
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,9 +26,8 @@ HARNESS = ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib")
 
 
 def build_report(run_dir: Path, allow_partial: bool = False) -> Report:
-    """Read `run_dir` into a `Report`. Raises `RunDirError` when it is not a run directory.
-
-    Figures of a `partial` capture count only with `allow_partial` (as compare's flag)."""
+    """Read `run_dir` into a `Report`; `partial` captures count only with `allow_partial`.
+    Raises `RunDirError` when it is not a run directory."""
     store = RunStore(run_dir)
     run = store.read_run("report")
     env = store.read_json(ENV)
@@ -105,35 +102,13 @@ def _summaries(stats: Mapping[str, Any], passing: list[TrialResult],
     return out
 
 
-def _kernel_tables(result: TrialResult, allow_partial: bool
-                   ) -> dict[str, dict[str, tuple[float, float | None]]]:
-    """Per-kernel tables of one trial: metric -> name -> (total ms, calls or None), from
-    collectors whose capture counts as a measurement. A table with one row that is not like
-    {"name": "add_kernel", "calls": 10, "total_ms": 0.0227} is left out whole."""
-    tables: dict[str, dict[str, tuple[float, float | None]]] = {}
-    untrusted = result.untrusted_prefixes(allow_partial)
-    for key, value in result.metrics.items():
-        if not isinstance(value, list) or not value or key.startswith(untrusted):
-            continue
-        if not all(isinstance(r, dict) and isinstance(r.get("name"), str)
-                   and _number(r.get("total_ms")) is not None for r in value):
-            continue
-        table: dict[str, tuple[float, float | None]] = {}
-        for row in value:
-            ms, calls = float(row["total_ms"]), _number(row.get("calls"))
-            old_ms, old_calls = table.get(row["name"], (0.0, 0.0))
-            table[row["name"]] = (old_ms + ms, None if calls is None or old_calls is None
-                                  else old_calls + calls)
-        tables[key] = table
-    return tables
-
-
 def _kernel_charts(passing: list[TrialResult], allow_partial: bool) -> list[KernelChart]:
     by_table: dict[str, dict[str, list[tuple[float, float | None]]]] = {}
     for result in passing:
-        for key, table in _kernel_tables(result, allow_partial).items():
+        for key, table in result.kernel_tables(allow_partial).items():
             for name, entry in table.items():
-                by_table.setdefault(key, {}).setdefault(name, []).append(entry)
+                by_table.setdefault(key, {}).setdefault(name, []).append(
+                    (entry.total_ms, entry.calls))
     charts = []
     for key in sorted(by_table):
         bars = []
@@ -149,12 +124,6 @@ def _kernel_charts(passing: list[TrialResult], allow_partial: bool) -> list[Kern
         bars.sort(key=lambda b: -b.median_ms)
         charts.append(KernelChart(key, bars[:TOP_BARS], len(bars), len(passing)))
     return charts
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
 
 
 def _metric_order(cells: list[CellReport]) -> list[str]:

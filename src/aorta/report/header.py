@@ -1,7 +1,6 @@
 """The run header: `run.json` (what and when, checked by the store) plus `env.json` (where, with
 which software), read defensively: a snapshot from another aorta version, or written by hand,
-may lack any key or hold an unexpected type, and the report still says what it can.
-"""
+may lack any key or hold an unexpected type, and the report still says what it can."""
 
 from __future__ import annotations
 

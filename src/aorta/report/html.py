@@ -1,7 +1,5 @@
-"""The report as one self-contained HTML page: inline CSS and SVG, no script, no request.
-Everything that came from the run is escaped (payload output is untrusted), and artifact links
-are relative, pointing at the run directory from where the page is (`link_base`).
-"""
+"""The report as one self-contained HTML page: inline CSS and SVG, no script, no request. Run
+text is escaped (payload output is untrusted); artifact links are relative (`link_base`)."""
 
 from __future__ import annotations
 
@@ -152,7 +150,6 @@ def _failures(failures: Sequence[Failure], base: str) -> list[str]:
                   *(f"<p>{h(c)} capture {h(state)}</p>" for c, state in f.captures.items()),
                   f"<p>{_links(f.files, base)}</p>"]
         if f.stderr_tail:
-            # The first failure of each cell shows its stderr open; the others folded.
             opened = " open" if f.cell not in shown_cells else ""
             shown_cells.add(f.cell)
             lines.append(f"<details{opened}><summary>end of stderr</summary>"

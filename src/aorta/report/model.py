@@ -1,7 +1,5 @@
-"""The report as plain data, filled by `build.py` from a run directory's files and only
-formatted by the renderers. Times and sizes keep the units their metric names say (`_s`, `_ms`,
-`_mib`); artifact paths are relative to the run directory, with `/` separators.
-"""
+"""The report as plain data, filled by `build.py`, only formatted by the renderers. Units are
+those the metric names say (`_s`, `_ms`, `_mib`); paths are run-relative, `/`-separated."""
 
 from __future__ import annotations
 
@@ -133,9 +131,8 @@ class CellReport:
 
 @dataclass(frozen=True)
 class Failure:
-    """A trial that did not pass, with the end of its stderr (untrusted payload text; "" when
-    stderr was empty, None when it is unknown). Trials of the same cell that ended the same
-    way with the same stderr are folded into `repeats`."""
+    """A trial that did not pass, with the end of its stderr (untrusted; "": empty, None: unknown).
+    Trials of the cell that ended the same way with the same stderr are folded into `repeats`."""
 
     cell: str
     name: str                              # trial_<i> or baseline_<i>

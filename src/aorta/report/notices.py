@@ -1,7 +1,6 @@
 """What a reader must see before trusting the numbers: failures with their stderr, capture
 problems, unreliable cells, missing trials, and trial warnings. Payload text keeps everything
-but terminal control codes; the renderers escape it.
-"""
+but terminal control codes; the renderers escape it."""
 
 from __future__ import annotations
 
@@ -93,7 +92,6 @@ def cell_notices(cell: CellReport, slots: Sequence[Slot], collectors: list[str]
 
 
 def _names_by_text(pairs: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
-    """Text -> the trials that said it, in order of first appearance."""
     grouped: dict[str, list[str]] = {}
     for text, name in pairs:
         grouped.setdefault(text, []).append(name)

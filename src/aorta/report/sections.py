@@ -119,8 +119,7 @@ def chart_note(chart: KernelChart) -> str:
 
 
 def overhead_rows(report: Report) -> list[tuple[str, ...]]:
-    """Per cell and metric with a baseline: cell, metric, profiled median, baseline median,
-    ratio (`1.048x`), its interval (or why there is none), trials on each side."""
+    """An `OVERHEAD_HEAD` row per cell and metric with a baseline, ratios as `1.048x`."""
     rows: list[tuple[str, ...]] = []
     for cell in report.cells:
         for o in cell.overhead.values():

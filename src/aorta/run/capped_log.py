@@ -1,9 +1,8 @@
-"""A payload's output stream, written to its log file with a cap and without credentials.
-Up to half the cap is written as it arrives (the head); past that, only the last half-cap
-bytes are kept in memory (the tail) and written, after a line saying how much was cut, when
-the stream ends. Known secret values are replaced by `<redacted>` on the way, even when one
-is split between two reads. A write that fails (a full disk) stops the writing, not the
-reading: the payload is never blocked on a pipe nobody drains.
+"""A payload's output stream, written to its log file with a cap and without credentials: up
+to half the cap is written as it arrives (the head); past that only the last half-cap bytes are
+kept (the tail), written after a line saying how much was cut when the stream ends. Known
+secrets are replaced even when split between two reads. A failed write (a full disk) stops the
+writing, not the reading: the payload is never blocked on a pipe nobody drains.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """What each collector made of a trial: its metrics and a typed `Capture`, from the
-`<name>_capture`, `<name>_capture_reason` and `<name>_skipped` it publishes among its metrics,
-and what its sampler (running beside the payload) said. A collector that raises, returns no
-mapping or reports no valid state gets an `unparsed` capture with the reason: a collector's
-bug never loses the trial's record.
+`<name>_capture`, `<name>_capture_reason` and `<name>_skipped` among its metrics and what its
+sampler said. A collector that raises, returns no mapping or reports no valid state gets an
+`unparsed` capture with the reason: a collector's bug never loses the trial's record.
 """
 
 from __future__ import annotations
@@ -21,10 +20,9 @@ def summarize_collectors(collectors: Mapping[str, CollectorOptions], trial_dir: 
                          ctx: TrialContext, outcome: TrialOutcome,
                          failed: Mapping[str, str] | None = None
                          ) -> tuple[dict[str, Any], dict[str, Capture], list[str], dict[str, str]]:
-    """(metrics, captures, warnings, attach errors) over every collector of the trial.
-    `failed` names the collectors whose sampler failed, and why: their capture is `unparsed`.
-    An attach error (`<name>_attach_error`: its launcher could not attach inside the payload's
-    process) is handed back apart: it makes the trial an `error`, not a `fail`."""
+    """(metrics, captures, warnings, attach errors) over the trial's collectors; those whose
+    sampler `failed` (name -> why) get an `unparsed` capture. An attach error
+    (`<name>_attach_error`) comes back apart: it makes the trial an `error`, not a `fail`."""
     metrics: dict[str, Any] = {}
     captures: dict[str, Capture] = {}
     warnings: list[str] = []
@@ -75,9 +73,8 @@ def _one(name: str, options: CollectorOptions, out_dir: Path, ctx: TrialContext,
 
 
 class Samplers:
-    """The collectors that record beside the payload (`Collector.sample`, GPU telemetry for
-    one), started just before it and stopped just after. A sampler that fails to start or
-    stop makes its collector's capture `unparsed` with the reason; the trial runs on."""
+    """The collectors that record beside the payload (`Collector.sample`). A sampler that
+    fails to start or stop makes its capture `unparsed` with the reason; the trial runs on."""
 
     def __init__(self, collectors: Mapping[str, CollectorOptions], trial_dir: Path,
                  ctx: TrialContext, device: str | None) -> None:
@@ -103,8 +100,7 @@ class Samplers:
                 self.errors[name] = f"its sampler failed: {type(exc).__name__}: {exc}"
 
     def stop(self) -> dict[str, str]:
-        """Stop every sampler; collector -> why its capture is `unparsed`, for those that
-        failed to start or stop."""
+        """Stop every sampler; collector -> why its capture is `unparsed`, for each that failed."""
         for name, sampler in self.running.items():
             try:
                 sampler.stop()

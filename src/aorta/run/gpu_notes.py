@@ -1,7 +1,6 @@
-"""Notes on the GPU's state across cells or runs, from the `telemetry` collector's figures:
-a throttled GPU, or SM clocks that differ by more than `CLOCK_SPREAD` between two things being
-compared, make their times not comparable. Used by perf.md, the terminal summary, the report
-and `aorta compare`."""
+"""Notes on the GPU's state from the `telemetry` collector's figures: a throttled GPU, or SM
+clocks differing by more than `CLOCK_SPREAD` between things compared, make times not comparable.
+Used by perf.md, the terminal summary, the report and `aorta compare`."""
 
 from __future__ import annotations
 

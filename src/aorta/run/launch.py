@@ -1,13 +1,8 @@
-"""A trial's launch: the child's starting environment, then every collector's wrapping.
-
-Under a multi-rank launcher (torchrun, srun, mpirun), per-process collectors wrap each rank's
-command behind the per-rank shim that gives every rank its own file names. The framework, not
-each collector, turns a collector's unexpected exception into a setup error for the trial.
-
-`env_passthrough_mode: file` also writes `child.env`, the child's whole environment as sorted
-`KEY=VALUE` lines (mode 0600, credentials redacted), whose path the child finds in
-`AORTA_ENV_FILE`; an environment a line format cannot hold is refused, naming the variable,
-never its value (docs/sweep.md).
+"""A trial's launch: the child's starting environment, then every collector's wrapping. Under
+a multi-rank launcher (torchrun, srun, mpirun), per-process collectors wrap each rank's command
+behind the per-rank shim that gives every rank its own file names. `env_passthrough_mode: file`
+also writes `child.env` (docs/sweep.md, "Recipes"); an environment a KEY=VALUE line cannot
+hold is refused, naming the variable, never its value.
 """
 
 from __future__ import annotations
@@ -54,9 +49,8 @@ def env_file_problem(env: Mapping[str, str]) -> str | None:
 
 def launch_with_env_file(store: RunStore, cell: str, trial: str, launch: Launch,
                          env: Mapping[str, str]) -> Launch:
-    """`launch` with `AORTA_ENV_FILE` added to its overlay, after writing `child.env` for the
-    child's environment `env`. `ValueError` (`env_file_problem`'s reason) when it cannot be
-    written; nothing is written then."""
+    """`launch` with `AORTA_ENV_FILE` added, after writing `child.env` for the environment
+    `env`; `ValueError` (`env_file_problem`'s reason), with nothing written, when it cannot."""
     problem = env_file_problem(env)
     if problem is not None:
         raise ValueError(problem)
@@ -69,9 +63,8 @@ def launch_with_env_file(store: RunStore, cell: str, trial: str, launch: Launch,
 
 
 def refuse_unwritable_env(mode: str, caller_env: Mapping[str, str], launch: Launch) -> None:
-    """Before any trial: `UserError` when mode `file` cannot write this environment (the
-    caller's, less what the first trial unsets, plus its overlay), instead of one error trial
-    after another."""
+    """`UserError` before any trial (not one error trial after another) when mode `file`
+    cannot write the first trial's environment."""
     if mode != "file":
         return
     child_env = {k: v for k, v in caller_env.items() if k not in launch.unset}

@@ -1,8 +1,7 @@
-"""What the command line (or `aorta.sweep`'s arguments) changes in a recipe: `Overrides`.
-A flag replaces the recipe's value; `--collect` replaces the collector list (survivors keep
-their option blocks); the two stop-after flags overlay their halves of `stop_after`, which must
-end up with both halves (the loop needs a cap).
-"""
+"""What the command line (or `aorta.sweep`'s arguments) changes in a recipe: `Overrides`. A
+flag replaces the recipe's value; `--collect` replaces the collector list (survivors keep their
+option blocks); the two stop-after flags overlay their halves of `stop_after`, which must end
+up with both (the loop needs a cap)."""
 
 from __future__ import annotations
 
@@ -63,7 +62,6 @@ def apply_overrides(recipe: Recipe, overrides: Overrides) -> Recipe:
                             f"0 and at most {MAX_TIMEOUT_S:g}")
         updates["timeout_per_trial"] = overrides.timeout
     if overrides.collect is not None:
-        # The seed's rule: the flag replaces the list; survivors keep their option blocks.
         updates["collect"] = {n: recipe.collect.get(n) for n in overrides.collect}
     if overrides.baseline is not None:
         updates["baseline"] = overrides.baseline

@@ -1,7 +1,6 @@
 """Recipe + command-line overrides -> Plan: the cells (cartesian product of axes) and trials.
-Building a plan checks everything that can be checked without running (collector options and
-conflicts, axis variables that disagree), and does no I/O.
-"""
+Building a plan checks all that can be checked without running (collector options and
+conflicts, axis variables that disagree) and does no I/O."""
 
 from __future__ import annotations
 
@@ -54,9 +53,8 @@ class Plan:
 
     def fingerprint(self) -> str:
         """Identity of what a trial measures. Trial count and timeout are left out, so a rerun
-        with more trials extends a run instead of being refused."""
-        # Credentials are redacted first: a rotated token does not make another run, and
-        # no hash of a secret reaches run.json.
+        with more trials extends a run; credentials are redacted first, so a rotated token
+        makes no other run and no hash of a secret reaches run.json."""
         ident = {
             "command": PATTERN_ONLY.argv(self.command),
             "cells": [[c.name, PATTERN_ONLY.env(c.env), PATTERN_ONLY.argv(c.args)]
@@ -70,8 +68,7 @@ class Plan:
     def resolved_recipe(self) -> dict[str, Any]:
         """The recipe after overrides, with bundles expanded and options typed: reloadable,
         except that credentials are written as `<redacted>`."""
-        # The executor block as a recipe says it: its kind unless the default, and the options
-        # that differ from their defaults.
+        # As a recipe would say it: the kind unless the default, and non-default options.
         options = self.executor or self.recipe.executor
         executor = options.model_dump(exclude_defaults=True)
         kind = getattr(options, "kind", "local")
@@ -168,9 +165,8 @@ def _expand_cells(axes: Mapping[str, Mapping[str, Variant]], source: str) -> tup
 
 
 def _run_name(recipe: Recipe, path: Path | None) -> str:
-    """The run directory's name: the ticket, else the recipe file's name (example recipes
-    are all called recipe.yaml, so their directory names them better). A name derived from a
-    file is shortened when long, and refused when it could not be one directory's name."""
+    """The ticket, else the recipe file's name (example recipes are all recipe.yaml, so their
+    directory names them better), shortened when long; `UserError` when it cannot be a name."""
     if recipe.ticket:
         return recipe.ticket
     if path is None:

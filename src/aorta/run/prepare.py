@@ -1,6 +1,5 @@
-"""Everything a sweep does before its first trial: the recipe with what the caller changed
-(`Overrides`), the plan, the executor and its checks of where the trials will run, and the
-first trial's launch. `aorta.sweep`, `aorta.plan` and `aorta sweep run|plan` all go through
+"""Everything a sweep does before its first trial: overrides, plan, executor and its checks,
+the first trial's launch. `aorta.sweep`, `aorta.plan` and `aorta sweep run|plan` all go through
 `prepare`: the same validation, in the same order, with the same messages."""
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""Running one payload the way a trial must: no shell, a session of its own, capped logs, and
-the kernel's own accounting of its cost. The trial warden (run/warden_server.py) starts and
-reaps it and kills whatever it leaves behind; this module adds the driver's clock: the timeout
-(SIGTERM to the payload's group, `grace` seconds, then SIGKILL to all of it) and cancellation.
-"""
+"""Running one payload the way a trial must: no shell, a session of its own, capped logs, the
+kernel's accounting of its cost. The trial warden (run/warden_server.py) starts and reaps it and
+kills what it leaves behind; this module adds the driver's clock: the timeout (SIGTERM to the
+payload's group, `grace` seconds, SIGKILL to all of it) and cancellation."""
 
 from __future__ import annotations
 
@@ -52,12 +51,10 @@ def run_process(argv: Sequence[str], env: Mapping[str, str], stdout: Path, stder
                 cancel: threading.Event | None = None, *, warden: Warden | None = None,
                 log_limit: int = DEFAULT_LOG_LIMIT, secrets: Sequence[str] = (),
                 on_started: Callable[[Handle], None] | None = None) -> ProcessResult:
-    """Run `argv` to completion. On timeout: SIGTERM to its group, `grace` seconds, SIGKILL.
-
-    The child's environment is `env` plus `AORTA_TRIAL_TOKEN`, by which its descendants are
-    found. A KeyboardInterrupt, or `cancel` being set, kills everything it started and
-    raises (KeyboardInterrupt, or `Cancelled`). Without a `warden`, one is started for this
-    call alone."""
+    """Run `argv` to completion; on timeout SIGTERM to its group, `grace` seconds, SIGKILL. The
+    child's environment is `env` plus `AORTA_TRIAL_TOKEN`, by which its descendants are found.
+    A KeyboardInterrupt, or `cancel` being set, kills everything it started and raises
+    (KeyboardInterrupt, or `Cancelled`). Without a `warden`, one is started for this call."""
     if warden is None:
         with Warden.start() as own:
             return run_process(argv, env, stdout, stderr, timeout, grace, cwd, cancel,

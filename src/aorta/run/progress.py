@@ -12,8 +12,7 @@ from aorta.store.records import TrialResult
 
 
 class Progress:
-    """What a sweep reports to. This one says nothing (`aorta.sweep` without a progress
-    stream); the others show what they override."""
+    """What a sweep reports to; this one says nothing (`aorta.sweep` without `progress`)."""
 
     def start(self, total: int, already_done: int) -> None:
         pass

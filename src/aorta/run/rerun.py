@@ -1,7 +1,6 @@
-"""`rerun.sh`: one trial's exact launch, runnable without aorta, with no credential in it.
-A variable whose value is (or holds) a credential is taken from the caller's environment
-(`NAME="${NAME:?...}"`); an argument that holds one becomes `"${AORTA_ARG_<i>:?...}"`, and a
-comment says which argument to supply. Everything else is written as it ran.
+"""`rerun.sh`: one trial's exact launch, runnable without aorta, with no credential in it: a
+credential comes from the caller's environment (`NAME="${NAME:?...}"`, or
+`"${AORTA_ARG_<i>:?...}"` for an argument, with a comment saying which to supply).
 """
 
 from __future__ import annotations
@@ -41,6 +40,5 @@ def rerun_script(launch: Launch, dirs: Iterable[str], env_mode: str,
 
 def _assignment(key: str, value: str, redactor: Redactor) -> str:
     if looks_secret(key) or redactor.text(value) != value:
-        # A credential is taken from the caller's environment, never written down.
         return f'{key}="${{{key}:?set {key}}}"'
     return f"{key}={shlex.quote(value)}"

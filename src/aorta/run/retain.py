@@ -1,14 +1,9 @@
-"""Retention: what a finished trial keeps once its collectors' metrics are read (docs/sweep.md).
-A level (`none < log < summary < full`) keeps the file classes up to its own:
-
-    record    result.json                              never deleted
-    log       stdout.log stderr.log rerun.sh child.env, and any *.log a collector wrote
-    summary   a collector's summary tables: names with the word `summary`, `stats` or `sum`
-              between `.`, `_` or `-` (rocprof's *_kernel_stats.csv, nsys' *_kern_sum.csv)
-    heavy     everything else a collector wrote: traces, databases, profiles
-
-Pruning walks the trial directory by file descriptor and never follows a symbolic link, so
-nothing outside it can be touched. Directories stay (empty).
+"""Retention: what a finished trial keeps once its collectors' metrics are read. A level
+(`none < log < summary < full`) keeps the file classes up to its own: record (result.json),
+log (the top-level logs, rerun.sh, child.env, any *.log), summary (names with the word
+`summary`, `stats` or `sum` between `.`, `_` or `-`, as nsys' *_kern_sum.csv), heavy (the
+rest); docs/sweep.md. Pruning walks the trial directory by file descriptor and never follows a
+symbolic link, so nothing outside it can be touched. Directories stay (empty).
 """
 
 from __future__ import annotations
@@ -44,16 +39,13 @@ def file_class(relative: str) -> str:
     return "summary" if _SUMMARY.search(name) else "heavy"
 
 
-#: How deep pruning looks into a trial directory: a payload's own deep tree neither exhausts
-#: file descriptors nor the stack; deeper files are kept.
+#: How deep pruning looks (deeper files are kept), so a deep tree exhausts no fds nor the stack.
 MAX_DEPTH = 64
 
 
 def prune_trial(run_root: Path, trial_parts: tuple[str, ...], level: str) -> Retention:
-    """Delete the files of the trial directory `run_root/trial_parts` above `level`.
-
-    `run_root` and every part are opened without following links (a link there raises
-    `RunDirError`). A file that vanished or cannot be removed is left out of the record."""
+    """Delete the files of the trial directory `run_root/trial_parts` above `level`. A link on
+    the way raises `RunDirError`; a file that vanished or cannot be removed is not recorded."""
     if level not in _RANK:
         raise ValueError(f"retain level {level!r} is not one of {RETAIN_LEVELS}")
     if level == "full":
@@ -78,9 +70,8 @@ def prune_trial(run_root: Path, trial_parts: tuple[str, ...], level: str) -> Ret
 
 
 def _files(fd: int, prefix: str, depth: int) -> Iterator[tuple[str, int, str, int]]:
-    """(relative path, directory fd, name, bytes) of every regular file below `fd`, links
-    neither followed nor returned, directories `depth` levels down at most (what lies deeper
-    is kept). Sorted, so the record lists files in a stable order."""
+    """(relative path, directory fd, name, bytes) of every regular file below `fd`, sorted for
+    a stable record; links neither followed nor returned; at most `depth` levels down."""
     with os.scandir(fd) as entries:
         names = sorted(e.name for e in entries)
     for name in names:

@@ -14,9 +14,8 @@ from aorta.store.run_dir import RunStore
 
 
 def kill_stale_trials(store: RunStore, cells: Iterable[str]) -> int:
-    """Kill the processes of every trial an earlier driver on this host left marked as
-    running; returns how many were killed. Marks from other hosts or boots are skipped (a
-    Slurm node's own worker cleans up there; a reboot already did)."""
+    """Kill what is left of every trial an earlier driver on this host marked running; return
+    the count. Other hosts' or boots' marks are skipped (their worker or a reboot cleaned up)."""
     killed = 0
     here, boot = socket.gethostname(), boot_id()
     for cell, name, mark in store.running_marks(cells):

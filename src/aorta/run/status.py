@@ -121,7 +121,6 @@ class _Slot:
 
 
 def _cells(run_dir: str | os.PathLike[str], run: dict[str, Any]) -> list[str]:
-    """The run's cells, then cells found only on disk."""
     planned: list[str] = run["cells"]
     return planned + [c for c in cells_on_disk(run_dir) if c not in planned]
 

@@ -1,7 +1,6 @@
 """`stop_after`: stop a cell early once `events` of its trials ended with `event_verdict`, or
-`max_trials` ran (docs/sweep.md). A cell then runs its trials one at a time, in index order.
-Whether a cell stopped is a function of its results alone (`cell_stop`), so a resumed run
-decides exactly as the first one did.
+`max_trials` ran (docs/sweep.md); such a cell runs its trials one at a time, in index order.
+Whether a cell stopped depends on its results alone (`cell_stop`), so a resume decides alike.
 """
 
 from __future__ import annotations
@@ -48,10 +47,9 @@ def cell_stop(rule: StopAfter, results: Mapping[int, TrialResult]) -> CellStop:
 def run_with_stop_after(rule: StopAfter, specs: Sequence[TrialSpec],
                         done: Mapping[str, TrialResult], run_batch: RunBatch
                         ) -> dict[str, CellStop]:
-    """Run `specs` (every planned trial, in plan order) under `rule`, skipping trials that
-    already have a result in `done` (trial key -> result). `run_batch(specs, record)` runs
-    a batch and calls `record` with each result. Each batch holds the next trial of every
-    cell that has not stopped (with its baseline trial, if any). Returns each cell's state."""
+    """Run `specs` (every planned trial, in plan order) under `rule`, skipping those with a
+    result in `done` (key -> result). `run_batch(batch, record)` runs the next trial (with its
+    baseline) of every cell not stopped, calling `record` per result. Returns each cell's state."""
     results = dict(done)
     groups: dict[str, dict[int, list[TrialSpec]]] = {}
     for spec in specs:
@@ -88,8 +86,7 @@ def run_with_stop_after(rule: StopAfter, specs: Sequence[TrialSpec],
 
 def _file_profiled(profiled: dict[str, dict[int, TrialResult]], key: str,
                    result: TrialResult) -> None:
-    """Add `result` to its cell's profiled results when `key` (cells/CELL/NAME) names a
-    profiled trial (trial_N, not a baseline_N)."""
+    """File `result` under its cell when `key` (cells/CELL/NAME) names a profiled trial_N."""
     top, cell, name = (key.split("/", 2) + ["", ""])[:3]
     if top == "cells" and name.startswith("trial_") and cell in profiled:
         profiled[cell][result.index] = result

@@ -1,7 +1,6 @@
 """Per-cell summaries of a run's trials: `matrix.json` (for programs) and `perf.md` (for people).
-Statistics are over passing trials only: a failed or errored trial's numbers describe
-something else. Counts of each verdict are kept so nothing disappears silently.
-"""
+Statistics are over passing trials only (a failed trial's numbers describe something else);
+verdict counts keep the others visible."""
 
 from __future__ import annotations
 
@@ -98,9 +97,8 @@ def _samples(results: Iterable[TrialResult], allow_partial: bool = False
 def summarize_cell(name: str, planned: int, results: Iterable[TrialResult],
                    collectors: Sequence[str] = (), allow_partial: bool = False,
                    skipped: int = 0, stop_note: str | None = None) -> CellSummary:
-    """Verdict counts, capture states, and statistics over passing trials of figures that
-    are measurements (a collector's figures count when its capture is `ok`, or `partial`
-    with `allow_partial`)."""
+    """Verdict counts, capture states, and statistics over passing trials of the figures that
+    are measurements (`TrialResult.numeric_metrics`)."""
     everything = list(results)
     profiled = [r for r in everything if not r.baseline]
     based = [r for r in everything if r.baseline]

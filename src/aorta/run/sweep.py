@@ -1,7 +1,6 @@
-"""The sweep loop: the run directory (lock, resume, provenance), every trial, and the
-summaries, which are written whatever happens: Ctrl-C, a crash of a trial, a full disk.
-Files and their places belong to `aorta.store`; this module decides what to run.
-"""
+"""The sweep loop: the run directory (lock, resume, provenance), every trial, and the summaries,
+written whatever happens (Ctrl-C, a crash of a trial, a full disk). Files and their places
+belong to `aorta.store`; this module decides what to run."""
 
 from __future__ import annotations
 
@@ -31,8 +30,7 @@ from aorta.store.run_dir import RunStore, Slot
 
 @dataclass(frozen=True)
 class SweepOutcome:
-    """How one call of a sweep went: each cell's summary, the run's status, how many trials
-    ran now (not resumed), and what was written after the trials (the report, the history)."""
+    """How one call of a sweep went; `ran` counts the trials run now, not the resumed ones."""
 
     run_dir: Path
     cells: list[CellSummary]
@@ -64,8 +62,7 @@ class SweepOutcome:
 
 
 def plan_redactor(plan: Plan, caller_env: Mapping[str, str]) -> Redactor:
-    """Knows every secret among the sweep's inputs: the caller's environment, the recipe's
-    and every cell's variables, and the command line."""
+    """A redactor that knows every secret among the sweep's inputs."""
     return Redactor.for_inputs([caller_env, plan.recipe.env, *(c.env for c in plan.cells)],
                                [plan.command + c.args for c in plan.cells])
 
@@ -125,11 +122,9 @@ def pending_trials(plan: Plan, run_dir: Path, fresh: bool = False) -> Pending:
 
 def run_sweep(plan: Plan, output: Path, caller_env: Mapping[str, str], progress: Progress,
               fresh: bool, executor: Executor) -> SweepOutcome:
-    """Run every trial of `plan` that has no complete result yet under `output`/<run>, on
-    `executor` (`aorta.run.prepare` makes both).
-
-    Raises `DiskFullError` when the disk fills up: the run is then marked interrupted, what
-    finished is kept, and the same command resumes it."""
+    """Run every trial of `plan` without a complete result under `output`/<run>, on `executor`.
+    Raises `DiskFullError` when the disk fills up: the run is marked interrupted, what finished
+    is kept, and the same command resumes it."""
     store = RunStore.in_output(output, plan.run_name, plan_redactor(plan, caller_env))
     try:
         store.create()
@@ -325,8 +320,7 @@ def _refuse_newer(store: RunStore, slots: Any) -> None:
 
 def _discarded(previous: RunRecord | None) -> RunRecord | None:
     """After --fresh only the executor's record survives, marked discarded: what it launched
-    (live Slurm jobs, say) measures what the user threw away, and is stopped before new
-    trials start."""
+    (live Slurm jobs) measures what the user threw away, and is stopped first."""
     if previous is None or previous.executor is None:
         return None
     return replace(previous, created_at=None, started_at=None, finished_at=None, history=[],

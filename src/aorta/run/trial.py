@@ -1,7 +1,6 @@
-"""One trial, start to finish: build the launch, let collectors wrap it, run it, read the
-artifacts, decide the verdict, write `result.json`. A failure is a record, never an exception
-(except a full disk or a cancelled trial, which leave the trial incomplete to run again).
-"""
+"""One trial, start to finish: launch, collectors' wrapping, run, artifacts, verdict,
+`result.json`. A failure is a record, never an exception (except a full disk or a cancelled
+trial, which leave the trial incomplete to run again)."""
 
 from __future__ import annotations
 
@@ -68,8 +67,7 @@ class TrialSpec:
 
 
 def trial_redactor(spec: TrialSpec, caller_env: Mapping[str, str]) -> Redactor:
-    """Knows every secret among the trial's inputs: the caller's and the recipe's
-    environments, the cell's variables, and the command line."""
+    """A redactor that knows every secret among the trial's inputs."""
     return Redactor.for_inputs([caller_env, spec.env, spec.device_env], [spec.command])
 
 
@@ -83,9 +81,8 @@ def spec_launch(spec: TrialSpec, base_env: Mapping[str, str]) -> Launch:
 def run_trial(spec: TrialSpec, caller_env: Mapping[str, str],
               cancel: threading.Event | None = None, warden: Warden | None = None
               ) -> TrialResult:
-    """Run the trial described by `spec` and write its `result.json` (atomically, last).
-
-    When `cancel` is set mid-trial everything the payload started is killed and `Cancelled`
+    """Run the trial described by `spec` and write its `result.json` (atomically, last). When
+    `cancel` is set mid-trial everything the payload started is killed and `Cancelled`
     propagates: the trial stays incomplete, so a resumed run runs it again."""
     if warden is None:
         with Warden.start() as own:

@@ -1,8 +1,7 @@
-"""The driver's side of the trial warden (run/warden_server.py). One warden serves a whole
-sweep, several trials at once; a reader thread routes its events to the trial they concern.
-Start it from the thread that will outlive the trials (the kernel ties the warden's
-parent-death signal to that thread). If the warden dies, every waiting trial is told so and its
-processes are killed from here.
+"""The driver's side of the trial warden (run/warden_server.py): one warden serves a whole
+sweep; a reader thread routes its events to the trial they concern. Start it from the thread
+that will outlive the trials (the kernel ties the warden's parent-death signal to that thread).
+If the warden dies, every waiting trial is told so and its processes are killed from here.
 """
 
 from __future__ import annotations
@@ -76,8 +75,6 @@ class Warden:
                  tb: TracebackType | None) -> None:
         self.close()
 
-    # --- requests ------------------------------------------------------------------------
-
     def spawn(self, argv: Sequence[str], env: Mapping[str, str], stdout: Path, stderr: Path,
               token: str, limit: int, secrets: Sequence[str] = (),
               cwd: Path | None = None) -> Handle:
@@ -132,8 +129,6 @@ class Warden:
                 self.proc.stdin.flush()
             except OSError:
                 pass   # the reader sees it die and tells every trial
-
-    # --- events --------------------------------------------------------------------------
 
     def _read(self) -> None:
         assert self.proc.stdout is not None

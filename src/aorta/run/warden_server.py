@@ -1,14 +1,11 @@
-"""The trial warden: a small process that starts the trials' payloads and makes sure nothing
-of them outlives its trial or the driver (docs/reliability.md, "Containment").
-`python -m aorta.run.warden_server DRIVER_PID`; Linux only.
-
-Requests:  {"op": "spawn", "id", "argv", "env", "cwd", "stdout", "stderr", "limit",
-            "secrets", "token"}  {"op": "signal", "id", "signal"}  {"op": "kill", "id"}
-            {"op": "bye"}
-Events:    {"id", "event": "started", "pid", "start_ticks"}  {"id", "event": "failed", "errno",
-            "error"}  {"id", "event": "done", "status", "wall_s", "utime", "stime",
-            "maxrss_kib", "killed", "survivors", "logs": {"stdout": [written, kept, problem]}}
-"""
+"""The trial warden: starts the trials' payloads and makes sure nothing of them outlives its
+trial or the driver (docs/reliability.md, "Containment"). `python -m aorta.run.warden_server
+DRIVER_PID`; Linux only. JSON lines; requests on stdin, events on stdout:
+  {"op": "spawn", "id", "argv", "env", "cwd", "stdout", "stderr", "limit", "secrets", "token"}
+  {"op": "signal", "id", "signal"}  {"op": "kill", "id"}  {"op": "bye"}
+  {"id", "event": "started", "pid", "start_ticks"}  {"id", "event": "failed", "errno", "error"}
+  {"id", "event": "done", "status", "wall_s", "utime", "stime", "maxrss_kib", "killed",
+   "survivors", "logs": {"stdout": [written, kept, problem]}}"""
 
 from __future__ import annotations
 
@@ -63,8 +60,6 @@ class Warden:
         self.tokens: list[bytes] = []     # every trial's, for the last look at the end
         self.last_chld = time.perf_counter()
         self.stop = False
-
-    # --- the loop ----------------------------------------------------------------------------
 
     def serve(self) -> None:
         wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -128,8 +123,6 @@ class Warden:
             os.write(self.events, (json.dumps(doc) + "\n").encode())
         except OSError:
             self.stop = True   # nobody listens any more
-
-    # --- one trial ---------------------------------------------------------------------------
 
     def _spawn(self, msg: dict[str, Any]) -> None:
         tid, limit = msg["id"], int(msg["limit"])
@@ -248,8 +241,7 @@ class Warden:
                 log.close()
 
     def _orphans(self) -> list[ProcInfo]:
-        """Every process that came back here, or carries the token of any trial this warden
-        started: one full look at the whole process table, at the very end."""
+        """Every process that came back here or carries any trial's token: one full look, last."""
         return [p for p in processes() if p.state != "Z" and p.pid != self.me and (
             p.ppid == self.me or any(has_token(p.pid, t) for t in self.tokens))]
 

@@ -1,21 +1,16 @@
 """How many more trials would likely settle an UNCERTAIN comparison: a range, not a number.
 
-A comparison is settled once its interval no longer straddles a band edge, lo = log(1 -
-threshold) or hi = log(1 + threshold) in log units. N trials per side estimate the change with
-standard error S(N) = 1.2533 s sqrt(2 / N), s the spread of log values and 1.2533 = sqrt(pi/2)
-the median's efficiency factor; for a true change at distance m from the nearer edge, power
-0.8 takes n(m) = 2 (1.2533 s (z[1 - alpha/2] + z[0.8]) / m)^2 trials per side. The observed
-change d is itself known only to within se = 1.2533 s sqrt(1/n_base + 1/n_new), so:
-
-- low: n(m) for the most favourable change within d +/- se (the farthest from an edge);
-- high: the N whose assurance (O'Hagan, Stevens & Campbell 2005, Pharmaceutical Statistics
-  4(3):187-201), the chance of settling averaged over truths delta ~ N(d, se^2), reaches 0.8.
-  The new estimate is then e ~ N(d, S(N)^2 + se^2), so in closed form
-
+Settled: the interval clears a band edge, lo = log(1 - threshold) or hi = log(1 + threshold).
+With s the spread of log values and 1.2533 = sqrt(pi/2) the median's efficiency factor, N
+trials per side give S(N) = 1.2533 s sqrt(2 / N), and power 0.8 at distance m from the nearer
+edge takes n(m) = 2 (1.2533 s (z[1 - alpha/2] + z[0.8]) / m)^2 per side. The observed change d
+has se = 1.2533 s sqrt(1/n_base + 1/n_new). Low: n(m) for the change within d +/- se farthest
+from an edge. High: the N whose assurance (O'Hagan, Stevens & Campbell 2005, Pharmaceutical
+Statistics 4(3):187-201) over truths delta ~ N(d, se^2) reaches 0.8; with the new estimate
+e ~ N(d, S(N)^2 + se^2),
     A(N) = P(e < lo - z S) + P(lo + z S < e < hi - z S) + P(e > hi + z S)
-
-  (the middle term only while the band is wider than 2 z S). Past 10,000 trials per side
-  the range is open-ended. Why a range, and how it was measured: docs/compare.md.
+(the middle term only while the band is wider than 2 z S). Open-ended past 10,000 per side.
+Why a range, and how it was measured: docs/compare.md.
 """
 
 from __future__ import annotations
@@ -120,8 +115,7 @@ def _first_guess(change: float, change_se: float, spread: float,
 
 
 def _best_margin(start: float, end: float, edges: tuple[float, float]) -> float:
-    """The largest distance to the nearer band edge over changes in [start, end]: the
-    distance is piecewise linear, largest mid-band or at an end of the range."""
+    """Largest distance to the nearer band edge over [start, end]: mid-band or at an end."""
     lower, upper = edges
     middle = (lower + upper) / 2
     candidates = [start, end] + ([middle] if start <= middle <= end else [])
@@ -129,9 +123,8 @@ def _best_margin(start: float, end: float, edges: tuple[float, float]) -> float:
 
 
 def _smallest(enough: Callable[[float], bool], start: int, guess: float) -> float:
-    """About the smallest integer n >= start with enough(n) (monotone in n), known within
-    1/8 (advice is a rough figure) and rounded up; inf past _MOST. Steps of 1/8 from a
-    guess, then halving or doubling until bracketed, then bisection."""
+    """About the smallest integer n >= start with enough(n), monotone in n: doubling from
+    `guess` until bracketed, then bisection to within 1/8 (a rough figure); inf past _MOST."""
     if enough(start):
         return start
     low, high = float(start), min(max(guess, start + 1.0), 2.0 * _MOST)

@@ -1,15 +1,10 @@
-"""Many rows, one decision: adjusting p-values across the rows of a comparison.
+"""Adjusting p-values across the rows of a comparison, `--correction` (why: docs/compare.md).
 
-Each row's test bounds its own false alarms at alpha; over many rows some unchanged row can
-still come out SLOWER by chance (docs/compare.md measures how often). `--correction` trades
-power for a guarantee over the whole family:
-
-- `holm`: Holm's step-down procedure (Holm 1979, Scand. J. Statist. 6(2):65-70) keeps the
-  chance of any false alarm at or below alpha, under any dependence between rows;
-- `bh`: Benjamini & Hochberg (1995, JRSS B 57(1):289-300) keeps the expected share of false
-  alarms among the rows flagged at or below alpha; valid for independent rows and for the
-  positive dependence of kernels of one run (Benjamini & Yekutieli 2001, Ann. Statist.
-  29(4):1165-1188).
+- `holm` (Holm 1979, Scand. J. Statist. 6(2):65-70): the chance of any false alarm <= alpha,
+  under any dependence between rows;
+- `bh` (Benjamini & Hochberg 1995, JRSS B 57(1):289-300): the expected share of false alarms
+  among rows flagged <= alpha; valid for independent rows and for the positive dependence of
+  kernels of one run (Benjamini & Yekutieli 2001, Ann. Statist. 29(4):1165-1188).
 
 Adjusted p-values (Wright 1992, Biometrics 48(4):1005-1013): with p_(1) <= ... <= p_(m),
     holm: q_(i) = max over j <= i of min(1, (m - j + 1) p_(j))
@@ -27,8 +22,7 @@ CORRECTIONS: tuple[str, ...] = get_args(Correction)
 
 
 def adjust(p_values: Sequence[float], method: Correction) -> list[float]:
-    """Adjusted p-values in the input's order (`none` returns them unchanged). Raises
-    ValueError for another method."""
+    """Adjusted p-values in input order (`none`: unchanged); ValueError for another method."""
     if method == "none" or not p_values:
         return list(p_values)
     m = len(p_values)

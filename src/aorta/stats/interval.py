@@ -1,20 +1,16 @@
 """The interval of a ratio of medians: the percentile bootstrap's, computed exactly.
 
 The percentile bootstrap (Efron & Tibshirani 1993, "An Introduction to the Bootstrap", ch. 13)
-reports quantiles of B resampled ratios median(new*) / median(base*); as B grows they tend to
-the quantiles of the ratio's bootstrap law, known exactly (`median_law` for each side, the
-sides independent), and taken here without drawing anything, so the same data always gives
-the same interval. With tail = (1 - level) / 2:
-
+takes quantiles of B resampled median(new*) / median(base*); here, their limits as B grows, from
+the exact law (`median_law` per side, sides independent), so the same data give the same
+interval. With tail = (1 - level) / 2:
     low  = the smallest outcome r with P(R* <= r) >  tail      (at most `tail` lies below low)
     high = the smallest outcome r with P(R* <= r) >= 1 - tail  (at most `tail` lies above high)
-
 (the limits of the plain bootstrap's order statistics floor(tail B) + 1 and ceil((1 - tail) B)).
-Probabilities are floating-point sums, good to about 1e-13, so a tail within 1e-12 of the
-allowed mass is kept inside: the interval never narrows on rounding. `ratio_grid` finds the
-quantiles, or its compiled twin (`_ratio_quantiles.c`, built at install when a C compiler is
-present) where every denominator value is positive. A base outcome of 0 gives +inf (1.0 over a
-new 0), so an interval can be open-ended; callers treat an infinite bound as "not settled".
+Sums are good to about 1e-13, so a tail within 1e-12 of the allowed mass counts as inside: the
+interval never narrows on rounding. `ratio_grid` finds the quantiles, or its compiled twin
+(`_ratio_quantiles.c`) where every denominator value is positive. A base outcome of 0 gives
++inf (1.0 over a new 0); callers treat an infinite bound as "not settled".
 """
 
 from __future__ import annotations
@@ -43,9 +39,8 @@ def ratio(new: float, base: float) -> float:
 
 def ratio_interval(base: Sequence[float], new: Sequence[float],
                    level: float) -> tuple[float, float]:
-    """The central `level` (e.g. 0.95) percentile interval of median(new) / median(base) under
-    the bootstrap, computed exactly. Raises ValueError for an empty side or a level outside
-    (0, 1)."""
+    """The exact central `level` (e.g. 0.95) bootstrap interval of median(new) / median(base).
+    Raises ValueError for an empty side or a level outside (0, 1)."""
     if not base or not new:
         raise ValueError("a ratio interval needs values on both sides")
     if not 0 < level < 1:
@@ -65,7 +60,6 @@ def ratio_interval(base: Sequence[float], new: Sequence[float],
 
 def _quantiles(num: MedianLaw, den: MedianLaw,
                *wanted: tuple[float, bool]) -> list[tuple[float, float]]:
-    """`Grid.of(num, den).quantiles(*wanted)`, by the compiled search where it applies."""
     if _compiled_quantiles is not None:
         found = _compiled_quantiles(num.values, num.probs, num.cumulative, den.values,
                                     den.probs, wanted)

@@ -1,10 +1,8 @@
-"""The exact bootstrap distribution of a sample median, in closed form.
+"""The exact bootstrap distribution of a sample median, in closed form (docs/compare.md).
 
-Resampling n values x_(1) <= ... <= x_(n) with replacement (positions, so tied values are
-told apart), let C_k be how many draws land at or below position k: C_k ~ Binomial(n, k/n).
-The resample's median M* is one sorted value (odd n) or the mean of two (even n), and the
-chance of each outcome depends on n alone:
-
+Resampling n values x_(1) <= ... <= x_(n) with replacement (by position, so ties are told
+apart), C_k ~ Binomial(n, k/n) draws land at or below position k. The resample's median M* is
+one sorted value (odd n) or the mean of two (even n), its law depending on n alone:
 - odd n, m = (n + 1) / 2: P(M* <= x_(k)) = P(C_k >= m) (Efron 1979, Ann. Statist. 7(1),
   section 3; Maritz & Jarrett 1978, JASA 73(361):194-196);
 - even n, m = n / 2, M* = (X*_(m) + X*_(m+1)) / 2 needs the joint law of the two middle order
@@ -13,9 +11,8 @@ chance of each outcome depends on n alone:
   draws at or above position j with one at j:
     i < j:  C(n, m) ((i/n)^m - ((i-1)/n)^m) (((n-j+1)/n)^(n-m) - ((n-j)/n)^(n-m))
     i = j:  P(C_(i-1) <= m - 1) - P(C_i <= m) + C(n, m) ((i-1)/n)^m ((n-i)/n)^(n-m)
-
-Outcomes below 1e-15 are dropped (far below the 1e-12 the interval works to) and the rest
-renormalised. Binomial tails are summed in floating point from lgamma, so any n works.
+Outcomes below 1e-15 (far below the interval's 1e-12) are dropped and the rest renormalised;
+binomial tails are summed from lgamma, so any n works.
 """
 
 from __future__ import annotations
@@ -78,9 +75,8 @@ def law_of(sample: Sequence[float]) -> MedianLaw:
 
 @lru_cache(maxsize=256)
 def median_law(n: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[float, ...]]:
-    """The law of a resample's median for n sorted values, as three aligned tuples: 0-based
-    positions i <= j (the median being (x[i] + x[j]) / 2) and their probabilities, which sum
-    to 1. Ordered by (i, j). Raises ValueError for n < 1."""
+    """The law of a resample's median of n sorted values: aligned 0-based positions i <= j (median
+    (x[i] + x[j]) / 2) and probabilities summing to 1, by (i, j). ValueError for n < 1."""
     if n < 1:
         raise ValueError("no values")
     weights = _odd_law(n) if n % 2 else _even_law(n)

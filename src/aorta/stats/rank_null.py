@@ -1,23 +1,17 @@
 """Exact null distributions of the Mann-Whitney statistic, without ties and with them.
 
-Under "no difference" every split of the N = n1 + n2 pooled values into the two samples is
-equally likely (a permutation test), so an exact p-value counts splits.
-
-Untied values: the number of splits giving U = u is the coefficient of q^u in the Gaussian
-binomial [N choose n1](q) (Mann & Whitney 1947, Ann. Math. Statist. 18(1):50-60).
-
-Tied values share their mid-rank, and the null distribution depends on the tie pattern (the
+Under "no difference" every split of the N = n1 + n2 pooled values between the two samples is
+equally likely, so an exact p counts splits. Untied: the splits giving U = u are the coefficient
+of q^u in the Gaussian binomial [N choose n1](q) (Mann & Whitney 1947, Ann. Math. Statist.
+18(1):50-60). Tied values share their mid-rank, and the law depends on the tie pattern (the
 untied one understates p there: docs/compare.md). It comes from the shift algorithm
 (Streitberg & Roehmel 1986, Statistical Software Newsletter 12(1):10-17; the recursion of
-coin's `wilcox_test(distribution = "exact")`): walking the tie groups in order, group g holding
+coin's `wilcox_test(distribution = "exact")`): over the tie groups in order, group g holding
 t_g values of doubled mid-rank s_g, the ways to draw c values with rank sum k grow as
-
     ways[c][k] += sum over d = 1..t_g of C(t_g, d) * ways[c - d][k - d s_g].
-
-Each ways[c] is one Python integer holding the counts for every k in fixed-width bit fields
-(wide enough for C(N, m), so fields never carry into each other): a step is a shift and an
-add done in C. `tied_tails` declines (None) past a cost budget, and callers use the normal
-approximation there.
+Each ways[c] is one Python integer, a fixed-width bit field per k (wide enough for C(N, m), so
+fields never carry): a step is a shift and an add done in C. Past a cost budget `tied_tails`
+declines (None), and callers use the normal approximation.
 """
 
 from __future__ import annotations
@@ -31,11 +25,9 @@ TIED_BUDGET = 4e6      # field-bits x shift-adds beyond which the exact tied cou
 
 @lru_cache(maxsize=256)
 def untied_cumulative(n1: int, n2: int) -> tuple[int, ...]:
-    """Running totals of the number of splits with U = 0, 1, ..., n1*n2 (untied values).
-
-    The coefficients of the Gaussian binomial [n1+n2 choose n1](q), built as the product over
-    i of (1 - q^(n2+i)) / (1 - q^i); every partial product is itself a Gaussian binomial, so
-    integer arithmetic stays exact."""
+    """Running totals of the splits with U = 0, 1, ..., n1*n2 (untied values): the Gaussian
+    binomial [n1+n2 choose n1](q) as the product over i of (1 - q^(n2+i)) / (1 - q^i), whose
+    partial products are Gaussian binomials too, so integer arithmetic stays exact."""
     n1, n2 = min(n1, n2), max(n1, n2)
     coeffs = [1]
     for i in range(1, n1 + 1):
@@ -53,13 +45,10 @@ def untied_cumulative(n1: int, n2: int) -> tuple[int, ...]:
 
 
 def tied_tails(groups: Sequence[int], drawn: int, low: int, high: int) -> tuple[int, int] | None:
-    """Exact permutation counts for a rank sum with ties.
-
-    `groups` are the tie-group sizes in value order (N values in all), `drawn` how many values
-    one sample takes. With s_g the doubled mid-rank of group g (2 x the values before it
-    + t_g + 1), T is twice that sample's rank sum. Returns (number of splits with T <= low,
-    number with T >= high), out of C(N, drawn); None when the count would cost more than
-    TIED_BUDGET (see the module docstring)."""
+    """Exact counts for a rank sum with ties: `groups` are tie-group sizes in value order (N
+    values), `drawn` how many one sample takes, T twice its rank sum (s_g = 2 x the values
+    before group g + t_g + 1). Returns (splits with T <= low, splits with T >= high) of
+    C(N, drawn); None past TIED_BUDGET. ValueError when `drawn` is not in 0..N."""
     scores, before = [], 0
     for size in groups:
         scores.append(2 * before + size + 1)
@@ -108,11 +97,8 @@ def _reduced(sizes: Sequence[int], scores: Sequence[int], drawn: int,
 
 
 def _count(steps: Sequence[tuple[int, int]], drawn: int, width: int, limit: int) -> int:
-    """How many ways there are to draw exactly `drawn` values with each reduced sum up to
-    `limit`, packed in fields of `width` bits (field k: the count of sum k).
-
-    ways[c] packs, for c values drawn so far, the count of every reduced sum. Sums only grow
-    along the walk, so fields past `limit` are dropped as they appear."""
+    """The ways to draw exactly `drawn` values with each reduced sum k <= `limit`, field k of
+    `width` bits. Sums only grow along the walk, so fields past `limit` are dropped at once."""
     keep = (1 << (width * (limit + 1))) - 1
     ways = [1] + [0] * drawn
     seen, total = 0, sum(size for size, _ in steps)

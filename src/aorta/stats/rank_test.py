@@ -1,12 +1,10 @@
 """The rank test between two handfuls of noisy trials, and its small-sample guard.
 
-Profiler timings are few (3 to 20 trials per side), skewed (a page fault or a clock ramp makes
-a slow outlier) and not normal, so a t-test's p cannot be trusted; the Mann-Whitney U test
-only asks whether values from one side tend to be larger. Its p is exact up to 50 trials per
-side (`rank_null`: given the ties, scored as mid-ranks, when values tie); beyond that, or when
-the tied count would cost too much (`rank_null.TIED_BUDGET`), it is the normal approximation
-with tie and continuity correction. The guard: with 3 trials per side no outcome gives p below
-0.1, so callers check `can_reach(alpha, n1, n2)` before believing any p.
+Timings are few (3 to 20 per side), skewed and not normal, so a t-test's p cannot be trusted;
+the Mann-Whitney U test only asks whether one side's values tend to be larger. Its p is exact
+up to 50 trials per side (`rank_null`, given the ties as mid-ranks), else, or past
+`rank_null.TIED_BUDGET`, the normal approximation with tie and continuity correction. With 3
+trials per side no outcome gives p below 0.1: callers check `can_reach` before believing a p.
 """
 
 from __future__ import annotations
@@ -26,9 +24,8 @@ EXACT_LIMIT = 50                          # trials per side up to which p is exa
 
 @dataclass(frozen=True)
 class RankTest:
-    """The outcome of a two-sided Mann-Whitney U test of `new` against `base`. `u` counts pairs
-    where the new value is larger (a tie counts one half): near `n_base * n_new` means "new is
-    larger", near 0 "new is smaller"."""
+    """A two-sided U test of `new` against `base`; `u` counts pairs where new is larger (a tie
+    counts one half): near `n_base * n_new`, "new is larger"; near 0, "new is smaller"."""
 
     u: float
     p_value: float
@@ -40,8 +37,7 @@ class RankTest:
 
 
 def mann_whitney(base: Sequence[float], new: Sequence[float]) -> RankTest:
-    """Two-sided U test (see the module docstring for which p). Raises ValueError when a
-    side is empty."""
+    """Two-sided U test (which p: module docstring). Raises ValueError when a side is empty."""
     n1, n2 = len(base), len(new)
     if n1 == 0 or n2 == 0:
         raise ValueError("the U test needs at least one value per side")
@@ -81,8 +77,7 @@ def _exact_tied_p(u: float, n1: int, n2: int, pooled: list[float]) -> float | No
 
 
 def _normal_p(u: float, n1: int, n2: int, pooled: list[float]) -> float:
-    """Normal approximation with continuity correction; `pooled` (sorted) gives the tie
-    correction of the variance, and may be empty when nothing is tied."""
+    """Normal approximation, continuity and tie corrected (`pooled` sorted; empty: no ties)."""
     n = n1 + n2
     tie_term = sum(t ** 3 - t for t in (sum(1 for _ in run) for _, run in groupby(pooled)))
     variance = n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1)))
@@ -93,8 +88,7 @@ def _normal_p(u: float, n1: int, n2: int, pooled: list[float]) -> float:
 
 
 def smallest_p(n1: int, n2: int) -> float:
-    """The smallest two-sided p-value the U test can give with these sample sizes (ties only
-    raise it)."""
+    """The smallest two-sided p the U test can give for these sample sizes (ties only raise it)."""
     if n1 < 1 or n2 < 1:
         return 1.0
     if max(n1, n2) > EXACT_LIMIT:

@@ -1,17 +1,13 @@
 """Quantiles of num / den for two independent discrete laws, without listing every outcome.
 
-The outcomes form a grid: one row per denominator value d, holding num_k / d for every
-numerator value num_k (sorted, so every row is sorted: ascending for d > 0, descending for
-d < 0). For a cut point r, P(num / den <= r) takes one binary search per row (num_k <= r d
-for d > 0, num_k >= r d for d < 0), run in C through `map`, and the same searches count the
-outcomes between two cuts. A denominator of 0 gives the fixed outcomes -inf, 1.0 (0 / 0) and
-+inf.
-
-A quantile is bracketed by cuts that close in on it (`Grid._narrow`); once the bracket holds
-about one outcome per row, those outcomes are listed, sorted and accumulated. When both laws
-are positive the cuts follow a normal model of log(num / den) (`Grid._model`), else, or when
-that stalls on a lumpy law, the rows' median (`Grid._row_median`). Typical cost: 3 to 5 cuts
-per quantile.
+The outcomes form a grid: a row per denominator value d holding num_k / d for every sorted
+numerator value num_k (ascending rows for d > 0, descending for d < 0). P(num / den <= r) takes
+one binary search per row (num_k <= r d for d > 0, num_k >= r d for d < 0), run in C through
+`map`; the same searches count the outcomes between two cuts. A zero denominator gives the
+fixed outcomes -inf, 1.0 (0 / 0) and +inf. Cuts close in on a quantile (`Grid._narrow`), by a
+normal model of log(num / den) when both laws are positive (`Grid._model`), else, or when that
+stalls on a lumpy law, at the rows' median (`Grid._row_median`); once about one outcome per row
+is left, those are listed, sorted and accumulated. Typically 3 to 5 cuts per quantile.
 """
 
 from __future__ import annotations
@@ -37,10 +33,9 @@ _Item = tuple[float, float, float, float]
 
 
 class Cut(NamedTuple):
-    """Where r cuts the grid: P(num / den <= r), per row the index of the first numerator
-    value on the far side of r (bisect_right for d > 0, bisect_left for d < 0), and
-    `order`, the sum of those indices over positive rows less that over negative rows,
-    which rises by one for every outcome r passes."""
+    """Where r cuts the grid: `mass` = P(num / den <= r); per row, the index of the first
+    numerator value past r (bisect_right for d > 0, bisect_left for d < 0); `order`, the
+    positive rows' indices summed less the negative rows', rising by one per outcome passed."""
 
     r: float
     mass: float
@@ -96,9 +91,8 @@ class Grid:
         return Cut(r, mass, pos, neg, sum(pos) - sum(neg))
 
     def _merged(self, r: float, lo: Cut, hi: Cut) -> Cut:
-        """`cut` for positive rows, which are ascending, so r d ascends and each row's index
-        starts where the previous row's stopped: a merge, cheaper in Python than one binary
-        search per row while the numerator has no more values than a few per row."""
+        """`cut` for ascending positive rows as a merge (each row's index starts where the last
+        stopped): cheaper in Python than a search per row while num has a few values per row."""
         num, cum = self.num.values, self.num.cumulative
         indices, mass, j = [], 0.0, 0
         for d, w, a, b in zip(self.pos, self.pos_w, lo.pos, hi.pos):
@@ -114,9 +108,8 @@ class Grid:
         return Cut(r, mass, indices, [], sum(indices))
 
     def quantiles(self, *wanted: tuple[float, bool]) -> list[tuple[float, float]]:
-        """For each (p, strict): the (numerator, denominator) of the smallest outcome r with
-        P(num / den <= r) > p (strict) or >= p; the largest outcome when none is; -inf is
-        (-1.0, 0.0). A small grid is listed once for all of them."""
+        """Per (p, strict): (numerator, denominator) of the smallest outcome r with
+        P(num / den <= r) > p (strict) or >= p, else of the largest; -inf is (-1.0, 0.0)."""
         lo, hi = self._ends()
         if len(self.num.values) * len(self.den.values) <= _SMALL:
             items = self._items(lo, hi)
@@ -145,9 +138,8 @@ class Grid:
         return hi.order - lo.order + fixed
 
     def _model(self, p: float) -> tuple[float | None, float]:
-        """(guess of log r, d(log r)/dz near it), or (None, 0) unless both laws are positive:
-        the difference of the medians' logs, and the two laws' own tail distances combined as
-        normal quantiles would be (sqrt(a^2 + b^2))."""
+        """(guess of log r, d(log r)/dz), or (None, 0) unless both laws are positive: the medians'
+        log difference, plus both laws' tail distances combined as normal ones, sqrt(a^2 + b^2)."""
         if not (self.num.values[0] > 0 and self.den.values[0] > 0):
             return None, 0.0
         z = _z(p)
@@ -158,9 +150,7 @@ class Grid:
         return mid + reach, max(abs(reach / z) if z else 0.0, 1e-9)
 
     def _narrow(self, lo: Cut, hi: Cut, search: _Search) -> tuple[Cut, Cut]:
-        """Cuts by the model (`_model_step`, `_aim`) until the bracket holds no more than one
-        outcome per row plus `_LIST_AT`; the rows' median where the model has no step or
-        stalls."""
+        """Cut until the bracket holds at most one outcome per row plus `_LIST_AT`."""
         limit = _LIST_AT + len(self.pos) + len(self.neg)
         count, span, reach, sure = self._between(lo, hi), hi.mass - lo.mass, 1.0, False
         for _ in range(_MAX_ROUNDS):
@@ -177,9 +167,8 @@ class Grid:
             middle = self.cut(r, lo, hi)
             lo, hi = (lo, middle) if search.crossed(middle.mass) else (middle, hi)
             left, still_open = self._between(lo, hi), _open(lo, hi)
-            # A Newton step that left the same end open goes twice as far next time; an aimed
-            # cut that halves neither the outcomes nor the mass has stalled (a lumpy law), so
-            # a sure step follows.
+            # A Newton step that left the same end open goes twice as far next; an aimed cut that
+            # halves neither outcomes nor mass has stalled (a lumpy law): a sure step follows.
             reach = reach * 2 if was_open == still_open == 1 else 1.0
             sure = not (still_open or left <= count // 2 or hi.mass - lo.mass <= span / 2)
             count, span = left, hi.mass - lo.mass
@@ -227,10 +216,9 @@ def _walk(items: list[_Item], running: float, search: _Search) -> tuple[float, f
 
 
 def _model_step(lo: Cut, hi: Cut, search: _Search, aim: float, reach: float) -> float | None:
-    """The model's guess while nothing is cut; a Newton step on the model's slope from the
-    one positive, finite end (`reach` times long); regula falsi on the normal scale, aimed at
-    mass `aim`, between two. None without a model, or where the two ends' masses give no
-    slope: the caller then cuts at the rows' median."""
+    """The model's guess while nothing is cut; from one positive, finite end, a Newton step on
+    the model's slope (`reach` times long); between two, regula falsi on the normal scale aimed
+    at mass `aim`. None without a model or a slope: the caller cuts at the rows' median."""
     if search.guess is None:
         return None
     z, slope = _z(aim), search.slope
@@ -249,9 +237,8 @@ def _model_step(lo: Cut, hi: Cut, search: _Search, aim: float, reach: float) -> 
 
 
 def _aim(lo: Cut, hi: Cut, p: float, count: int, limit: int) -> float:
-    """The mass to cut at next: p while the bracket is open; then just past p on the side of
-    the end farther from it, by half the mass span that would hold `limit` outcomes at the
-    bracket's density, so that two good cuts close it."""
+    """The mass to cut at next: p while the bracket is open; then past p toward the farther end
+    by half the mass holding `limit` outcomes at the bracket's density: two good cuts close it."""
     if _open(lo, hi) or count <= 0:
         return p
     half = (hi.mass - lo.mass) * limit / count / 2

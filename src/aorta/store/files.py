@@ -1,13 +1,8 @@
 """Writing files under a run directory, confined to it (reading is `aorta.store.reading`'s).
-
-- Every directory below the run directory is opened with `O_NOFOLLOW`, one component at a
-  time from the run directory's own descriptor, and every file is created relative to its
-  directory's descriptor: a symbolic link planted anywhere under the run directory (or at the
-  run directory itself) is refused, never followed, even if it appears between two writes.
-- Files are written atomically (a temporary file in the same directory, then `os.replace`),
-  so a reader sees the old file or the new one, never half of one.
-- Files are created with mode 0666 (0777 for scripts) and the process umask applies, so a
-  shared results directory stays readable by the group when the umask says so.
+Every directory is opened with `O_NOFOLLOW`, one component at a time from the run directory's
+own descriptor, so a symbolic link planted anywhere under it (or at it) is refused, never
+followed, even between two writes. Files are written atomically (a temporary file, then
+`os.replace`) with mode 0666 (0777 for scripts) less the umask: docs/reliability.md, "Paths".
 """
 
 from __future__ import annotations
@@ -33,10 +28,9 @@ def is_disk_full(exc: BaseException) -> bool:
 
 @contextmanager
 def open_dir(root: Path, parts: Sequence[str], create: bool = False) -> Iterator[int]:
-    """A descriptor of `root/parts...`, opened without following any symbolic link.
-
-    `root` itself must not be a link either. Raises `RunDirError` for a link or a non-directory
-    on the way, `FileNotFoundError` when a part is missing and `create` is false."""
+    """A descriptor of `root/parts...`, opened without following any link (`root` included).
+    Raises `RunDirError` for a link or a non-directory on the way, `FileNotFoundError` when a
+    part is missing and `create` is false."""
     path: str | Path = root
     try:
         fd = os.open(root, _DIR_FLAGS)

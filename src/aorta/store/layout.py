@@ -1,20 +1,9 @@
-"""Where a run directory keeps its files, and the reads that need no record type:
-
-    <output>/<run>/
-      run.json  recipe.resolved.yaml  env.json  matrix.json  perf.md  report.html
-      .aorta.lock                     held while a sweep runs (store/lock.py)
-      .aorta.reserve                  a little space kept back to record a full disk
-      cells/<cell>/trial_<i>/         result.json stdout.log stderr.log rerun.sh <collector>/
-                                      (.running.json while the payload runs)
-      cells/<cell>/baseline_<i>/      the same trial with no collector (`baseline: true`)
-      quarantine/<cell>/<trial>.<n>/  a trial whose record was corrupt, kept aside, never deleted
-      slurm/                          batch scripts, manifests and Slurm's own logs
-
-Every read validates: a run's record is its checked fields or a `RunDirError` saying why not;
-a trial's is `complete`, `missing`, `corrupt` (with why) or `newer` (written by a newer
-aorta), never an exception. Records come back as the plain fields of `aorta.store.record_checks`;
-`aorta.store.run_dir.RunStore` (which also writes) builds the record types from them, and
-`aorta sweep status` reads through here directly, so that it starts light.
+"""Where a run directory keeps its files (docs/sweep.md, "Output layout"; the lock, the reserve
+and `.running.json`: docs/reliability.md), and the reads that need no record type. Every read
+validates: a run's record is its checked fields or a `RunDirError` saying why not; a trial's
+is `complete`, `missing`, `corrupt` (with why) or `newer`, never an exception. `aorta sweep
+status` reads through here alone, so that it starts light; `aorta.store.run_dir.RunStore`
+builds the record types from the same fields.
 """
 
 from __future__ import annotations
@@ -56,11 +45,8 @@ def parse_trial_name(name: str) -> tuple[int, bool] | None:
     return int(digits), kind == "baseline"
 
 
-# --- run.json --------------------------------------------------------------------------------
-
 def read_run_fields(root: PathLike, action: str = "read") -> dict[str, Any]:
-    """The checked fields of the run's record; `RunDirError` saying why it cannot be used to
-    `action` the run."""
+    """The run's checked fields; `RunDirError` saying why it cannot be used to `action` it."""
     if not os.path.isdir(root):
         what = "not a directory" if os.path.exists(root) else "no such directory"
         raise RunDirError(f"{root}: {what}; give a run directory (<output>/<run>, "
@@ -80,7 +66,6 @@ def read_run_fields(root: PathLike, action: str = "read") -> dict[str, Any]:
 
 
 def _baseline_of_v1(root: PathLike) -> bool:
-    """Whether a v1 run (whose record did not say) had baseline trials: its resolved recipe."""
     import yaml
 
     try:
@@ -90,12 +75,9 @@ def _baseline_of_v1(root: PathLike) -> bool:
     return isinstance(recipe, dict) and recipe.get("baseline") is True
 
 
-# --- trials ----------------------------------------------------------------------------------
-
 def read_trial(root: PathLike, cell: str, name: str
                ) -> tuple[SlotState, dict[str, Any] | None, str | None]:
-    """(state, the record's checked fields when complete, why when corrupt or newer) of the
-    trial directory `cells/<cell>/<name>`."""
+    """(state, checked fields if complete, why if corrupt or newer) of `cells/<cell>/<name>`."""
     parsed = parse_trial_name(name)
     if parsed is None:
         raise ValueError(f"{name!r} is not a trial directory name")
@@ -132,8 +114,7 @@ def cells_on_disk(root: PathLike) -> list[str]:
 
 
 def _subdirs(path: PathLike, follow_links: bool = False) -> list[str]:
-    """The directories right in `path` (a link to one only when `follow_links`); none when
-    `path` is unreadable."""
+    """Directory names in `path` (links to one only with `follow_links`); [] if unreadable."""
     try:
         return [e.name for e in os.scandir(path) if e.is_dir(follow_symlinks=follow_links)]
     except OSError:

@@ -1,10 +1,8 @@
-"""A lock file that keeps two live runs out of one run directory.
-
-The lock holds `{pid, host, started_at}` from the moment it exists: it is written in full to
-a temporary file first and then linked into place, which fails if a lock is already there.
-So a full disk, or a kill at any moment, never leaves an empty or half-written lock. A lock
-left by a dead process on this host is taken over; a live holder, or any holder on another
-host (whose liveness cannot be checked from here), refuses.
+"""A lock file that keeps two live runs out of one run directory. It holds `{pid, host,
+started_at}` from the moment it exists (written to a temporary file, then linked into place,
+which fails if a lock is there), so a full disk or a kill never leaves a half-written lock. A
+dead process's lock on this host is taken over; a live holder, or any holder on another host
+(whose liveness cannot be checked from here), refuses.
 """
 
 from __future__ import annotations

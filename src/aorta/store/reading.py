@@ -1,9 +1,7 @@
-"""Reading records and logs: the read side of `aorta.store.files`.
-
-- JSON is read strictly: no NaN or Infinity and a size limit; nesting too deep for the parser
-  fails as a value error too. (Record validation bounds the depth of what it accepts.)
-- Only regular files are read, opened non-blocking, so a FIFO planted where a record should
-  be cannot hang a reader.
+"""Reading records and logs: the read side of `aorta.store.files`. JSON is read strictly (no
+NaN or Infinity, a size limit, nesting too deep for the parser a value error too), and only
+from regular files opened non-blocking, so a FIFO planted where a record should be cannot hang
+a reader.
 """
 
 from __future__ import annotations

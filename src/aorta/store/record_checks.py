@@ -1,11 +1,8 @@
-"""Strict checks of the records a sweep writes, `result.json` and `run.json`, as plain dicts.
-
-`checked_trial` / `checked_run` accept only what this aorta wrote (or an older aorta, migrated
-here) and return the record's fields; anything else is a `RecordError` naming the field, and
-a record from a newer aorta is a `NewerRecord` naming both versions. `aorta.store.records`
-builds its frozen record types from these fields; a reader that needs no record type (`aorta
-sweep status`) uses them as they are, so that a command that only reads starts without loading
-the record types' machinery (dataclasses, typing).
+"""Strict checks of `result.json` and `run.json` as plain dicts: `checked_trial` / `checked_run`
+accept only what this aorta wrote (or an older aorta, migrated here) and return the record's
+fields, else a `RecordError` naming the field, or a `NewerRecord` naming both versions. A
+reader that needs no record type (`aorta sweep status`) uses the fields as they are, so that
+it starts without the record types' machinery (dataclasses, typing).
 """
 
 from __future__ import annotations
@@ -78,8 +75,6 @@ def refuse(problem: str | None) -> None:
         raise RecordError(problem)
 
 
-# --- field checks ------------------------------------------------------------------------
-
 _REQUIRED = object()
 
 
@@ -100,8 +95,6 @@ def _is_int(v: Any) -> bool:
 
 
 def _rule(ok: Callable[[Any], bool], what: str, null: bool = False) -> Check:
-    """A field check: None when `ok(value)` (or, with `null`, the value is null), else
-    `not <what>`."""
     return lambda v: None if (null and v is None) or ok(v) else f"not {what}"
 
 
@@ -156,7 +149,6 @@ def _mapping(where: str, v: Any) -> dict[str, Any]:
 
 def _within(where: str, v: Any, read: Callable[[dict[str, Any]], dict[str, Any]]
             ) -> dict[str, Any]:
-    """`read` of the mapping `v`, its refusal prefixed with `where`."""
     raw = _mapping(where, v)
     try:
         return read(raw)
@@ -200,12 +192,9 @@ def _cell_name(cell: str) -> bool:
     return name_problem(cell) is None and len(cell.encode()) <= MAX_NAME_BYTES
 
 
-# --- whole records -------------------------------------------------------------------------
-
 def checked_trial(doc: Any) -> dict[str, Any]:
-    """The fields of a `TrialResult` from a parsed `result.json` (migrated when older);
-    captures, logs and retention as dicts of their own fields. Checked in a fixed order, so
-    a record with several faults is always refused for the same one."""
+    """A `TrialResult`'s fields (nested records as dicts) from a parsed `result.json`. Checked
+    in a fixed order, so a record with several faults is always refused for the same one."""
     if _check_version(doc, "trial", TRIAL_SCHEMA) == 1:
         doc = _trial_v1_to_v2(doc)
     index = _take(doc, "index", _rule(lambda x: _is_int(x) and 0 <= x < MAX_TRIALS_PER_CELL,

@@ -1,10 +1,6 @@
 """The records a sweep writes: one `TrialResult` per trial (`result.json`) and one `RunRecord`
-per run (`run.json`), with their schema versions, strict validation and migrations.
-
-Records are frozen and checked when they are built. `TrialResult.from_json` / `run_from_json`
-accept only what this aorta wrote (or an older aorta, migrated here): anything else is a
-`RecordError` naming the field, and a record from a newer aorta is a `NewerRecord` naming
-both versions. The checks live in `aorta.store.record_checks`, which needs none of these types.
+per run (`run.json`), frozen and checked when built. `TrialResult.from_json` / `run_from_json`
+validate and migrate through `aorta.store.record_checks` (`RecordError`, `NewerRecord`).
 """
 
 from __future__ import annotations
@@ -52,9 +48,8 @@ class LogInfo:
 
 @dataclass(frozen=True)
 class Retention:
-    """What retention removed from the trial directory after its metrics were read: the
-    level applied (`none`, `log`, `summary`, `full`), the files removed (paths inside the
-    trial directory, the first 200), how many and how many bytes in all."""
+    """What retention removed from the trial directory after its metrics were read: the level,
+    the files removed (paths inside it, the first 200), their count and bytes in all."""
 
     level: str
     files: list[str]
@@ -66,11 +61,18 @@ class Retention:
 
 
 @dataclass(frozen=True)
-class TrialResult:
-    """One trial: how it ended, what it cost, what the collectors measured.
+class KernelEntry:
+    """One kernel in one trial's table: its total time (ms) and launch count (None when the
+    profiler gave no trusted count)."""
 
-    Times are seconds, memory is MiB. `exit_code` is the payload's (None when it never ran or
-    was killed by a signal, then `signal` says which)."""
+    total_ms: float
+    calls: int | None
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """One trial: how it ended, what it cost, what the collectors measured. Seconds and MiB;
+    `exit_code` is None when the payload never ran or a signal (`signal`) killed it."""
 
     cell: str
     index: int
@@ -118,8 +120,7 @@ class TrialResult:
 
     def numeric_metrics(self, allow_partial: bool = False) -> dict[str, float]:
         """The harness's figures plus every finite numeric metric of a collector whose capture
-        is `ok` (or `partial`, when asked): a figure from an artifact that was not fully
-        read is not a measurement."""
+        is `ok` (or `partial`, if asked): a partly read artifact's figures are no measurement."""
         out = {key: float(value) for key, value in (
             ("wall_s", self.wall_s), ("cpu_user_s", self.cpu_user_s),
             ("cpu_sys_s", self.cpu_sys_s), ("max_rss_mib", self.max_rss_mib)) if value is not None}
@@ -134,6 +135,32 @@ class TrialResult:
         """`<collector>_` for every collector whose figures are not measurements here."""
         trusted = ("ok", "partial") if allow_partial else ("ok",)
         return tuple(f"{c}_" for c, cap in self.captures.items() if cap.state not in trusted)
+
+    def kernel_tables(self, allow_partial: bool = False) -> dict[str, dict[str, KernelEntry]]:
+        """Every per-kernel table of a collector whose figures are measurements (see
+        `numeric_metrics`): metric -> kernel name -> entry. A table is a list of rows like
+        `{"name": "softmax_kernel", "calls": 21, "total_ms": 0.125}`; a row without a name or
+        a finite, non-negative total is left out, and a name listed twice is summed."""
+        untrusted = self.untrusted_prefixes(allow_partial)
+        out: dict[str, dict[str, KernelEntry]] = {}
+        for key, rows in self.metrics.items():
+            if key.startswith(untrusted) or not isinstance(rows, list) or not rows or not all(
+                    isinstance(r, dict) and "name" in r and "total_ms" in r for r in rows):
+                continue
+            table: dict[str, KernelEntry] = {}
+            for row in rows:
+                name, total, calls = row["name"], row["total_ms"], row.get("calls")
+                if not isinstance(name, str) or not name or isinstance(total, bool) \
+                        or not isinstance(total, (int, float)) or not 0 <= total < math.inf:
+                    continue
+                calls = calls if isinstance(calls, int) and not isinstance(calls, bool) else None
+                if name in table:
+                    before = table[name]
+                    total += before.total_ms
+                    calls = None if before.calls is None or calls is None else before.calls + calls
+                table[name] = KernelEntry(float(total), calls)
+            out[key] = table
+        return out
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,7 @@
-"""A run directory: reading its records as record types, and every write to it.
-
-Where files live, and the checked reads, are `aorta.store.layout`'s. Every write goes through
-`store.files` (atomic, confined: no symbolic link under the run directory is ever followed)
-and through the run's `Redactor`, so no credential reaches disk.
+"""A run directory: reading its records as record types, and every write to it. Where files
+live, and the checked reads, are `aorta.store.layout`'s; every write goes through `store.files`
+(atomic, confined: no link under the run directory is followed) and the run's `Redactor`, so
+no credential reaches disk.
 """
 
 from __future__ import annotations
@@ -62,8 +61,6 @@ class RunStore:
             raise RunDirError(f"run name {run_name!r} cannot name a directory: {problem or 'too long'}")
         return cls(output / run_name, redactor)
 
-    # --- paths ---------------------------------------------------------------------------
-
     def trial_dir(self, cell: str, name: str) -> Path:
         return self.root / CELLS / cell / name
 
@@ -81,8 +78,6 @@ class RunStore:
     def lock(self) -> RunLock:
         return RunLock(self.root)
 
-    # --- run.json ------------------------------------------------------------------------
-
     def has_run(self) -> bool:
         return os.path.lexists(self.path(RUN_JSON))
 
@@ -92,8 +87,6 @@ class RunStore:
 
     def write_run(self, record: RunRecord) -> None:
         self.write_json(RUN_JSON, record.to_json())
-
-    # --- trials --------------------------------------------------------------------------
 
     def read_slot(self, cell: str, name: str) -> Slot:
         parsed = parse_trial_name(name)
@@ -164,8 +157,7 @@ class RunStore:
         raise RunDirError(f"{self.path(QUARANTINE, cell)}: too many quarantined copies of {name}")
 
     def mark_running(self, cell: str, name: str, info: dict[str, Any]) -> None:
-        """Who runs the trial's payload now, so that a later driver can find what is left of
-        it after a crash (`running_marks`)."""
+        """Who runs the payload now: a later driver finds what a crash left (`running_marks`)."""
         write_confined(self.root, (CELLS, cell, name), RUNNING, json_text(info))
 
     def clear_running(self, cell: str, name: str) -> None:
@@ -187,8 +179,6 @@ class RunStore:
                 if isinstance(mark, dict):
                     out.append((cell, name, mark))
         return out
-
-    # --- run-level files -----------------------------------------------------------------
 
     def write_json(self, name: str, doc: Any, parts: Sequence[str] = ()) -> None:
         write_confined(self.root, parts, name, json_text(self.redactor.doc(doc)))
@@ -218,8 +208,6 @@ class RunStore:
         """Forget every result (`--fresh`); the lock, the reserve and Slurm's folder stay."""
         for name in (CELLS, MATRIX, PERF, ENV, RUN_JSON):
             remove_tree(self.root, (name,))
-
-    # --- space for the last words ----------------------------------------------------------
 
     def keep_reserve(self) -> None:
         """Keep `RESERVE_BYTES` on the run's filesystem that `free_reserve` can give back, so

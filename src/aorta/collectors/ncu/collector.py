@@ -259,7 +259,6 @@ def read_log(path: Path, limit: int = 64 << 20) -> str:
 
 
 def _no_report(out_dir: Path, outcome: TrialOutcome) -> tuple[str, str]:
-    """Capture state and reason when ncu left no report."""
     if not outcome.launched:
         return "missing", "the payload never started"
     text = read_tail(out_dir / LOG) + "\n" + read_tail(outcome.stderr_path)

@@ -17,11 +17,8 @@ PERMISSION_FIX = ("run as root (in a container: with CAP_SYS_ADMIN), or load the
 
 def counter_access(params_text: str | None, cap_eff_hex: str | None) -> tuple[bool | None, str]:
     """Can this process read GPU performance counters? (True / False / None: unknown, reason).
-
-    The driver's `RmProfilingAdminOnly: 1` (`/proc/driver/nvidia/params`) admits only
-    processes holding CAP_SYS_ADMIN (root outside a container, or a container given it);
-    `0` admits everyone. Anything else is unknown until a run.
-    """
+    The driver's `RmProfilingAdminOnly: 1` (`/proc/driver/nvidia/params`) admits only holders of
+    CAP_SYS_ADMIN (root, or a container given it), `0` everyone; else unknown until a run."""
     match = _PROFILING_FLAG.search(params_text or "")
     if match is None:
         return None, "counter permission unknown until a run (driver parameters unreadable)"

@@ -1,12 +1,9 @@
 """`nsys`: Nsight Systems. A whole-process timeline; aorta reads its CUDA kernel summary.
 
-Puts `<nsys> profile [options] --output=<dir>/report -- ` in front of the command (`nsys_argv`).
-nsys records into a `.qdstrm` stream and, when the program ends, converts it into
-`report.nsys-rep` with the `QdstrmImporter` that ships in the host folder of a full Nsight
-Systems install. After the trial aorta runs
-`nsys stats --report=cuda_gpu_kern_sum --format=csv --output=<dir>/kern <dir>/report.nsys-rep`
-(falling back to the pre-2023 report name `gpukernsum`) and reads `kern_<report>.csv`.
-Metrics and capture states: docs/collectors/nsys.md.
+`<nsys> profile [options] --output=<dir>/report --` goes in front of the command (`nsys_argv`);
+nsys turns its `.qdstrm` into `report.nsys-rep` with the `QdstrmImporter` of a full install.
+After the trial `nsys stats --report=cuda_gpu_kern_sum` (pre-2023: `gpukernsum`) writes the CSV
+aorta reads. Argv, metrics and capture states: docs/collectors/nsys.md.
 """
 
 from __future__ import annotations
@@ -148,7 +145,7 @@ class NsysCollector(Collector[NsysOptions]):
 
 
 def nsys_argv(binary: str, options: NsysOptions, out_dir: Path) -> list[str]:
-    """The nsys prefix for one trial, up to and including `--` (see the module docstring)."""
+    """The nsys prefix for one trial, up to and including `--` (docs/collectors/nsys.md)."""
     argv = [binary, "profile", "--trace=" + ",".join(options.trace), "--sample=" + options.sample,
             "--cpuctxsw=none", f"--output={out_dir / REPORT_STEM}", "--force-overwrite=true"]
     if options.cuda_graph_trace is not None:
@@ -162,11 +159,8 @@ def nsys_argv(binary: str, options: NsysOptions, out_dir: Path) -> list[str]:
 
 def run_stats(binary: str, report: Path, out_dir: Path,
               timeout_s: float = STATS_TIMEOUT_S) -> tuple[str, Path] | str:
-    """Export the kernel summary: (report name, CSV path), or why there is none.
-
-    The current report name is tried first; the pre-2023 name only when the first attempt
-    ended without a CSV and without saying the report holds no kernels.
-    """
+    """Export the kernel summary: (report name, CSV path), or why there is none. The pre-2023
+    report name is tried only when the current one gave no CSV and did not say "no kernels"."""
     log: list[str] = []
     for name in STATS_REPORTS:
         csv_path = out_dir / f"{STATS_PREFIX}_{name}.csv"
@@ -199,12 +193,9 @@ def summary_metrics(summary: KernelSummary, source: str) -> Metrics:
 
 
 def find_qdstrm_importer(nsys: Path) -> Path | None:
-    """The QdstrmImporter an nsys binary would use, looked for around its real path.
-
-    Layouts seen: `<root>/target-linux-x64/nsys` or `<root>/bin/nsys` beside
-    `<root>/host-linux-x64/QdstrmImporter`; a CUDA toolkit's `bin/nsys` beside
-    `nsight-systems-<ver>/host-linux-x64/`.
-    """
+    """The QdstrmImporter an nsys binary would use, looked for around its real path. Layouts
+    seen: `<root>/target-linux-x64/nsys` or `<root>/bin/nsys` beside `<root>/host-linux-x64/
+    QdstrmImporter`; a CUDA toolkit's `bin/nsys` beside `nsight-systems-<ver>/host-linux-x64/`."""
     real = Path(os.path.realpath(nsys))
     for folder in [real.parent, *list(real.parents)[1:3]]:
         for pattern in (IMPORTER, f"host-linux-*/{IMPORTER}",
@@ -216,7 +207,6 @@ def find_qdstrm_importer(nsys: Path) -> Path | None:
 
 
 def _no_report(out_dir: Path, outcome: TrialOutcome, binary: str | None) -> tuple[str, str]:
-    """Capture state and reason when nsys left no report."""
     streams = sorted(p.name for p in out_dir.glob("*.qdstrm"))
     if streams:
         importer = find_qdstrm_importer(Path(binary)) if binary else None

@@ -1,17 +1,10 @@
 """`proton`: Triton's profiler, attached to a Python payload.
 
-`mode: cli` rewrites `python [safe flags] script.py args` (or `pytest ...`, `python -m pytest ...`)
-into aorta's own launcher, which runs the unmodified script inside the Proton session that
-`python -m triton.profiler.proton` would start, and writes the capture however the script ends
-(`python [safe flags] -m aorta.launchers.proton_run [options] -- script.py args`).
-`$AORTA_PROTON_PYTHON` replaces the interpreter. `mode: env` leaves argv alone and hands the
-payload `AORTA_PROTON_{DIR,NAME,CONTEXT,DATA,BACKEND,MODE,HOOK}`; the payload calls
-`proton.start()`/`proton.finalize()` itself.
-
-Metrics: the common scheme from the `.hatchet` leaves (or the `.chrome_trace` kernel events under
-`data: trace`), `proton_scope_cycles` for `backend: instrumentation`; from `resolved`:
-`proton_backend` (what `auto` became), `proton_triton_version`, `proton_device_note`,
-`proton_mode_note`. Options, states and reasons: docs/collectors/proton.md.
+`mode: cli` runs the unmodified script (or pytest) through `python -m aorta.launchers.proton_run`,
+which writes the capture however the script ends; `$AORTA_PROTON_PYTHON` replaces the
+interpreter. `mode: env` hands the payload `AORTA_PROTON_*` and it calls `proton.start()` and
+`proton.finalize()` itself. Metrics: the common scheme, `proton_scope_cycles`, and from `resolved`
+`proton_backend` and notes. Options, states and reasons: docs/collectors/proton.md.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
-"""What this machine says about Proton, read without importing triton or torch.
-
-- `find_triton`: the installed Triton (version from package metadata, its package directory);
-- `cli_backends`: the `-b` choices of that Triton's CLI, read from its source text (`ast`), from
-  `libproton.get_available_profilers()` in a short child process (Triton >= 3.8, where the
-  choices are computed), else from the version table below;
-- `backend_table`: which backends can measure here, one by one, for `aorta doctor` (the proton
-  collector's `details["backends"]`): offered by that Triton's CLI, and of the GPU's vendor;
-- `resolve_backend`: what `backend: auto` becomes (Proton's `_select_backend()`);
-- `translate_devices`: HIP/CUDA_VISIBLE_DEVICES -> ROCR_VISIBLE_DEVICES for the AMD backends.
+"""What this machine says about Proton, read without importing triton or torch: the installed
+Triton (`find_triton`), its CLI's `-b` choices (`cli_backends`), which backends can measure here
+(`backend_table`, for `aorta doctor`), what `backend: auto` becomes (`resolve_backend`) and the
+AMD device-variable move (`translate_devices`).
 
 Version facts: the published `triton` wheels 3.0-3.9, `triton/profiler/proton.py` and `profile.py`.
 """
@@ -245,13 +239,9 @@ HIP, CUDA, ROCR = "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_D
 
 
 def translate_devices(backend: str, env: Mapping[str, str]) -> DeviceVars:
-    """Proton's AMD backends refuse HIP_/CUDA_VISIBLE_DEVICES: move the pin to ROCR_.
-
-    Only for the queue-intercepting backends (auto, rocprofiler, roctracer). A variable counts as
-    set even when empty (empty hides every GPU). ROCR_VISIBLE_DEVICES already set wins; else
-    HIP's value; else CUDA's. Under `auto`, CUDA_VISIBLE_DEVICES alone is an NVIDIA pin and is
-    left alone; it moves only when HIP_ or ROCR_VISIBLE_DEVICES says the machine is AMD.
-    """
+    """Proton's AMD backends refuse HIP_/CUDA_VISIBLE_DEVICES: move the pin to ROCR_. Set but
+    empty counts as set (it hides every GPU). Under `auto` CUDA_VISIBLE_DEVICES alone is an
+    NVIDIA pin, left alone. The rule: docs/collectors/proton.md, "Device variables on AMD"."""
     if backend not in QUEUE_INTERCEPTING:
         return DeviceVars()
     hip, cuda, rocr = env.get(HIP), env.get(CUDA), env.get(ROCR)

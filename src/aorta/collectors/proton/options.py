@@ -1,13 +1,6 @@
-"""The `proton` collector's options, checked in a fixed order so each message names the real fix.
-
-Order of the checks (the first failure is reported):
-
-1. an unknown key (`validate_options`, before pydantic, which reports unknown keys last);
-2. each value against its allowed set (lower-cased and stripped first);
-3. `backend_mode` together with an intra-kernel knob: both render Proton's single `--mode`;
-4. an intra-kernel knob (`instrumentation_mode`, `granularity`) without `backend: instrumentation`;
-5. `backend_mode` without an explicit backend that has modes, or not one of that backend's modes;
-6. `backend: roctracer` under `mode: cli` (an empty capture on Triton <= 3.7: `cli_pin_problem`).
+"""The `proton` collector's options, checked in a fixed order so each message names the real fix:
+unknown keys first (`validate_options`, since pydantic reports them last), then each value, then
+combinations (`combination_problem`). The order: docs/collectors/proton.md, "Options".
 
 Backend and mode facts: triton-lang/triton `third_party/proton/docs/backends-and-modes.md` and
 the `triton` wheels 3.0-3.9 (`triton/profiler/proton.py`, `profile.py`).
@@ -117,11 +110,8 @@ def cli_pin_problem(options: ProtonOptions) -> str | None:
 
 
 def mode_argument(options: ProtonOptions) -> str | None:
-    """What Proton's `--mode` (or `start(mode=...)`) gets, or None when nothing is rendered.
-
-    `backend_mode` as given; else the intra-kernel form `<instrumentation_mode or default>`
-    with `:granularity=<g>` appended when a granularity is set.
-    """
+    """What Proton's `--mode` (or `start(mode=...)`) gets, or None: `backend_mode`, else
+    `<instrumentation_mode or default>[:granularity=<g>]`."""
     if options.backend_mode:
         return options.backend_mode
     if not (options.instrumentation_mode or options.granularity):

@@ -1,12 +1,9 @@
 """Why a Proton capture is missing or empty, as precisely as the facts allow.
 
-Under `mode: cli` the payload runs in aorta's launcher (`aorta.launchers.proton_run`), which
-finalizes Proton however the script ends, so the traps of Triton's own CLI are gone: up to 3.6
-it skipped `finalize()` on `sys.exit()`, on 3.5-3.6 on any exception, and up to 3.4 it reported
-a failing script as exit 0 (triton-lang/triton `third_party/proton/proton/proton.py`,
-`execute_as_main()`). What remains is what no launcher can survive (SIGKILL, a crash, a timeout
-whose SIGTERM found the payload in native code), a session the launcher refused to start (its
-`aorta: proton: the payload was not run: ...` line on stderr), and Proton writing no file.
+Under `mode: cli` aorta's launcher finalizes Proton however the script ends, so the traps of
+Triton's own CLI (triton-lang/triton `third_party/proton/proton/proton.py`, `execute_as_main()`)
+are gone. What remains: what no launcher survives (SIGKILL, a crash, SIGTERM in native code), a
+session the launcher refused to start, and Proton writing no file.
 """
 
 from __future__ import annotations
@@ -27,10 +24,8 @@ _TAIL_BYTES = 8192
 
 def missing_reason(opts: ProtonOptions, outcome: TrialOutcome, release: Release,
                    others: list[str], offered: tuple[str, ...] = ()) -> str:
-    """Why no `.hatchet` (or `.chrome_trace`) was written.
-
-    `release`: the installed Triton's (major, minor), when known; `offered`: the backends that
-    Triton offers (its CLI's `-b` choices), when known."""
+    """Why no `.hatchet` (or `.chrome_trace`) was written. `release`: the installed Triton's
+    (major, minor); `offered`: its CLI's `-b` choices; each when known."""
     want = ".chrome_trace" if opts.data == "trace" else ".hatchet"
     code = outcome.exit_code
     if not outcome.launched:

@@ -1,22 +1,13 @@
 """`rocprof`: rocprofv3 (ROCprofiler-SDK), the whole-process tracer of AMD GPUs.
 
-Wraps the command as
-
     <rocprofv3> --output-directory <dir> --output-file aorta_%pid% --output-format csv
         --kernel-trace [--hip-trace ...] [--stats] --summary --summary-output-file rocprof_summary
         [--summary-units U] [--kernel-include-regex R] [--pmc C1 C2 ...] -- <command...>
 
-Long flags only: short ones changed meaning between releases (`-p` meant `--summary` in 2024).
-`--output-file` carries `%pid%` because every process of a multi-process payload loads its own
-rocprofv3 tool and writes its own files; with one fixed name they would overwrite each other.
-The summary goes to a file: without `--summary-output-file` it lands on stderr, mixed with the
-payload's. `--pmc` takes any number of values, so it comes last before `--`.
-
-Numbers come from the CSV files only: `*kernel_stats.csv` first, else `*kernel_trace.csv`
-(read by column name, so ROCm 6.x and 7.x layouts both parse), found recursively and summed
-over processes (`figures.py`). Flags:
+Numbers come from the CSV files only, `*kernel_stats.csv` else `*kernel_trace.csv`, summed over
+processes (`figures.py`). Flags:
 https://rocm.docs.amd.com/projects/rocprofiler-sdk/en/latest/how-to/using-rocprofv3.html
-Metrics and capture states: docs/collectors/rocprof.md.
+Why each flag, metrics and capture states: docs/collectors/rocprof.md.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """The rocprof collector's figures: which CSV files they come from, and how far to trust them.
 
-rocprofv3 writes per-kernel stats (`*kernel_stats.csv`) from the same dispatch records it
-writes to the trace (`*kernel_trace.csv`), so when both exist each checks the other: the same
-kernels, the same calls per kernel (stats) as dispatches (trace), the same total. That is how
-a file cut exactly at a line break, which reads like a whole one, is caught. The figures come
-from the stats when every stats row was read, else from a trace read whole, else from whatever
-was read, as a `partial` capture (docs/collectors/reading.md).
+rocprofv3 writes the stats and the trace from the same dispatch records, so when both exist each
+checks the other (kernels, calls per kernel against dispatches, totals): that catches a file cut
+exactly at a line break. Figures come from whole stats, else a whole trace, else whatever was
+read, as a `partial` capture (docs/collectors/reading.md).
 """
 
 from __future__ import annotations

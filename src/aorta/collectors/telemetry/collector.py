@@ -1,17 +1,10 @@
 """`telemetry`: the GPU's state while each trial runs, so that a slow trial of a throttled GPU
 is not read as a regression.
 
-A sampler beside the payload (not an argv wrapper): a thread of the driver reads every GPU the
-trial was pinned to (all of them when it was not) each `interval_ms`, through NVML on NVIDIA or
-AMD SMI on AMD (`sources.py`), and writes `samples.json` when the payload has ended. It claims no profiler resource, so it runs beside any other collector.
-
-Each sample also counts the processes NVML lists on the GPU, told apart into the trial's own
-(`aorta.host.proc_table.in_trial`) and others. The figures are read over the GPUs the trial's
-processes ran on; where none was seen (a payload that used no GPU, NVML showing pids of another
-namespace, or AMD, whose process list is not read yet) over every sampled GPU, with
-`telemetry_device_note` (a trial warning) when that is more than one.
-
-Metrics and capture states: docs/collectors/telemetry.md.
+A sampler beside the payload (not an argv wrapper) reads every GPU the trial was pinned to (all
+when unpinned) each `interval_ms` through NVML or AMD SMI (`sources.py`), counts the trial's own
+processes and others', and writes `samples.json` once the payload has ended. It claims no
+profiler resource. Which GPUs the figures cover, metrics, states: docs/collectors/telemetry.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """Reading a GPU's state once: SM and memory clocks, power, temperature, utilisation and the
-reasons its clocks are held down. NVIDIA through NVML (`nvidia-ml-py`, imported as `pynvml`),
-AMD through AMD SMI's Python library (`amdsmi`). A field a device or driver cannot give is
-left out of the sample, never guessed.
+reasons its clocks are held down, through NVML (`nvidia-ml-py`, imported as `pynvml`) or AMD SMI's
+Python library (`amdsmi`). A field a device or driver cannot give is left out, never guessed.
 
-NVML: nvmlDeviceGetClockInfo (MHz), nvmlDeviceGetPowerUsage (mW), nvmlDeviceGetTemperature
-(C), nvmlDeviceGetUtilizationRates (%), nvmlDeviceGetCurrentClocksEventReasons (a bit mask;
-older drivers: ...ThrottleReasons), per the NVML API reference. AMD SMI: amdsmi_get_clock_info,
-amdsmi_get_power_info, amdsmi_get_temp_metric, amdsmi_get_gpu_activity and the
-`throttle_status` of amdsmi_get_gpu_metrics_info, per the AMD SMI Python API reference (not
-run on AMD hardware here).
+Calls and units per the NVML API reference and the AMD SMI Python API reference (the AMD path not
+run on AMD hardware here): docs/collectors/telemetry.md, "What is read".
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """`torch`: the PyTorch profiler (Kineto), attached to a Python payload.
 
-`mode: cli` runs `python [safe flags] script.py args` (or `pytest ...`, `python -m pytest ...`)
-by aorta's launcher, `python [safe flags] -m aorta.launchers.torch_profile [options] -- script.py
-args`. The launcher runs the target under `torch.profiler.profile` and writes `trace.json`,
-`kernels.txt` and `summary.json` into `<dir>` even when the target fails; the target's exit
-status passes through unchanged. `mode: env` leaves argv alone and hands the payload
-`AORTA_TORCH_{DIR,TRACE,ACTIVITIES,RECORD_SHAPES,WITH_STACK,PROFILE_MEMORY,ROW_LIMIT,SCHEDULE}`.
-
-Metrics: the common scheme from the trace's GPU kernel events; without any (no GPU), CPU
-operator figures (`torch_cpu_time_ms`, `torch_cpu_op_count`, `torch_top_op_ms`, `torch_top_ops`,
-`torch_ops`); plus `torch_version` and `torch_activities` from the launcher. Options, states
-and reasons: docs/collectors/torch.md. torch is never imported here.
+`mode: cli` runs the script (or pytest) through `python -m aorta.launchers.torch_profile`, which
+writes `trace.json`, `kernels.txt` and `summary.json` even when the target fails; `mode: env`
+hands the payload `AORTA_TORCH_*` variables. Metrics: the common scheme from GPU kernel events,
+else CPU operator figures (`torch_cpu_time_ms`, ...). torch is never imported here. Options,
+states and reasons: docs/collectors/torch.md.
 """
 
 from __future__ import annotations
@@ -209,7 +203,6 @@ class TorchCollector(Collector[TorchOptions]):
         metrics.update(cpu_metrics)
         recorded = metrics.get("torch_activities", opts.activities)
         if figures.launches and any(a in GPU_NAMES for a in recorded):
-            # Kernels were launched while a GPU activity was recorded, yet none arrived.
             return metrics | capture_status(
                 self.name, "empty",
                 f"the payload launched {figures.launches} GPU kernels (runtime launch calls in "

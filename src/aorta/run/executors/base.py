@@ -1,7 +1,6 @@
 """The executor contract: where and how a sweep's trials run. The recipe's `executor:` block
-(or `--executor`) picks one and its `options_model` checks that block. The sweep asks it, in
-order: `preflight`, `attach`, `launch`, and `cancel` when stopped; `aorta sweep status` asks
-`trial_states`.
+(or `--executor`) picks one and its `options_model` checks that block. The sweep calls
+`preflight`, `attach`, `launch`, and `cancel` when stopped; `aorta sweep status`, `trial_states`.
 """
 
 from __future__ import annotations
@@ -27,8 +26,7 @@ Save = Callable[[dict[str, Any]], None]
 
 
 class ExecutorOptions(BaseModel):
-    """Base of every executor's options (the recipe's `executor:` block): strict, frozen,
-    unknown keys refused."""
+    """Base of every executor's options (`executor:`): strict, frozen, unknown keys refused."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -78,7 +76,6 @@ class Executor(ABC):
     @classmethod
     def trial_states(cls, run_dir: Path, block: Mapping[str, Any], pending: Sequence[str]
                      ) -> tuple[dict[str, TrialState], str | None]:
-        """For `aorta sweep status`: where each trial of `pending` (`cells/<cell>/<trial>`,
-        without a result) stands beyond "not started", the job of a trial with a record,
-        and a note when that cannot be told."""
+        """For `aorta sweep status`: where each of `pending` (`cells/<cell>/<trial>`, no result)
+        stands beyond "not started", the job of a recorded trial, and a note when unknown."""
         return {}, None

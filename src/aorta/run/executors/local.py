@@ -1,7 +1,6 @@
-"""The local executor (`kind: local`, the default): trials run on this host, one at a time,
-or with `gpus` up to one per GPU at once, each pinned to its own GPU (`gpus.pin_variable`).
-Trials never share a GPU; each writes its own directory, so the order on disk stays stable.
-"""
+"""The local executor (`kind: local`, the default): trials run on this host, one at a time, or
+with `gpus` one per GPU at once, each pinned to its own GPU (`gpus.pin_variable`). Each trial
+writes its own directory, so the order on disk stays stable."""
 
 from __future__ import annotations
 
@@ -77,8 +76,7 @@ class LocalExecutor(Executor):
     def _on_devices(self, devices: list[str], specs: Sequence[TrialSpec],
                     caller_env: Mapping[str, str], on_start: OnStart, on_done: OnDone,
                     warden: Warden) -> None:
-        """One worker per device; a trial takes a free device, runs pinned to it, gives it
-        back."""
+        """One worker per device: a trial takes a free device, runs pinned to it, gives it back."""
         free: queue.Queue[str] = queue.Queue()
         for device in devices:
             free.put(device)
@@ -116,10 +114,9 @@ class LocalExecutor(Executor):
 
 
 def check_child_imports(plan: Plan, caller_env: Mapping[str, str]) -> None:
-    """Raise `SetupError` when a collector's launcher cannot import its profiler in the
-    interpreter a cell's command runs (a `python3` on the trial's PATH without torch would
-    otherwise end every torch trial as an error after it started). A check that cannot
-    finish (a timeout) refuses nothing: the trial's own record will say what happened."""
+    """`SetupError` when a collector's launcher cannot import its profiler in the interpreter a
+    cell's command runs (else every torch trial would end as an error after it started). A
+    check that cannot finish (a timeout) refuses nothing: the trial's record will say why."""
     for cell in plan.cells:
         env = child_environment(plan.recipe.env_passthrough_mode, caller_env,
                                 {**plan.recipe.env, **cell.env})

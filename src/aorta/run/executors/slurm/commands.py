@@ -1,9 +1,8 @@
-"""The Slurm commands aorta uses (sbatch, squeue, sacct, scancel): argv lists with timeouts,
-and their output read into `JobState` records. Jobs are named as Slurm prints them: `123` for
-a plain job, `123_4` for task 4 of array 123. A job that ended stays in `squeue --states=all`
-for a few minutes (slurm.conf MinJobAge, 300 s by default); after that only `sacct` knows it,
-and only where accounting is enabled. See https://slurm.schedmd.com/squeue.html and
-https://slurm.schedmd.com/sacct.html.
+"""The Slurm commands aorta uses (sbatch, squeue, sacct, scancel), with timeouts, and their
+output read into `JobState` records. Jobs are named as Slurm prints them: `123`, or `123_4` for
+task 4 of array 123. An ended job stays in `squeue --states=all` for a few minutes (slurm.conf
+MinJobAge, 300 s by default); after that only `sacct` knows it, where accounting is enabled.
+See https://slurm.schedmd.com/squeue.html and https://slurm.schedmd.com/sacct.html.
 """
 
 from __future__ import annotations

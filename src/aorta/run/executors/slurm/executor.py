@@ -68,11 +68,9 @@ def _note_on_stderr(line: str) -> None:
 
 
 class SlurmExecutor(Executor):
-    """Runs each trial as a Slurm job and waits for their `result.json`.
-
-    `poll_s` is the (first, longest) pause between looks at the queue, in seconds: it grows
-    while nothing changes. `settle_s` is how long a job may be gone before its missing
-    `result.json` is believed (shared filesystems show files late)."""
+    """Runs each trial as a Slurm job and waits for its `result.json`. `poll_s`: the first and
+    longest pause between looks at the queue (s), growing while nothing changes; `settle_s`: how
+    long a job may be gone before its missing result is believed (shared filesystems lag)."""
 
     kind = "slurm"
     options_model = SlurmOptions
@@ -99,9 +97,8 @@ class SlurmExecutor(Executor):
 
     def preflight(self, plan: Plan, first: TrialSpec, caller_env: Mapping[str, str]
                   ) -> tuple[Launch, list[str]]:
-        """Nothing is checked on this host (a login node without a GPU, often): a probe job
-        checks the collectors on a node before the trials are submitted (`launch`). A tool
-        missing here is no error: the unwrapped launch comes back with a note saying so."""
+        """Nothing is checked here (often a login node without a GPU): a probe job checks a node
+        in `launch`. A tool missing here is no error: the unwrapped launch, with a note."""
         try:
             return super().preflight(plan, first, caller_env)
         except SetupError as exc:
@@ -187,8 +184,7 @@ class SlurmExecutor(Executor):
             raise
 
     def _reattach(self, by_key: Mapping[str, TrialSpec]) -> dict[str, str]:
-        """The trials whose job from an earlier driver is still known to Slurm: they are
-        watched, not submitted again (one that ended without a result is recorded)."""
+        """Trials whose job from an earlier driver Slurm still knows: watched, not resubmitted."""
         # A finished job whose result.json is gone was deleted to be run again.
         earlier = {k: e["job"] for k, e in self.record["jobs"].items()
                    if k in by_key and not e.get("cancelled") and not e.get("finished")}
@@ -205,8 +201,7 @@ class SlurmExecutor(Executor):
         return kept
 
     def _check_on_node(self, todo: Sequence[TrialSpec], caller_env: Mapping[str, str]) -> None:
-        """Refuse the sweep before submitting it when a node says its collectors cannot
-        measure there (docs/slurm.md, "Checking the collectors on a node")."""
+        """Refuse the sweep before any trial's job if a node's collectors cannot measure there."""
         from aorta.run.executors.slurm.preflight import ProbeJob, check_on_node
 
         assert self.store is not None

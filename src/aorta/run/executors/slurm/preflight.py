@@ -1,9 +1,8 @@
 """Checking a Slurm sweep's collectors where its trials will run, before any trial is
 submitted (docs/slurm.md, "Checking the collectors on a node"): one short probe job with a
-trial's resources, setup scripts and environment runs `aorta.run.executors.slurm.probe`; the
-driver waits at most `executor.probe_timeout` seconds (time in the queue included) for its
-answer. A refusal submits no trial; so does no answer (a time-out, a job that ended without
-one, Ctrl-C), which also cancels the probe job.
+trial's resources, setup scripts and environment runs `aorta.run.executors.slurm.probe`, and
+the driver waits at most `executor.probe_timeout` seconds for its answer. A refusal submits no
+trial; nor does no answer (a time-out, a job ended without one, Ctrl-C), which cancels the job.
 """
 
 from __future__ import annotations
@@ -32,9 +31,8 @@ Note = Callable[[str], None]
 
 @dataclass(frozen=True)
 class ProbeJob:
-    """How to submit the probe: as a trial's job is submitted. `poll_s` is the first and the
-    longest pause between looks (s); `settle_s` how long a job may be gone before its
-    missing answer is believed (shared filesystems show files late)."""
+    """How to submit the probe: as a trial's job. `poll_s`: the first and longest pause between
+    looks (s); `settle_s`: how long a job may be gone before its missing answer is believed."""
 
     config: SlurmOptions
     store: RunStore

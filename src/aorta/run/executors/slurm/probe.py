@@ -1,15 +1,11 @@
-"""What the probe job of a Slurm sweep runs on a node:
-`python -m aorta.run.executors.slurm.probe MANIFEST ANSWER_NAME`. It takes the first trial of
-MANIFEST and writes `<folder of MANIFEST>/ANSWER_NAME`:
-
+"""What a Slurm sweep's probe job runs on a node: `python -m aorta.run.executors.slurm.probe
+MANIFEST ANSWER_NAME`. It checks MANIFEST's first trial and writes `<its folder>/ANSWER_NAME`:
     {"schema_version": 1, "node": "n07", "ok": false, "collectors": ["rocprof"],
      "rows": [...], "lines": ["NO  rocprof  no AMD GPU here (/dev/kfd is missing)", ...],
      "refused": "rocprof", "wrap_error": null, "error": null, ...}
-
-`rows` and `lines` are what `aorta doctor --collect <the collectors>` prints on that node;
-`wrap_error` why the trial's launch cannot be wrapped there (a tool missing from the job's
-PATH); `error` why the manifest could not be read.
-"""
+`rows` and `lines`: what `aorta doctor --collect <them>` prints there; `wrap_error`: why the
+trial's launch cannot be wrapped there (a tool missing from the job's PATH); `error`: why the
+manifest could not be read."""
 
 from __future__ import annotations
 

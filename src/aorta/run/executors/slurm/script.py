@@ -1,8 +1,7 @@
-"""What aorta hands to `sbatch` besides the job's own options: the resources every job of a
-sweep asks for, the batch scripts, and the setup scripts they source. A batch script is the one
-file with shell syntax that aorta writes: fixed lines whose only values are paths, each quoted
-with `shlex.quote` (docs/slurm.md shows one). With setup scripts it runs under /bin/bash, for
-which clusters' `module` command and a virtual environment's `activate` are written.
+"""What aorta hands to `sbatch` besides the job's own options: the resources every job asks
+for, and the batch scripts (docs/slurm.md shows one), the one file with shell syntax aorta
+writes: fixed lines whose only values are paths, each `shlex.quote`d. With setup scripts it runs
+under /bin/bash, for which clusters' `module` and a virtual environment's `activate` are written.
 """
 
 from __future__ import annotations
@@ -32,9 +31,8 @@ def resource_options(config: SlurmOptions) -> list[str]:
 
 
 def setup_files(paths: Sequence[str], cwd: Path) -> tuple[str, ...]:
-    """The recipe's `executor.setup` as absolute paths (a relative one is taken from `cwd`,
-    the jobs' working directory too). Raises SetupError for one that is not a readable
-    regular file here: the nodes must see the same file, on a filesystem they share."""
+    """The recipe's `executor.setup` as absolute paths (relative to `cwd`, the jobs' too).
+    SetupError for one that is not a readable regular file here: the nodes must see it too."""
     found = []
     for given in paths:
         path = Path(os.path.expanduser(given))

@@ -1,9 +1,8 @@
-"""What a Slurm job of a sweep runs: `python -m aorta.run.executors.slurm.worker MANIFEST`.
-It takes entry `$SLURM_ARRAY_TASK_ID` of the manifest (`<run>/slurm/submit_<n>.json`), runs it
-with `run_trial` as a local trial runs and, on a node other than the driver's host, writes that
-node's environment snapshot as `node_env.json` beside `result.json`. Slurm's SIGTERM (scancel,
-time limit, preemption) kills the payload's group and leaves no `result.json`, so the driver
-records why the job ended.
+"""What a Slurm job of a sweep runs: `python -m aorta.run.executors.slurm.worker MANIFEST`. It
+runs entry `$SLURM_ARRAY_TASK_ID` of the manifest (`<run>/slurm/submit_<n>.json`) as a local
+trial runs and, on a node other than the driver's host, writes that node's snapshot as
+`node_env.json` beside `result.json`. Slurm's SIGTERM (scancel, time limit, preemption) leaves
+no `result.json`, so the driver records why the job ended.
 """
 
 from __future__ import annotations
