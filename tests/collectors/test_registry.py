@@ -1,8 +1,11 @@
 """Registering a third-party collector: a one-file plug-in works with the contract's defaults,
-and a broken one is refused when it is first asked for, naming the collector and the field."""
+and a broken one is refused when it is first asked for, naming the collector and the field,
+while `aorta collectors` and `aorta doctor` go on to list every other collector."""
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +15,7 @@ from aorta.base.errors import ConflictError, OptionError, UserError
 from aorta.collectors import registry
 from aorta.collectors.conflicts import check_conflicts
 from aorta.collectors.base import Launch, TrialContext, TrialOutcome
-from aorta_testing import install_plugin
+from aorta_testing import install_plugin, run_aorta
 
 PLUGIN = '''
 from aorta.collectors.base import Capability, Collector, capture_status
@@ -60,11 +63,18 @@ class Locker(Marker):
 
 class OtherLocker(Locker):
     name = "otherlocker"
+
+
+class Raiser(Marker):
+    name = "raiser"
+
+    def probe(self):
+        raise RuntimeError("probe bug")
 '''
 ENTRIES = {"marker": "plugin:Marker", "norank": "plugin:NoRank", "misnamed": "plugin:Misnamed",
            "badmodel": "plugin:BadModel", "abstract": "plugin:Abstract",
            "broken": "plugin:NoSuchClass", "locker": "plugin:Locker",
-           "otherlocker": "plugin:OtherLocker"}
+           "otherlocker": "plugin:OtherLocker", "raiser": "plugin:Raiser"}
 
 
 @pytest.fixture
@@ -110,3 +120,35 @@ def test_a_resource_of_the_plugins_own_naming_conflicts_too(plugins: None) -> No
     with pytest.raises(ConflictError, match="collect: locker and otherlocker cannot run in one "
                                             "trial: both claim gpu-lock; profile them"):
         check_conflicts(options)
+
+
+def test_collectors_and_doctor_list_a_broken_plugin_beside_the_others(tmp_path: Path) -> None:
+    site = install_plugin(tmp_path / "site", "plugin", PLUGIN, ENTRIES)
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    listed = run_aorta("collectors", "--json", env=env)
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert set(ENTRIES) | {"cprofile", "torch", "ncu"} <= set(rows)
+    assert rows["marker"]["usable"] and rows["cprofile"]["usable"]
+    assert not rows["broken"]["usable"] and rows["broken"]["options"] == []
+    assert rows["broken"]["reason"].startswith(
+        "collector 'broken': plugin:NoSuchClass cannot be loaded: AttributeError")
+    assert "uninstall the package that registers it" in rows["broken"]["fix"]
+    assert rows["raiser"]["reason"] == "its probe failed: RuntimeError: probe bug"
+
+    doctor = run_aorta("doctor", env=env)
+    assert doctor.returncode == 0, doctor.stderr
+    assert any(line.startswith("NO  abstract ") for line in doctor.stdout.splitlines())
+    assert any(line.startswith("ok  cprofile ") for line in doctor.stdout.splitlines())
+
+    asked = run_aorta("doctor", "--collect", "cprofile,broken", env=env)
+    assert asked.returncode == 2 and "NO  broken" in asked.stdout
+    assert run_aorta("doctor", "--collect", "marker", env=env).returncode == 0
+    unknown = run_aorta("doctor", "--collect", "nothing", env=env)
+    assert unknown.returncode == 2 and "unknown collector 'nothing'" in unknown.stderr
+
+    sweep = run_aorta("sweep", "run", "--output", str(tmp_path / "out"), "--collect", "broken",
+                      "--", "true", env=env)
+    assert sweep.returncode == 2 and "Traceback" not in sweep.stderr
+    assert "--collect: collector 'broken': plugin:NoSuchClass cannot be loaded" in sweep.stderr
+    assert not (tmp_path / "out").exists()

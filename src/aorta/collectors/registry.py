@@ -18,6 +18,15 @@ from aorta.collectors.base import Collector
 GROUP = "aorta.collectors"
 
 
+class BrokenCollectorError(UserError):
+    """A registered collector that cannot be loaded or breaks the contract: the plug-in's
+    fault. `aorta collectors` and `aorta doctor` list it as not usable with this message."""
+
+
+def _broken(name: str, problem: str) -> BrokenCollectorError:
+    return BrokenCollectorError(f"collector {name!r}: {problem}")
+
+
 @cache
 def _table() -> dict[str, EntryPoint]:
     found: dict[str, EntryPoint] = {}
@@ -33,7 +42,8 @@ def names() -> list[str]:
 
 @cache
 def get(name: str) -> Collector[Any]:
-    """The collector called `name`; `UserError` listing the known names if there is none."""
+    """The collector called `name`; `UserError` listing the known names if there is none,
+    `BrokenCollectorError` if it is registered but cannot be used."""
     table = _table()
     if name not in table:
         known = ", ".join(sorted(table)) or ("none: aorta's own collectors are registered when "
@@ -42,31 +52,30 @@ def get(name: str) -> Collector[Any]:
     try:
         cls = table[name].load()
     except Exception as exc:   # a plug-in that cannot even import is the plug-in's fault
-        raise UserError(f"collector {name!r}: {table[name].value} cannot be loaded: "
-                        f"{type(exc).__name__}: {exc}") from None
+        raise _broken(name, f"{table[name].value} cannot be loaded: "
+                            f"{type(exc).__name__}: {exc}") from None
     _check(name, cls)
     try:
         collector: Collector[Any] = cls()
     except Exception as exc:   # e.g. an abstract method left out
-        raise UserError(f"collector {name!r}: class {cls.__name__} cannot be created: "
-                        f"{type(exc).__name__}: {exc}") from None
+        raise _broken(name, f"class {cls.__name__} cannot be created: "
+                            f"{type(exc).__name__}: {exc}") from None
     return collector
 
 
 def _check(name: str, cls: Any) -> None:
     """The contract's class attributes, checked once, naming the collector and the field."""
     if not (isinstance(cls, type) and issubclass(cls, Collector)):
-        raise UserError(f"collector {name!r}: {cls!r} is not an aorta Collector subclass")
+        raise _broken(name, f"{cls!r} is not an aorta Collector subclass")
     for attr, kind, what in (("name", str, "a string"), ("wrap_rank", int, "an integer")):
         if not isinstance(getattr(cls, attr, None), kind):
-            raise UserError(f"collector {name!r}: class {cls.__name__} does not set {attr!r} "
-                            f"to {what}")
+            raise _broken(name, f"class {cls.__name__} does not set {attr!r} to {what}")
     if cls.name != name:
-        raise UserError(f"collector {name!r}: class {cls.__name__} calls itself {cls.name!r}")
+        raise _broken(name, f"class {cls.__name__} calls itself {cls.name!r}")
     model = cls.options_model
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
-        raise UserError(f"collector {name!r}: class {cls.__name__}'s options_model {model!r} "
-                        f"is not a pydantic model (subclass CollectorOptions)")
+        raise _broken(name, f"class {cls.__name__}'s options_model {model!r} is "
+                            f"not a pydantic model (subclass CollectorOptions)")
 
 
 def wrap_order(selected: list[str]) -> list[str]:
