@@ -66,6 +66,7 @@ def test_torch_is_checked_with_the_commands_own_interpreter(tmp_path: Path):
     assert f"fix: install torch into {bare}" in proc.stdout
 
 
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed for the tests' Python")
 def test_without_a_command_python3_on_path_is_checked(tmp_path: Path):
     bare = bare_python(tmp_path / "venv")
     bin_dir = bin_dir_with_python(tmp_path / "bin", bare)

@@ -14,8 +14,10 @@ import cProfile
 import json
 import marshal
 import math
+import os
 import shutil
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +26,9 @@ import pytest
 from aorta.collectors.base import TrialOutcome
 from aorta.collectors.cprofile.collector import CProfileCollector
 from aorta.collectors.ncu.collector import profile_metrics
-from aorta.collectors.nsys.collector import summary_metrics
+from aorta.collectors.nsys.collector import STATS_LOG, run_stats, summary_metrics
 from aorta.collectors.proton.collector import ProtonCollector
+from aorta.collectors.registry import get
 from aorta.collectors.rocprof.collector import RocprofCollector
 from aorta.collectors.torch.collector import TorchCollector
 from aorta.parsers.ncu_csv import TIME_METRIC, read_ncu_csv
@@ -446,3 +449,45 @@ def test_proton_root_children_of_the_wrong_type_is_unparsed_not_empty(tmp_path: 
 def test_a_trace_that_is_a_list_of_numbers_is_unparsed_not_empty(tmp_path: Path) -> None:
     got = torch(tmp_path, [1, 2, 3])
     assert (got["torch_capture"], got["torch_skipped"]) == ("unparsed", 3)
+
+
+# --- links and FIFOs the payload planted in its own artifact directory ------------------------
+
+def _tool(tmp_path: Path, name: str, says: str) -> Path:
+    tool = tmp_path / "bin" / name
+    tool.parent.mkdir(exist_ok=True)
+    tool.write_text(f"#!/bin/sh\necho '{says}'\n")
+    tool.chmod(0o755)
+    return tool
+
+
+def test_a_planted_link_never_aims_ncus_export_outside(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    out = fresh(tmp_path, "ncu")
+    (out / "profile.ncu-rep").write_text("x")
+    (out / "raw.csv").symlink_to(victim)
+    ncu = get("ncu")
+    env = {"NCU_BIN": str(_tool(tmp_path, "ncu", "ID,Kernel Name")), "PATH": "/usr/bin:/bin"}
+    got = ncu.summarize(out, ncu.validate(None), replace(RAN, base_env=env))
+    assert victim.read_text() == "precious\n"
+    assert got["ncu_capture"] != "ok"
+
+
+def test_a_planted_link_never_aims_nsys_stats_log_outside(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    out = fresh(tmp_path, "nsys")
+    (out / STATS_LOG).symlink_to(victim)
+    why = run_stats(str(_tool(tmp_path, "nsys", "nope")), out / "report.nsys-rep", out)
+    assert victim.read_text() == "precious\n" and isinstance(why, str)
+
+
+@pytest.mark.parametrize(("collector", "fifo"), [("ncu", "ncu.log"), ("torch", "summary.json")])
+def test_a_fifo_where_a_log_or_summary_should_be_does_not_hang(
+        tmp_path: Path, collector: str, fifo: str) -> None:
+    out = fresh(tmp_path, collector)
+    os.mkfifo(out / fifo)
+    chosen = get(collector)
+    got = chosen.summarize(out, chosen.validate(None), RAN)   # a blocking open never returns
+    assert got[f"{collector}_capture"] in ("missing", "unparsed", "empty")

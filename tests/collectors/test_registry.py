@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from aorta.base.errors import ConflictError, OptionError, UserError
 from aorta.collectors import registry
 from aorta.collectors.conflicts import check_conflicts
+from aorta.collectors.registry import PLUGIN_FIX
 from aorta.collectors.base import Launch, TrialContext, TrialOutcome
 from aorta_testing import install_plugin, run_aorta
 
@@ -65,6 +67,13 @@ class OtherLocker(Locker):
     name = "otherlocker"
 
 
+class LookupBug(Marker):
+    name = "lookupbug"
+
+    def child_imports(self, options):
+        raise RuntimeError("lookup bug")
+
+
 class Raiser(Marker):
     name = "raiser"
 
@@ -74,7 +83,8 @@ class Raiser(Marker):
 ENTRIES = {"marker": "plugin:Marker", "norank": "plugin:NoRank", "misnamed": "plugin:Misnamed",
            "badmodel": "plugin:BadModel", "abstract": "plugin:Abstract",
            "broken": "plugin:NoSuchClass", "locker": "plugin:Locker",
-           "otherlocker": "plugin:OtherLocker", "raiser": "plugin:Raiser"}
+           "otherlocker": "plugin:OtherLocker", "raiser": "plugin:Raiser",
+           "lookupbug": "plugin:LookupBug"}
 
 
 @pytest.fixture
@@ -134,12 +144,15 @@ def test_collectors_and_doctor_list_a_broken_plugin_beside_the_others(tmp_path: 
     assert rows["broken"]["reason"].startswith(
         "collector 'broken': plugin:NoSuchClass cannot be loaded: AttributeError")
     assert "uninstall the package that registers it" in rows["broken"]["fix"]
-    assert rows["raiser"]["reason"] == "its probe failed: RuntimeError: probe bug"
+    assert rows["raiser"]["reason"] == "collector 'raiser': its probe failed: RuntimeError: probe bug"
 
     doctor = run_aorta("doctor", env=env)
     assert doctor.returncode == 0, doctor.stderr
     assert any(line.startswith("NO  abstract ") for line in doctor.stdout.splitlines())
     assert any(line.startswith("ok  cprofile ") for line in doctor.stdout.splitlines())
+    lookup_row = next(line for line in doctor.stdout.splitlines() if " lookupbug " in line)
+    assert lookup_row.startswith("NO ") and lookup_row.endswith(
+        "collector 'lookupbug': its interpreter lookup failed: RuntimeError: lookup bug")
 
     asked = run_aorta("doctor", "--collect", "cprofile,broken", env=env)
     assert asked.returncode == 2 and "NO  broken" in asked.stdout
@@ -151,4 +164,16 @@ def test_collectors_and_doctor_list_a_broken_plugin_beside_the_others(tmp_path: 
                       "--", "true", env=env)
     assert sweep.returncode == 2 and "Traceback" not in sweep.stderr
     assert "--collect: collector 'broken': plugin:NoSuchClass cannot be loaded" in sweep.stderr
+    assert not (tmp_path / "out").exists()
+    raised = run_aorta("sweep", "run", "--output", str(tmp_path / "out"), "--collect", "raiser",
+                       "--", sys.executable, "-c", "pass", env=env)
+    assert raised.returncode == 2 and "Traceback" not in raised.stderr
+    assert raised.stderr == ("aorta: error: collector raiser cannot measure on this machine: "
+                             "collector 'raiser': its probe failed: RuntimeError: probe bug; "
+                             f"{PLUGIN_FIX}\n")
+    lookup = run_aorta("sweep", "run", "--output", str(tmp_path / "out"), "--collect",
+                       "lookupbug", "--", sys.executable, "-c", "pass", env=env)
+    assert lookup.returncode == 2 and lookup.stderr == (
+        "aorta: error: collector 'lookupbug': its interpreter lookup failed: RuntimeError: "
+        "lookup bug\n")
     assert not (tmp_path / "out").exists()

@@ -166,6 +166,7 @@ def test_verbose_prints_each_trials_launch(tmp_path: Path, payload):
     assert "argv:" not in quiet.stderr
 
 
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed for the tests' Python")
 def test_preflight_refuses_a_command_whose_python_lacks_torch(tmp_path: Path, payload):
     """Issue 14: `-- python` without torch ran every torch trial to 'exit code 2'."""
     bare = bare_python(tmp_path / "venv")
@@ -179,6 +180,7 @@ def test_preflight_refuses_a_command_whose_python_lacks_torch(tmp_path: Path, pa
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed for the tests' Python")
 def test_a_launcher_that_cannot_attach_makes_an_error_trial(tmp_path: Path, payload):
     """The launcher's own import of torch fails (a stand-in torch that imports for a check
     but not in a launcher): the trial is an error, with the launcher's reason on the

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from aorta.collectors.registry import get
-from aorta.base.errors import SetupError, UserError
+from aorta.base.errors import SetupError
 from aorta.run.executors.slurm.preflight import judge_answer
 from aorta.run.executors.slurm.executor import batch_script
 from aorta.run.executors.base import Executor

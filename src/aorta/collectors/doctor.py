@@ -12,47 +12,33 @@ from typing import Any
 from aorta.collectors.base import Capability, Collector, CollectorOptions
 from aorta.collectors.child_python import DEFAULT_PYTHONS, ChildImport, check_imports
 from aorta.collectors.options import option_table
-from aorta.collectors.registry import BrokenCollectorError, get
+from aorta.collectors.registry import (PLUGIN_FIX, BrokenCollectorError, capability, get,
+                                      plugin_fault)
 from aorta.collectors.registry import names as all_names
 
 Row = dict[str, Any]
 Check = tuple[str, str, str]        # (label, python, module)
-PLUGIN_FIX = ("fix or uninstall the package that registers it (entry-point group "
-              "aorta.collectors); other collectors are not affected")
 
 
-def _load(name: str) -> Collector[Any] | Capability:
-    """`name`'s collector, or a not-usable answer saying why it cannot be loaded: one broken
-    plug-in must not hide what every other collector can do. An unknown name still raises."""
+def _loaded(name: str) -> Collector[Any] | None:
+    """`name`'s collector; None for a registered one that cannot be loaded (its probe row
+    says why). An unknown name still raises."""
     try:
         return get(name)
-    except BrokenCollectorError as exc:
-        return Capability(name, False, reason=str(exc), fix=PLUGIN_FIX)
-
-
-def _probe(loaded: Collector[Any] | Capability) -> Capability:
-    if isinstance(loaded, Capability):
-        return loaded
-    try:
-        return loaded.probe()
-    except Exception as exc:   # a plug-in's probe that raises is the plug-in's fault
-        return Capability(loaded.name, False, fix=PLUGIN_FIX,
-                          reason=f"its probe failed: {type(exc).__name__}: {exc}")
+    except BrokenCollectorError:
+        return None
 
 
 def collector_rows() -> list[Row]:
     """`aorta collectors`: every collector, its options and whether it is usable here."""
     rows = []
     for name in all_names():
-        loaded = _load(name)
-        cap = _probe(loaded)
-        collector = loaded if isinstance(loaded, Collector) else None
+        collector, cap = _loaded(name), capability(name)
+        options = option_table(collector.options_model) if collector else []
         rows.append({
             "name": name, "summary": collector.summary if collector else "",
             "usable": cap.usable, "version": cap.version, "reason": cap.reason, "fix": cap.fix,
-            "options": [{"key": k, "default": d, "description": t}
-                        for k, d, t in option_table(collector.options_model)] if collector
-                       else [],
+            "options": [{"key": k, "default": d, "description": t} for k, d, t in options],
         })
     return rows
 
@@ -82,17 +68,24 @@ def doctor_rows(names: list[str] | None = None, command: Sequence[str] = (),
     and one per interpreter check (`interpreter_checks`). The checks run while the probes do."""
     env = os.environ if env is None else env
     wanted = names or all_names()
-    loaded = {name: _load(name) for name in wanted}
-    checks = {name: interpreter_checks(name, command, env, (options or {}).get(name))
-              if isinstance(loaded[name], Collector) else [] for name in wanted}
+    checks: dict[str, list[Check]] = {}
+    broken: dict[str, Capability] = {}
+    for name in wanted:
+        try:
+            if _loaded(name) is not None:
+                with plugin_fault(name, "interpreter lookup"):
+                    checks[name] = interpreter_checks(name, command, env,
+                                                      (options or {}).get(name))
+        except BrokenCollectorError as exc:
+            broken[name] = Capability(name, False, reason=str(exc), fix=PLUGIN_FIX)
     todo = [(python, module) for found in checks.values() for _, python, module in found]
     with ThreadPoolExecutor(max_workers=1) as pool:
         answers = pool.submit(check_imports, todo, env)
-        caps = {name: _probe(loaded[name]) for name in wanted}
+        caps = {name: broken.get(name) or capability(name) for name in wanted}
         found = answers.result()
     rows: list[Row] = []
     for name in wanted:
-        rows += _collector_rows(name, caps[name], checks[name], found)
+        rows += _collector_rows(name, caps[name], checks.get(name, []), found)
     return rows
 
 

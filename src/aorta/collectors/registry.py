@@ -6,6 +6,8 @@ what is wrong.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
@@ -13,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from aorta.base.errors import UserError
-from aorta.collectors.base import Collector
+from aorta.collectors.base import Capability, Collector
 
 GROUP = "aorta.collectors"
 
@@ -23,8 +25,35 @@ class BrokenCollectorError(UserError):
     fault. `aorta collectors` and `aorta doctor` list it as not usable with this message."""
 
 
+PLUGIN_FIX = ("fix or uninstall the package that registers it (entry-point group "
+              "aorta.collectors); other collectors are not affected")
+
+
 def _broken(name: str, problem: str) -> BrokenCollectorError:
     return BrokenCollectorError(f"collector {name!r}: {problem}")
+
+
+@contextmanager
+def plugin_fault(name: str, what: str) -> Iterator[None]:
+    """An unexpected exception from collector `name`'s `what` becomes a one-line
+    `BrokenCollectorError` naming both: a plug-in's bug is reported as the plug-in's."""
+    try:
+        yield
+    except UserError:
+        raise
+    except Exception as exc:
+        raise _broken(name, f"its {what} failed: {type(exc).__name__}: {exc}") from None
+
+
+def capability(name: str) -> Capability:
+    """Whether `name` can measure here (its probe). A collector that cannot be loaded, or
+    whose probe raises, is not usable with that reason: it must not hide the others."""
+    try:
+        collector = get(name)
+        with plugin_fault(name, "probe"):
+            return collector.probe()
+    except BrokenCollectorError as exc:
+        return Capability(name, False, reason=str(exc), fix=PLUGIN_FIX)
 
 
 @cache

@@ -13,7 +13,7 @@ from aorta.comparison.model import Comparison, Row
 from aorta.comparison.wording import (cell_header, family_line, gate_line, kernel_cells,
                                       kernel_groups, kernel_head, left_out_line, method_line,
                                       metric_cells, metric_head, p_head, summary_line)
-from aorta.rendering import json_text as strict_json
+from aorta.rendering import json_text as json_doc
 from aorta.rendering import md_code, md_table, md_text, short_names, text_table
 
 COMPARE_SCHEMA = 2
@@ -100,7 +100,7 @@ def json_text(comparison: Comparison, gate: Gate | None = None) -> str:
     open-ended trial advice, is null). `gate` adds what --fail-on watched and failed on."""
     settings = asdict(comparison.settings)
     settings["metrics"] = list(comparison.settings.metrics)
-    return strict_json({
+    return json_doc({
         "schema_version": COMPARE_SCHEMA, "base": comparison.base, "new": comparison.new,
         "settings": settings, "notes": list(comparison.notes),
         "family": {"tested": comparison.tested, "correction": comparison.settings.correction,

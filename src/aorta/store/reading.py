@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from typing import Any
+from typing import Any, BinaryIO
 
 MAX_RECORD_BYTES = 256 << 20
 
@@ -18,12 +18,19 @@ class RecordError(ValueError):
     """A file exists but is not a valid record (unreadable, not strict JSON, too deep)."""
 
 
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """`path` opened for reading, non-blocking; `RecordError` when it is not a regular file
+    (a FIFO or device where a record or log should be)."""
+    fh = os.fdopen(os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK), "rb")
+    if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+        fh.close()
+        raise RecordError("not a regular file")
+    return fh
+
+
 def read_text_file(path: str | os.PathLike[str], limit: int = MAX_RECORD_BYTES) -> str:
     """A file's text; `RecordError` when it is larger than `limit` or not a regular file."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise RecordError("not a regular file")
+    with open_regular(path) as fh:
         data = fh.read(limit + 1)
     if len(data) > limit:
         raise RecordError(f"larger than {limit >> 20} MiB")
@@ -46,13 +53,13 @@ def _no_constant(name: str) -> Any:
 
 def read_tail(path: str | os.PathLike[str] | None, limit: int = 4096) -> str | None:
     """The last `limit` bytes of a file, decoded (bad bytes replaced); None when it cannot be
-    read (a log that was never written, a trial that never started)."""
+    read (a log that was never written, a trial that never started, not a regular file)."""
     if path is None:
         return None
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             fh.seek(0, os.SEEK_END)
             fh.seek(max(0, fh.tell() - limit))
             return fh.read().decode("utf-8", "replace")
-    except OSError:
+    except (OSError, RecordError):
         return None

@@ -26,6 +26,7 @@ from aorta.collectors.ncu.counters import PERMISSION_FIX, host_counter_access
 from aorta.collectors.options import regex_option, word_list
 from aorta.parsers.ncu_csv import TIME_METRIC, NcuProfile, read_ncu_csv
 from aorta.parsers.skips import Skips
+from aorta.store.reading import RecordError, open_regular
 
 ENV_BIN = "NCU_BIN"
 REPORT_STEM = "profile"
@@ -252,9 +253,9 @@ def _means(profile: NcuProfile, requested: list[str]) -> Metrics:
 def read_log(path: Path, limit: int = 64 << 20) -> str:
     """ncu's log (its first `limit` bytes), '' when there is none."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             return fh.read(limit).decode("utf-8", "replace")
-    except OSError:
+    except (OSError, RecordError):
         return ""
 
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from aorta.base.errors import SetupError
+from aorta.base.errors import RunDirError, SetupError
 from aorta.base.tools import run_tool
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
                                    TrialContext, TrialOutcome, capture_status, cut_short, settle)
@@ -24,6 +24,7 @@ from aorta.collectors.binaries import (find_binary, gpu_present, read_tail, reso
                                        tool_version)
 from aorta.collectors.options import word_list
 from aorta.parsers.nsys_csv import NO_KERNELS, KernelSummary, read_kern_sum
+from aorta.store.files import write_text
 
 ENV_BIN = "NSYS_BIN"
 REPORT_STEM = "report"
@@ -168,8 +169,8 @@ def run_stats(binary: str, report: Path, out_dir: Path,
                            f"--output={out_dir / STATS_PREFIX}", str(report)], timeout_s)
         log.append(f"$ nsys stats --report={name} (exit {result.returncode})\n"
                    f"{result.problem or result.output}")
-        with contextlib.suppress(OSError):
-            (out_dir / STATS_LOG).write_text("\n".join(log), encoding="utf-8")
+        with contextlib.suppress(OSError, RunDirError):   # never through a planted link
+            write_text(out_dir, (), STATS_LOG, "\n".join(log))
         if csv_path.is_file():
             return name, csv_path
         if result.timed_out:

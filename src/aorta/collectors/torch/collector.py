@@ -32,6 +32,7 @@ from aorta.collectors.python_launch import split_python_launch
 from aorta.collectors.ranks import summarize_ranks
 from aorta.parsers.skips import Skips
 from aorta.parsers.torch_trace import read_trace_figures
+from aorta.store.reading import read_text_file
 
 LAUNCHER = "aorta.launchers.torch_profile"
 ENV_PREFIX = "AORTA_TORCH_"
@@ -266,8 +267,8 @@ def torch_build(dist: importlib.metadata.Distribution) -> str:
 
 def _read_summary(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_text_file(path))
+    except (OSError, ValueError):       # RecordError is a ValueError
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -15,7 +15,7 @@ from pydantic import field_validator
 from aorta.base.errors import SetupError
 from aorta.collectors.base import Launch
 from aorta.collectors.child_python import check_import
-from aorta.collectors.registry import get
+from aorta.collectors.registry import capability, get, plugin_fault
 from aorta.run.executors.base import Executor, ExecutorOptions, OnDone, OnStart
 from aorta.run.executors.gpus import check_device_ids, parse_gpus, pin_variable
 from aorta.run.launch import child_environment
@@ -47,7 +47,7 @@ class LocalExecutor(Executor):
         the interpreter each cell's command runs, then the GPUs asked for."""
         launch, notes = super().preflight(plan, first, caller_env)
         for name in plan.collectors:
-            cap = get(name).probe()
+            cap = capability(name)
             if not cap.usable:
                 fix = f"; {cap.fix}" if cap.fix else ""
                 raise SetupError(f"collector {name} cannot measure on this machine: "
@@ -123,8 +123,9 @@ def check_child_imports(plan: Plan, caller_env: Mapping[str, str]) -> None:
         argv = plan.command + cell.args
         for name, options in plan.collectors.items():
             collector = get(name)
-            modules = collector.child_imports(options)
-            python = collector.child_python(argv, env) if modules else None
+            with plugin_fault(name, "interpreter lookup"):
+                modules = collector.child_imports(options)
+                python = collector.child_python(argv, env) if modules else None
             for module in modules if python else ():
                 found = check_import(python or "", module, env)
                 if found.ok is False:
