@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -160,3 +161,24 @@ def test_kernel_tables_one_rule_for_report_compare_and_history() -> None:
     assert result.kernel_tables() == {"x_kernels": {"k": KernelEntry(2.0, 3),
                                                     "c": KernelEntry(3.0, None)}}
     assert set(result.kernel_tables(allow_partial=True)) == {"x_kernels", "y_kernels"}
+
+
+#: One credential per shape in `TOKEN_SHAPES`, in its order: a shape added without a mark
+#: for the text gate (or without an example here) fails below.
+SHAPE_EXAMPLES = ["ghp_" + "a" * 36, "github_pat_" + "b" * 40, "sk-" + "c" * 32,
+                  "AKIAABCDEFGHIJKLMNOP", "xoxb-" + "1" * 20, "hf_" + "d" * 34,
+                  "glpat-" + "e" * 20, "AIza" + "f" * 35,
+                  "eyJ" + "g" * 12 + ".eyJ" + "h" * 12 + "." + "i" * 12,
+                  "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----"]
+
+
+def test_every_credential_shape_passes_the_text_gate_and_is_hidden() -> None:
+    from aorta.base.redaction import REDACTED, TOKEN_SHAPES, Redactor
+
+    assert len(SHAPE_EXAMPLES) == len(TOKEN_SHAPES)
+    for shape, example in zip(TOKEN_SHAPES, SHAPE_EXAMPLES):
+        assert re.fullmatch(shape, example), shape
+        assert Redactor().text(f"log: {example} end") == f"log: {REDACTED} end", shape
+        assert Redactor.for_inputs(argvs=[["run", example]]).secrets == (example,), shape
+    assert Redactor().text("see https://user:pa55word@host/x") == \
+        f"see https://user:{REDACTED}@host/x"
