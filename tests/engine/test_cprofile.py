@@ -95,3 +95,14 @@ def test_payload_exit_status_passes_through_and_dump_is_written(tmp_path: Path, 
     m = C.summarize(out, CProfileOptions(), OK)
     assert m["cprofile_capture"] == "ok"
     assert m["cprofile_top_functions"][0].endswith("(g)"), m["cprofile_top_functions"]
+
+
+def test_a_missing_script_exits_2_as_python_does_and_leaves_no_profile(tmp_path: Path):
+    out = tmp_path / "cprofile"
+    out.mkdir()
+    ran = subprocess.run(wrap([sys.executable, str(tmp_path / "absent.py")], out),
+                         capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 2
+    assert ran.stderr == (f"aorta: cprofile: can't open file "
+                          f"{str(tmp_path / 'absent.py')!r}: no such file\n")
+    assert C.summarize(out, CProfileOptions(), OK)["cprofile_capture"] == "missing"

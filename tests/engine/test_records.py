@@ -137,6 +137,7 @@ def test_names_are_read_word_by_word() -> None:
 
 
 def test_a_version_2_run_record_keeps_its_slurm_block_as_the_executor_block() -> None:
+    from aorta.store.reading import RecordError
     from aorta.store.records import run_from_json
 
     doc = json.loads((Path(__file__).parents[1] / "fixtures/records/run_v2_slurm.json")
@@ -145,6 +146,9 @@ def test_a_version_2_run_record_keeps_its_slurm_block_as_the_executor_block() ->
     assert run.schema_version == 3 and run.status == "interrupted"
     assert run.executor == {"kind": "slurm", **doc["slurm"]}
     assert run_from_json({**doc, "slurm": None}).executor is None
+    for corrupt in (5, "x", [1]):
+        with pytest.raises(RecordError, match="executor: not an object with a string kind"):
+            run_from_json({**doc, "slurm": corrupt})
     assert run_from_json(run.to_json()) == run          # v3 round-trips
 
 

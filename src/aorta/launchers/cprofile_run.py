@@ -11,7 +11,7 @@ from __future__ import annotations
 import cProfile
 import sys
 
-from aorta.launchers.as_main import run_then
+from aorta.launchers.as_main import run_then, script_problem
 
 USAGE = "usage: python -m aorta.launchers.cprofile_run --out FILE [--pytest] -- TARGET [ARGS...]"
 
@@ -20,11 +20,16 @@ def main(argv: list[str] | None = None) -> None:
     # Parsed by hand: argparse would import gettext, locale and re before the profile
     # starts, and the payload's own imports of them would then be missing from it.
     args = list(sys.argv[1:] if argv is None else argv)
-    pytest = "--pytest" in args[:args.index("--")] if "--" in args else False
-    options = [a for a in args[:args.index("--")] if a != "--pytest"] if "--" in args else []
-    target = args[args.index("--") + 1:] if "--" in args else []
+    cut = args.index("--") if "--" in args else len(args)
+    head, target = args[:cut], args[cut + 1:]
+    pytest = "--pytest" in head
+    options = [a for a in head if a != "--pytest"]
     if len(options) != 2 or options[0] != "--out" or not (target or pytest):
         print(USAGE, file=sys.stderr)
+        raise SystemExit(2)
+    problem = None if pytest else script_problem(target[0])
+    if problem:         # as `python missing.py` ends: no profile of the launcher alone
+        print(f"aorta: cprofile: {problem}", file=sys.stderr)
         raise SystemExit(2)
     profiler = cProfile.Profile()
 

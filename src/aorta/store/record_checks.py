@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from aorta.base.names import MAX_NAME_BYTES, name_problem
-from aorta.recipe.limits import MAX_TRIALS_PER_CELL
+from aorta.recipe.limits import MAX_TRIALS_PER_CELL, RETAIN_LEVELS
 from aorta.store.reading import RecordError
 
 Check = Callable[[Any], str | None]
@@ -25,7 +25,6 @@ RUN_STATES = ("running", "complete", "interrupted")
 #: empty: the profiler ran and saw nothing; missing: no artifact; unparsed: unreadable.
 CAPTURE_STATES = ("ok", "partial", "empty", "missing", "unparsed")
 _MAX_METRIC_DEPTH = 16
-RETENTION_LEVELS = ("none", "log", "summary", "full")
 
 
 class NewerRecord(RecordError):
@@ -48,7 +47,7 @@ def capture_problem(state: object, skipped: int | None) -> str | None:
 
 
 def retention_problem(level: object, files: list[str], file_count: int, size: int) -> str | None:
-    if level not in RETENTION_LEVELS:
+    if level not in RETAIN_LEVELS:
         return f"retention level {level!r} is not none, log, summary or full"
     if file_count < len(files) or size < 0:
         return "retention counts fewer files than it lists, or negative bytes"
@@ -268,7 +267,7 @@ def checked_run(doc: Any, baseline_of_v1: Callable[[], bool] = lambda: False) ->
     if version < 3:     # v2 kept Slurm's state under "slurm"; v3 has a generic executor block
         slurm = doc.get("slurm")
         doc = {**doc, "executor": {**slurm, "kind": "slurm"} if isinstance(slurm, dict)
-               else None}
+               else slurm}      # null stays null; anything else is refused below
     executor = _take(doc, "executor", _rule(lambda x: isinstance(x, dict) and isinstance(
         x.get("kind"), str), "an object with a string kind, or null", null=True), None)
     return dict(
