@@ -4,6 +4,7 @@ lock and records; and docs/api.md's example, run as written."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -83,6 +84,30 @@ def test_refusals_raise_the_commands_message_and_write_nothing(here: Path) -> No
     with pytest.raises(UserError, match="no command to run"):
         aorta.sweep(output="refused")
     assert not (here / "refused").exists()
+
+
+@pytest.mark.parametrize(("kwargs", "words"), [
+    ({"trials": True}, "aorta.sweep: trials: Input should be a valid integer, got True"),
+    ({"trials": "3"}, "aorta.sweep: trials: Input should be a valid integer, got '3'"),
+    ({"baseline": "yes"}, "aorta.sweep: baseline: Input should be a valid boolean"),
+    ({"timeout": "x"}, "aorta.sweep: timeout: Input should be a valid number"),
+    ({"gpus": 5}, "aorta.sweep: gpus: Input should be a valid string"),
+    ({"output": 5}, "aorta.sweep: output: Input should be a valid string"),
+    ({"env": {1: 2}}, "aorta.sweep: env[1]: Input should be a valid string"),
+    ({"command": '"x'}, "aorta.plan: command: No closing quotation"),
+    ({"command": ["python3", "a\0b"]}, "the command: an argument contains a NUL byte"),
+    ({"env": {"A": "b\0c"}}, "aorta.plan: env: 'A' cannot be passed to a program"),
+])
+def test_arguments_of_the_wrong_type_or_unpassable_are_refused_by_name(
+        here: Path, kwargs: dict[str, object], words: str) -> None:
+    """A wrong type is never coerced ("3", True) nor written into run.json, where it would
+    make the run directory unreadable to the next call."""
+    with pytest.raises(UserError, match=re.escape(words)):
+        aorta.sweep(**{"command": _command(), "output": "refused", **kwargs})  # type: ignore[arg-type]
+    assert not (here / "refused").exists()
+    run = aorta.sweep(command=tuple(_command()), output=Path("typed"), trials=1, gpus=None,
+                      env=os.environ)
+    assert run.status == "complete"
 
 
 def test_a_run_that_no_trial_passed_exits_3_and_a_plan_writes_nothing(here: Path) -> None:

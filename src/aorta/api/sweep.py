@@ -4,29 +4,56 @@ does and returns the run it wrote; `aorta.plan(...)` checks everything and write
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from os import PathLike
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, ParamSpec, TextIO, TypeVar
+
+from pydantic import ConfigDict, SkipValidation, ValidationError, validate_call
 
 from aorta.api.run import Run, open_run
 from aorta.base.errors import UserError
+from aorta.base.names import printable
+from aorta.base.schema_errors import format_validation_error
 from aorta.run.overrides import Overrides, parse_collect_flag
 from aorta.run.prepare import PreparedSweep, prepare
 from aorta.run.progress import Progress, make_progress
 
 Command = str | Sequence[str]
 Collect = str | Sequence[str] | None
+P = ParamSpec("P")
+R = TypeVar("R")
 
+
+def _typed(func: Callable[P, R]) -> Callable[P, R]:
+    """`func` with its arguments checked against its annotations first, strictly (no `"3"`
+    for 3, no True for 1): a wrong one is a `UserError` naming it, as a bad flag is on the
+    command line, before anything is read or written."""
+    checked = validate_call(config=ConfigDict(strict=True, arbitrary_types_allowed=True))(func)
+
+    @functools.wraps(func)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return checked(*args, **kwargs)
+        except ValidationError as exc:
+            if exc.title != func.__name__:     # raised inside, not about the arguments
+                raise
+            raise UserError(f"aorta.{func.__name__}: "
+                            f"{format_validation_error(exc)}") from None
+    return call
+
+
+@_typed
 
 def plan(recipe: str | PathLike[str] | None = None, *, command: Command = (),
          output: str | PathLike[str] = "aorta_results", collect: Collect = None,
          trials: int | None = None, timeout: float | None = None, ticket: str | None = None,
          env_passthrough_mode: str | None = None, stop_after_events: int | None = None,
-         max_trials: int | None = None, gpus: str | Sequence[str] | None = None,
+         max_trials: int | None = None, gpus: str | Sequence[str | int] | None = None,
          executor: str | None = None, skip_remote_probe: bool = False,
          baseline: bool | None = None, env: Mapping[str, str] | None = None) -> PreparedSweep:
     """Check a sweep as `aorta sweep plan` does and return it prepared (`.plan_lines()`,
@@ -38,7 +65,10 @@ def plan(recipe: str | PathLike[str] | None = None, *, command: Command = (),
     (default: this process's, copied, never changed). Raises `aorta.base.errors.UserError`
     with the command's message for a bad recipe or argument, or a collector that cannot
     measure here."""
-    words = shlex.split(command) if isinstance(command, str) else tuple(command)
+    try:
+        words = shlex.split(command) if isinstance(command, str) else tuple(command)
+    except ValueError as exc:       # an unclosed quote
+        raise UserError(f"aorta.plan: command: {exc}") from None
     if collect is None:
         names = None
     else:
@@ -51,18 +81,24 @@ def plan(recipe: str | PathLike[str] | None = None, *, command: Command = (),
                           stop_after_events=stop_after_events, max_trials=max_trials,
                           skip_remote_probe=skip_remote_probe)
     caller_env = dict(os.environ if env is None else env)
+    bad = next((k for k, v in caller_env.items() if not k or "=" in k or "\0" in k + v), None)
+    if bad is not None:
+        raise UserError(f"aorta.plan: env: {printable(bad)} cannot be passed to a program (an "
+                        f"empty name, '=' in the name, or a NUL byte)")
     return prepare(Path(recipe) if recipe is not None else None, overrides, Path(output),
                    caller_env)
 
 
+@_typed
 def sweep(recipe: str | PathLike[str] | None = None, *, command: Command = (),
           output: str | PathLike[str] = "aorta_results", collect: Collect = None,
           trials: int | None = None, timeout: float | None = None, ticket: str | None = None,
           env_passthrough_mode: str | None = None, stop_after_events: int | None = None,
-          max_trials: int | None = None, gpus: str | Sequence[str] | None = None,
+          max_trials: int | None = None, gpus: str | Sequence[str | int] | None = None,
           executor: str | None = None, skip_remote_probe: bool = False,
           baseline: bool | None = None, fresh: bool = False, report: bool = False,
-          history: bool | str = False, progress: TextIO | None = None, verbose: int = 0,
+          history: bool | str = False, progress: SkipValidation[TextIO | None] = None,
+          verbose: int = 0,
           env: Mapping[str, str] | None = None) -> Run:
     """Run a sweep as `aorta sweep run` does and return the `Run` it wrote, with `.outcome`
     (`SweepOutcome`). Failing trials are data, not exceptions. The arguments are `plan`'s, and

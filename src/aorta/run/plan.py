@@ -18,7 +18,7 @@ from aorta.base.errors import RecipeError, UserError
 from aorta.base.names import check_name, name_problem, printable, shorten
 from aorta.base.redaction import PATTERN_ONLY
 from aorta.collectors.base import CollectorOptions
-from aorta.recipe.schema import ExecutorBlock, LoadedRecipe, Recipe, Variant
+from aorta.recipe.schema import ExecutorBlock, LoadedRecipe, Recipe, Variant, arguments
 from aorta.run.overrides import Overrides, apply_overrides
 
 DEFAULT_CELL = "default"
@@ -111,6 +111,10 @@ def build_plan(loaded: LoadedRecipe, overrides: Overrides) -> Plan:
     if command[0].startswith("-"):
         raise UserError(f"the command starts with {command[0]!r}, which looks like an aorta "
                         f"option: put aorta's options before '--'")
+    try:
+        arguments(list(command))
+    except ValueError as exc:       # only a caller of aorta.sweep can pass such an argument
+        raise UserError(f"the command: {exc}") from None
     collectors = _validate_collectors(recipe.collect, source, overrides.collect is not None)
     cells = _expand_cells(recipe.all_axes(), source)
     planned = len(cells) * recipe.trials_per_cell * (2 if recipe.baseline else 1)
