@@ -32,6 +32,16 @@ def test_nice_ticks_of_nonsense_is_harmless() -> None:
     assert nice_ticks(2.0, 1.0) == [0.0]
 
 
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("low", [2.0 ** 52, 2.0 ** 60, 1e300, -(2.0 ** 53)])
+def test_nice_ticks_end_when_the_step_is_below_what_a_float_resolves(low: float) -> None:
+    # Two byte counts a unit apart near 2**52: adding the step no longer moves the value.
+    high = low + math.ulp(low)
+    ticks = nice_ticks(low, high)
+    assert 2 <= len(ticks) <= 8
+    strip_plot("max_rss_bytes", "B", [StripRow("a", [(0, low), (1, high)], low, "#000")])
+
+
 def test_strip_plot_places_each_trial_and_median() -> None:
     svg = strip_plot("wall_s", "s", [StripRow("a", [(0, 1.0), (1, 2.0), (2, 3.0)], 2.0, "#000"),
                                      StripRow("b <x>", [(0, 10.0)], 10.0, "#111", hollow=True)])

@@ -67,13 +67,10 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     raw = (high - low) / max(1, count)
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
-    first = math.floor(low / step) * step
-    ticks, value = [], first
-    while value < high + step * 0.5:
-        ticks.append(round(value, 12))
-        value += step
+    start, end = math.floor(low / step), math.ceil(high / step + 0.5)   # counted: always ends
+    ticks = [round(i * step, 12) for i in range(start, end)]
     if ticks[-1] < high:
-        ticks.append(round(value, 12))
+        ticks.append(round(end * step, 12))
     return ticks
 
 
