@@ -48,3 +48,24 @@ def test_trend_plot_marks_changes_and_escapes_text() -> None:
     assert len(list(root.iter("circle"))) == 5
     assert "run <0>" in [t.text for t in root.iter("title")]
     assert trend_plot("x", "x", [], []) == ""
+
+
+HOSTILE = "void k<int>(float*) [click](https://evil.example) ![i](https://x/p.png) \x1b[2J\x07\u202egnp.exe"
+
+
+def test_kernel_names_cannot_drive_a_terminal_or_reorder_text() -> None:
+    from aorta.rendering import h, md_code, md_text
+
+    for shown in (*text_table([["name"], [HOSTILE]]), md_text(HOSTILE), md_code(HOSTILE),
+                  h(HOSTILE), md_code("plain \x1b[31mred")):
+        assert not any(c in shown for c in "\x1b\x07\u202e"), shown
+    assert "\\x1b[2J\\x07\\u202egnp.exe" in text_table([["name"], [HOSTILE]])[1]
+    assert text_table([["a\nb"]]) == ["a\\nb"]
+
+
+def test_a_name_in_a_code_element_cannot_open_a_link_or_an_image() -> None:
+    from aorta.rendering import md_code
+
+    shown = md_code(HOSTILE)
+    assert shown.startswith("<code>") and shown.endswith("</code>")
+    assert not any(c in shown[len("<code>"):-len("</code>")] for c in "[]!*_`|<>")

@@ -64,10 +64,19 @@ def shorten(name: str) -> str:
     return f"{head}-{digest}"
 
 
+def visible(text: str, keep: str = "\t\n") -> str:
+    """`text` with control, format (bidirectional overrides) and unassigned characters shown
+    escaped (`\\x1b`, `\\u202e`), so it cannot drive a terminal or reorder what a reader sees;
+    the characters in `keep` stay as they are."""
+    if text.isascii() and text.isprintable():     # the common case: nothing to escape
+        return text
+    return "".join(c if c in keep or unicodedata.category(c) not in _BAD_CATEGORIES
+                   else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def printable(text: str, limit: int = 80) -> str:
     """`text` quoted for a one-line message: control characters escaped, long text cut."""
-    shown = "".join(c if unicodedata.category(c) not in _BAD_CATEGORIES
-                    else c.encode("unicode_escape").decode("ascii") for c in text)
+    shown = visible(text, keep="")
     if len(shown) > limit:
         shown = shown[:limit - 3] + "..."
     return "'" + shown.replace("'", "\\'") + "'"

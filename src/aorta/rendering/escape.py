@@ -1,5 +1,7 @@
 """One escaping rule per format for run text (names, reasons, stderr): payload output is
-untrusted. Markdown renderers pass HTML through, so the Markdown helpers escape `<>&` too."""
+untrusted. Markdown renderers pass HTML through, so the Markdown helpers escape `<>&` too,
+and every helper shows control characters escaped (`base.names.visible`): a kernel name
+cannot drive the terminal that prints a report or reorder what a reader sees."""
 
 from __future__ import annotations
 
@@ -7,14 +9,18 @@ import re
 from html import escape
 from urllib.parse import quote
 
+from aorta.base.names import visible
+
 _MD_SPECIAL = re.compile(r"([\\`*\[\]|])")
 _HTML_SPECIAL = re.compile(r"[<>&]")
 _ENTITY = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
+# Inside a `<code>` element Markdown still reads links, images and emphasis: all entities.
+_CODE_ENTITIES = str.maketrans({c: f"&#{ord(c)};" for c in "|`[]*_\\!"})
 
 
 def h(text: object) -> str:
     """Text for an HTML element or a quoted attribute value (quotes escaped too)."""
-    return escape(str(text), quote=True)
+    return escape(visible(str(text)), quote=True)
 
 
 def href(base: str, path: str) -> str:
@@ -24,16 +30,16 @@ def href(base: str, path: str) -> str:
 
 def md_text(text: str) -> str:
     """Text on one line, with Markdown's and HTML's active characters escaped."""
-    flat = _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    flat = _MD_SPECIAL.sub(r"\\\1", visible(" ".join(str(text).split())))
     return _entities(flat)
 
 
 def md_code(text: str) -> str:
     """An inline code span that survives backticks, pipes and HTML in `text`: a `<code>` element
     when it holds `<`, `>` or `&`, else backticks longer than any run of them inside."""
-    flat = " ".join(str(text).split())
+    flat = visible(" ".join(str(text).split()))
     if _HTML_SPECIAL.search(flat):
-        return "<code>" + _entities(flat).replace("|", "&#124;").replace("`", "&#96;") + "</code>"
+        return "<code>" + _entities(flat).translate(_CODE_ENTITIES) + "</code>"
     flat = flat.replace("|", "\\|")
     ticks = "`" * (_longest_backtick_run(flat) + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") else ""
@@ -43,6 +49,7 @@ def md_code(text: str) -> str:
 def md_block(text: str) -> list[str]:
     """A block of text shown as written (a fence), or as an escaped `<pre>` when it holds
     `<`, `>` or `&`, which some renderers would otherwise take for HTML."""
+    text = visible(text)
     if _HTML_SPECIAL.search(text):
         return ["<pre>" + _entities(text) + "</pre>"]
     fence = "`" * max(3, _longest_backtick_run(text) + 1)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 
+from aorta.base.names import visible
 from aorta.rendering.escape import h
 
 
 def text_table(rows: Sequence[Sequence[str]], right: Collection[int] = (),
                indent: str = "") -> list[str]:
     """Columns two spaces apart, padded to their widest cell; columns in `right` (numbers)
-    align right. The first row is the head. Lines carry no trailing spaces."""
+    align right. The first row is the head. Lines carry no trailing spaces; control
+    characters in a cell (a newline too) are shown escaped."""
+    rows = [[visible(v, keep="") for v in row] for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [(indent + "  ".join(v.rjust(w) if i in right else v.ljust(w)
                                 for i, (v, w) in enumerate(zip(row, widths)))).rstrip()
