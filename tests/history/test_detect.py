@@ -94,3 +94,26 @@ def test_detection_rate_and_false_alarms_on_synthetic_series() -> None:
         alarms += bool(find_steps([p.values for p in _series([1.0] * runs, seed=seed + 99,
                                                              noise=0.02).points]))
     assert found >= 38 and alarms <= 3
+
+
+
+@pytest.mark.parametrize(("metric", "verdict", "fail_on", "fails"), [
+    ("max_rss_mib", "LARGER", ("slower",), False),     # slower watches times and rates only
+    ("max_rss_mib", "LARGER", ("max_rss_mib",), True),
+    ("max_rss_mib", "LARGER", ("kernels",), False),
+    ("wall_s", "SLOWER", ("slower",), True),
+    ("tokens_per_s", "SLOWER", ("slower",), True),
+    ("wall_s", "SLOWER", ("kernels",), False)])
+def test_history_gates_a_change_as_compare_does(metric: str, verdict: str,
+                                                fail_on: tuple[str, ...], fails: bool) -> None:
+    from aorta.comparison.gate import watched
+    from aorta.comparison.kinds import metric_kind
+    from aorta.history.analyse import Analysed, regressions
+    from aorta.history.model import Change
+
+    runs = [RunInfo(i, 1, f"r{i}", f"2024-01-0{i + 1}", (), None, None, None) for i in range(2)]
+    series = Series(Context(1, "r", "h", "g", "{}"), "c", metric, None,
+                    (Point(runs[0], (100.0,) * 5), Point(runs[1], (200.0,) * 5)))
+    change = Change(1, runs[0], runs[1], 2.0, 1.9, 2.1, 0.95, verdict, True, "bic")
+    assert bool(regressions([Analysed(series, (change,))], fail_on, 1)) is fails
+    assert watched(False, metric, metric_kind(metric), fail_on) is fails    # compare's rule

@@ -15,7 +15,7 @@ from aorta.comparison.kinds import REGRESSIONS, metric_kind
 from aorta.comparison.model import Comparison, Row
 from aorta.stats.rank_test import can_reach
 
-_WORDS = ("slower", "kernels")
+FAIL_ON_WORDS = ("slower", "kernels")
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ def parse_fail_on(values: Iterable[str]) -> tuple[str, ...]:
     """Split comma/space separated `--fail-on` values; refuses metrics that cannot regress."""
     names = tuple(dict.fromkeys(v for value in values for v in value.replace(",", " ").split()))
     for name in names:
-        if name in _WORDS:
+        if name in FAIL_ON_WORDS:
             continue
         kind = metric_kind(name)
         if kind == "count":
@@ -46,7 +46,7 @@ def parse_fail_on(values: Iterable[str]) -> tuple[str, ...]:
         if kind == "other":
             raise UserError(f"--fail-on {name}: aorta cannot tell whether higher or lower is "
                             f"worse for this metric (name it with a unit suffix such as _ms, "
-                            f"_s, _mib or _per_s); allowed words: {', '.join(_WORDS)}")
+                            f"_s, _mib or _per_s); allowed words: {', '.join(FAIL_ON_WORDS)}")
     return names
 
 
@@ -55,12 +55,12 @@ def evaluate(comparison: Comparison, fail_on: Sequence[str]) -> Gate:
     metric was compared in no cell, so a typo never passes silently."""
     compared = {r.name for r in comparison.rows() if r.scope == "metric"}
     for name in fail_on:
-        if name not in _WORDS and name not in compared:
+        if name not in FAIL_ON_WORDS and name not in compared:
             raise UserError(f"--fail-on {name}: no cell compared this metric; compared: "
                             f"{', '.join(sorted(compared)) or '(none)'}")
-    failing = [r for r in comparison.rows() if r.verdict in REGRESSIONS and _watched(r, fail_on)]
+    failing = [r for r in comparison.rows() if r.verdict in REGRESSIONS and _row_watched(r, fail_on)]
     s = comparison.settings
-    gated = sum(1 for r in comparison.rows() if _watched(r, fail_on) and r.p_value is not None
+    gated = sum(1 for r in comparison.rows() if _row_watched(r, fail_on) and r.p_value is not None
                 and can_reach(s.alpha, r.base_n, r.new_n))
     warnings = []
     if fail_on and s.threshold == 0:
@@ -71,9 +71,15 @@ def evaluate(comparison: Comparison, fail_on: Sequence[str]) -> Gate:
     return Gate(tuple(fail_on), gated, tuple(failing), tuple(warnings))
 
 
-def _watched(row: Row, fail_on: Sequence[str]) -> bool:
-    if row.scope == "kernel":
+def watched(kernel: bool, name: str, kind: str, fail_on: Sequence[str]) -> bool:
+    """Whether `--fail-on` watches a kernel, or a metric `name` of `kind`: the one rule for
+    compare's gate and history's, so the same change fails both or neither."""
+    if kernel:
         return "slower" in fail_on or "kernels" in fail_on
-    if row.name in fail_on:
-        return row.kind in ("time", "rate", "size")
-    return "slower" in fail_on and row.kind in ("time", "rate")
+    if name in fail_on:
+        return kind in ("time", "rate", "size")
+    return "slower" in fail_on and kind in ("time", "rate")
+
+
+def _row_watched(row: Row, fail_on: Sequence[str]) -> bool:
+    return watched(row.scope == "kernel", row.name, row.kind, fail_on)

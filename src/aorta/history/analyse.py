@@ -10,14 +10,13 @@ from statistics import median
 from typing import TYPE_CHECKING
 
 from aorta.base.errors import UserError
-from aorta.comparison.gate import parse_fail_on
+from aorta.comparison.gate import FAIL_ON_WORDS, parse_fail_on, watched
+from aorta.comparison.kinds import metric_kind
 from aorta.history.changes import DEFAULT_METHOD, detect_changes
 from aorta.history.model import Change, Series
 
 if TYPE_CHECKING:
     from aorta.history.store import Filters
-
-_WORDS = ("slower", "kernels")
 
 
 @dataclass(frozen=True)
@@ -91,7 +90,7 @@ def regressions(items: Sequence[Analysed], fail_on: Sequence[str],
     """The regressions that fail the job; UserError for a metric no series has (typos fail)."""
     names = {a.series.metric for a in items if a.series.kernel is None}
     for name in fail_on:
-        if name not in _WORDS and name not in names:
+        if name not in FAIL_ON_WORDS and name not in names:
             raise UserError(f"--fail-on {name}: no series of this metric in the history; "
                             f"recorded: {', '.join(sorted(names)) or '(none)'}")
     out = []
@@ -100,8 +99,8 @@ def regressions(items: Sequence[Analysed], fail_on: Sequence[str],
         for change in item.changes:
             if not change.regression or (recent and change.position < newest):
                 continue
-            kernel = item.series.kernel is not None
-            if "slower" in fail_on or ("kernels" in fail_on and kernel) \
-                    or (not kernel and item.series.metric in fail_on):
+            series = item.series
+            if watched(series.kernel is not None, series.metric, metric_kind(series.unit_name),
+                       fail_on):
                 out.append((item, change))
     return out
