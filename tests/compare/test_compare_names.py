@@ -98,3 +98,22 @@ def test_matching_goes_through_the_demangler(monkeypatch):
         assert normalise("_Z10add_kernelPfS_") == normalise("add_kernel(float*, float*)")
     finally:
         normalise.cache_clear()
+
+
+def test_a_comparison_demangles_its_names_in_one_batch(monkeypatch):
+    # With c++filt as the demangler each batch is a process: one per comparison, not per name.
+    from aorta.comparison.build import _kernel_rows
+    from aorta.comparison.model import CompareSettings
+    from aorta.parsers import demangle as demangle_module
+    from aorta.store.records import KernelEntry
+
+    batches = []
+    monkeypatch.setattr(demangle_module, "_cache", {})
+    monkeypatch.setattr(demangle_module, "_backend",
+                        lambda: lambda todo: batches.append(list(todo)) or {n: n for n in todo})
+    names.normalise.cache_clear()
+    mangled = [f"_Z{len(f'k{i}')}k{i}v" for i in range(40)]
+    trials = [{name: KernelEntry(1.0, 1) for name in mangled} for _ in range(3)]
+    rows = _kernel_rows("c", "t_kernels", trials, trials, CompareSettings())
+    names.normalise.cache_clear()
+    assert len(rows) == 40 and len(batches) == 1 and sorted(batches[0]) == sorted(mangled)

@@ -19,6 +19,7 @@ from aorta.comparison.load import CellSamples, LoadedRun, TrialTable, pair_cells
 from aorta.comparison.model import CellComparison, CompareSettings, Comparison, Row
 from aorta.comparison.names import normalise
 from aorta.comparison.verdict import Judgement, Measurement, decide, measure
+from aorta.parsers.demangle import demangle_all
 from aorta.rendering import fmt
 from aorta.stats.family import adjust
 from aorta.stats.rank_test import can_reach
@@ -149,6 +150,7 @@ def _metric_row(cell: str, metric: str, base: CellSamples, new: CellSamples,
 
 def _kernel_rows(cell: str, table: str, base: Sequence[TrialTable], new: Sequence[TrialTable],
                  settings: CompareSettings) -> list[_Pending]:
+    demangle_all({raw for t in (*base, *new) for raw in t})   # one batch (c++filt: one process)
     base_trials = [_normalised(t, settings.match_templates) for t in base]
     new_trials = [_normalised(t, settings.match_templates) for t in new]
     names = dict.fromkeys(k for t in base_trials + new_trials for k in t)
