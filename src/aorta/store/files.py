@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import json
-import math
 import os
 import stat
 from collections.abc import Iterator, Sequence
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from aorta.base.errors import RunDirError
+from aorta.rendering.json_doc import finite
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -103,7 +103,7 @@ def write_text(root: Path, parts: Sequence[str], name: str, text: str,
 
 def json_text(doc: Any) -> str:
     """Strict JSON text: NaN and infinities become null, so no reader has to guess."""
-    return json.dumps(finite_json(doc), indent=2, allow_nan=False, default=str) + "\n"
+    return json.dumps(finite(doc), indent=2, allow_nan=False, default=str) + "\n"
 
 
 def write_json_file(root: Path, parts: Sequence[str], name: str, doc: Any) -> Path:
@@ -114,17 +114,6 @@ def write_json(path: Path, doc: Any) -> Path:
     """Strict JSON at `path` (its folders made as needed), atomically; for files outside a
     run directory's store, such as test fixtures and benchmarks' inputs."""
     return write_anywhere(path, json_text(doc))
-
-
-def finite_json(value: Any) -> Any:
-    """`value` with every NaN or infinity replaced by None (strict JSON has neither)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: finite_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [finite_json(v) for v in value]
-    return value
 
 
 def remove_tree(root: Path, parts: Sequence[str]) -> None:
