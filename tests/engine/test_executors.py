@@ -137,3 +137,20 @@ def test_ctrl_c_with_parallel_trials_kills_every_running_trial(tmp_path: Path, p
     run = json.loads((tmp_path / "o" / "adhoc" / "run.json").read_text())
     assert run["status"] == "interrupted"
     assert not list((tmp_path / "o" / "adhoc" / "cells" / "default").glob("*/result.json"))
+
+
+@pytest.mark.parametrize(("where", "value", "said"), [
+    ("recipe", "0,0", "r.yaml: executor.gpus: a device is listed twice, got '0,0'"),
+    ("flag", "0,0", "--executor/--gpus: executor.gpus: a device is listed twice"),
+    ("recipe", " , ", "r.yaml: executor.gpus: names no device"),
+])
+def test_a_bad_gpus_value_is_blamed_on_where_it_was_written(tmp_path: Path, where: str,
+                                                             value: str, said: str):
+    recipe = write_recipe(tmp_path, f"schema_version: 1\nexecutor: {{kind: local, gpus: "
+                                    f"{value!r}}}\n" if where == "recipe" else
+                          "schema_version: 1\n", name="r.yaml")
+    flag = ["--gpus", value] if where == "flag" else []
+    proc = run_aorta("sweep", "run", "--recipe", str(recipe), *flag, "--output",
+                     str(tmp_path / "o"), "--", "true")
+    assert proc.returncode == 2 and said in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "o").exists()

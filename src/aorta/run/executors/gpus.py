@@ -17,7 +17,7 @@ _DEVICE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/\-]*")   # 0, GPU-<uuid>, MIG
 
 def check_device_ids(value: Any) -> Any:
     """The `gpus` option's own check (a validator): `all`, or device ids that could name a
-    GPU (an index, or a GPU/MIG UUID), at most 1024 of them."""
+    GPU (an index, or a GPU/MIG UUID), at most 1024 of them, at least one, none twice."""
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, list) or value == "all":
         return value
@@ -29,6 +29,11 @@ def check_device_ids(value: Any) -> Any:
         if text is None or len(text) > 128 or (text and not _DEVICE_ID.fullmatch(text)):
             raise ValueError(f"{str(item)[:40]!r} is not a device id (an index such as 0, "
                              f"or a GPU/MIG UUID), nor 'all'")
+    devices = [str(item).strip() for item in items if str(item).strip()]
+    if not devices:
+        raise ValueError("names no device; give 'all' or a list like 0,1")
+    if len(set(devices)) != len(devices):
+        raise ValueError("a device is listed twice")
     return value
 
 
@@ -73,7 +78,12 @@ def _amd_gpus() -> list[str]:
 
 
 def parse_gpus(value: str | list[str | int]) -> list[str]:
-    """`all`, `0,1,3` or a list -> device ids. `UserError` for an empty or repeated list."""
+    """`all`, `0,1,3` or a list -> device ids; `UserError` for what `check_device_ids`
+    refuses (the recipe's and the flag's values were checked by it already)."""
+    try:
+        check_device_ids(value)
+    except ValueError as exc:
+        raise UserError(f"gpus: {exc}") from None
     if isinstance(value, str) and value.strip() == "all":
         found = discover_gpus()
         if not found:
@@ -81,9 +91,4 @@ def parse_gpus(value: str | list[str | int]) -> list[str]:
                             "kfd driver); list devices explicitly or drop --gpus")
         return found
     items = value.split(",") if isinstance(value, str) else value
-    devices = [str(v).strip() for v in items if str(v).strip()]
-    if not devices:
-        raise UserError(f"--gpus: no device in {value!r}; give 'all' or a list like 0,1")
-    if len(set(devices)) != len(devices):
-        raise UserError(f"--gpus: a device is listed twice in {value!r}")
-    return devices
+    return [str(v).strip() for v in items if str(v).strip()]

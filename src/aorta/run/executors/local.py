@@ -4,6 +4,7 @@ writes its own directory, so the order on disk stays stable."""
 
 from __future__ import annotations
 
+import functools
 import queue
 import threading
 from collections.abc import Mapping, Sequence
@@ -56,9 +57,14 @@ class LocalExecutor(Executor):
         self.devices()
         return launch, notes
 
-    def devices(self) -> list[str] | None:
+    @functools.cached_property
+    def _devices(self) -> list[str] | None:
         gpus = getattr(self.options, "gpus", None)
         return None if gpus is None else parse_gpus(gpus)
+
+    def devices(self) -> list[str] | None:
+        """The devices trials are pinned to (`gpus: all` asks the driver once), or None."""
+        return self._devices
 
     def launch(self, specs: Sequence[TrialSpec], caller_env: Mapping[str, str],
                on_start: OnStart, on_done: OnDone, warden: Warden) -> None:
