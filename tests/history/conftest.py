@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,12 +27,17 @@ def postgres_unavailable() -> str | None:
                 f"bash scripts/postgres-local.sh starts one")
 
 
+#: A schema of its own for each pytest-xdist worker: tests running at once on one database
+#: would otherwise drop each other's tables.
+SCHEMA = "aorta_" + os.environ.get("PYTEST_XDIST_WORKER", "main")
+
+
 def _reset_postgres() -> None:
     import psycopg
 
     with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
-        conn.execute("DROP SCHEMA public CASCADE")
-        conn.execute("CREATE SCHEMA public")
+        conn.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
+        conn.execute(f"CREATE SCHEMA {SCHEMA}")
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -43,5 +49,5 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if reason is not None:
         pytest.skip(reason)
     _reset_postgres()
-    yield POSTGRES_URL
+    yield f"{POSTGRES_URL}?options=-csearch_path%3D{SCHEMA}"
     _reset_postgres()

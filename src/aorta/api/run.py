@@ -6,7 +6,6 @@ compare` prints. All is read through `aorta.store`, with the same rules as `aort
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -180,32 +179,13 @@ def kernel_columns(run: str, trials: Sequence[Trial], allow_partial: bool = Fals
         r = t.result
         if r is None or r.verdict != "pass":
             continue
-        untrusted = r.untrusted_prefixes(allow_partial)
-        for table, rows in r.metrics.items():
-            if table.startswith(untrusted) or not _is_table(rows):
-                continue
+        for table, rows in r.kernel_rows(allow_partial).items():
             for row in rows:
-                total = row.get("total_ms")
-                if not isinstance(row.get("name"), str) or not _finite(total):
-                    continue
-                calls = row.get("calls")
-                if not isinstance(calls, int) or isinstance(calls, bool):
-                    calls = None
-                values = (run, t.cell, t.name, t.index, t.baseline, table, row["name"],
-                          row.get("mangled"), calls, float(total))
+                values = (run, t.cell, t.name, t.index, t.baseline, table, row.name,
+                          row.mangled, row.calls, row.total_ms)
                 for key, value in zip(KERNEL_FIELDS, values):
                     cols[key].append(value)
     return cols
-
-
-def _is_table(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and all(
-        isinstance(r, dict) and "name" in r and "total_ms" in r for r in value)
-
-
-def _finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) \
-        and math.isfinite(value) and value >= 0
 
 
 def frame(columns: Columns, backend: str = "pandas") -> Any:

@@ -70,6 +70,16 @@ class KernelEntry:
 
 
 @dataclass(frozen=True)
+class KernelRow:
+    """One valid row of a per-kernel table as written (a name may repeat)."""
+
+    name: str
+    total_ms: float
+    calls: int | None
+    mangled: str | None = None
+
+
+@dataclass(frozen=True)
 class TrialResult:
     """One trial: how it ended, what it cost, what the collectors measured. Seconds and MiB;
     `exit_code` is None when the payload never ran or a signal (`signal`) killed it."""
@@ -136,29 +146,41 @@ class TrialResult:
         trusted = ("ok", "partial") if allow_partial else ("ok",)
         return tuple(f"{c}_" for c, cap in self.captures.items() if cap.state not in trusted)
 
-    def kernel_tables(self, allow_partial: bool = False) -> dict[str, dict[str, KernelEntry]]:
+    def kernel_rows(self, allow_partial: bool = False) -> dict[str, list[KernelRow]]:
         """Every per-kernel table of a collector whose figures are measurements (see
-        `numeric_metrics`): metric -> kernel name -> entry. A table is a list of rows like
+        `numeric_metrics`): metric -> its valid rows. A table is a list of rows like
         `{"name": "softmax_kernel", "calls": 21, "total_ms": 0.125}`; a row without a name or
-        a finite, non-negative total is left out, and a name listed twice is summed."""
+        a finite, non-negative total is left out."""
         untrusted = self.untrusted_prefixes(allow_partial)
-        out: dict[str, dict[str, KernelEntry]] = {}
+        out: dict[str, list[KernelRow]] = {}
         for key, rows in self.metrics.items():
             if key.startswith(untrusted) or not isinstance(rows, list) or not rows or not all(
                     isinstance(r, dict) and "name" in r and "total_ms" in r for r in rows):
                 continue
-            table: dict[str, KernelEntry] = {}
+            out[key] = []
             for row in rows:
                 name, total, calls = row["name"], row["total_ms"], row.get("calls")
                 if not isinstance(name, str) or not name or isinstance(total, bool) \
                         or not isinstance(total, (int, float)) or not 0 <= total < math.inf:
                     continue
                 calls = calls if isinstance(calls, int) and not isinstance(calls, bool) else None
-                if name in table:
-                    before = table[name]
+                mangled = row.get("mangled")
+                out[key].append(KernelRow(name, float(total), calls,
+                                          mangled if isinstance(mangled, str) else None))
+        return out
+
+    def kernel_tables(self, allow_partial: bool = False) -> dict[str, dict[str, KernelEntry]]:
+        """`kernel_rows` as metric -> kernel name -> entry; a name listed twice is summed."""
+        out: dict[str, dict[str, KernelEntry]] = {}
+        for key, rows in self.kernel_rows(allow_partial).items():
+            table: dict[str, KernelEntry] = {}
+            for row in rows:
+                total, calls = row.total_ms, row.calls
+                if row.name in table:
+                    before = table[row.name]
                     total += before.total_ms
                     calls = None if before.calls is None or calls is None else before.calls + calls
-                table[name] = KernelEntry(float(total), calls)
+                table[row.name] = KernelEntry(total, calls)
             out[key] = table
         return out
 
