@@ -41,12 +41,19 @@ def name_problem(name: str) -> str | None:
     return None
 
 
-def check_name(what: str, name: str, fix: str) -> str:
-    """`name` if it is a valid path component of at most MAX_NAME_BYTES, else `UserError`
-    naming `what` it is and the `fix`."""
+def component_problem(name: str) -> str | None:
+    """`name_problem`, or that `name` is longer than MAX_NAME_BYTES; None when it can be one
+    path component as it is."""
     problem = name_problem(name)
     if problem is None and len(name.encode()) > MAX_NAME_BYTES:
         problem = f"is {len(name.encode())} bytes long (at most {MAX_NAME_BYTES})"
+    return problem
+
+
+def check_name(what: str, name: str, fix: str) -> str:
+    """`name` if it is a valid path component of at most MAX_NAME_BYTES, else `UserError`
+    naming `what` it is and the `fix`."""
+    problem = component_problem(name)
     if problem is not None:
         raise UserError(f"{what} {printable(name)} {problem}; {fix}")
     return name

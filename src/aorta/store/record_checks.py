@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from aorta.base.names import MAX_NAME_BYTES, name_problem
+from aorta.base.names import component_problem
 from aorta.recipe.limits import MAX_TRIALS_PER_CELL, RETAIN_LEVELS
 from aorta.store.reading import RecordError
 
@@ -188,7 +188,7 @@ def _check_version(doc: Any, what: str, current: int) -> int:
 
 
 def _cell_name(cell: str) -> bool:
-    return name_problem(cell) is None and len(cell.encode()) <= MAX_NAME_BYTES
+    return component_problem(cell) is None
 
 
 def checked_trial(doc: Any) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from aorta.base.errors import RunDirError
-from aorta.base.names import MAX_NAME_BYTES, name_problem
+from aorta.base.names import component_problem, printable
 from aorta.base.redaction import PATTERN_ONLY, Redactor
 from aorta.store.files import is_disk_full, json_text, open_dir, remove_tree, write_bytes
 from aorta.store.files import write_text as write_confined
@@ -56,9 +56,9 @@ class RunStore:
     @classmethod
     def in_output(cls, output: Path, run_name: str, redactor: Redactor = PATTERN_ONLY
                   ) -> RunStore:
-        problem = name_problem(run_name)
-        if problem or len(run_name.encode()) > MAX_NAME_BYTES:
-            raise RunDirError(f"run name {run_name!r} cannot name a directory: {problem or 'too long'}")
+        problem = component_problem(run_name)
+        if problem:
+            raise RunDirError(f"run name {printable(run_name)} cannot name a directory: {problem}")
         return cls(output / run_name, redactor)
 
     def trial_dir(self, cell: str, name: str) -> Path:
