@@ -112,11 +112,11 @@ def _cpu_model() -> str | None:
 
 
 def _packages() -> dict[str, str | None]:
-    """The installed ones of PACKAGES, with their versions (None: metadata without one)."""
+    """The installed ones of PACKAGES, with their versions."""
     found = {}
     for name in PACKAGES:
         try:
-            version = importlib.metadata.distribution(name).metadata.json.get("version")
+            version = importlib.metadata.version(name)    # None: metadata without one
         except importlib.metadata.PackageNotFoundError:
             continue
         found[name] = version if isinstance(version, str) else None
