@@ -7,8 +7,13 @@ import os
 import subprocess
 import sys
 import textwrap
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -107,3 +112,20 @@ def install_plugin(site: Path, module: str, source: str, collectors: dict[str, s
     (info / "entry_points.txt").write_text(
         "[aorta.collectors]\n" + "".join(f"{n} = {v}\n" for n, v in collectors.items()))
     return site
+
+
+@contextmanager
+def small_filesystem(mount: Path, size: str = "4m") -> Iterator[Path]:
+    """A tmpfs of `size` mounted on `mount` (created) for the test's length, to fill on
+    purpose. Mounting needs the privilege to: the test is skipped, with the reason, without it."""
+    mount.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}",
+                           f"aorta-{uuid.uuid4().hex[:8]}", str(mount)],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip() or done.returncode}): "
+                    "the full-disk tests need that privilege")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)

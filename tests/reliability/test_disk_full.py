@@ -6,15 +6,14 @@ where that is not allowed."""
 from __future__ import annotations
 
 import json
-import subprocess
 import textwrap
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from aorta.cli import main
+from aorta_testing import small_filesystem
 
 SIZE = "4m"
 # The third trial fills the disk (as a payload writing its own output might), then exits 0.
@@ -35,17 +34,8 @@ FILLER = textwrap.dedent("""
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={SIZE}", f"aorta-{uuid.uuid4().hex[:8]}",
-                           str(mount)], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip() or done.returncode}): "
-                    f"the full-disk tests need that privilege")
-    try:
+    with small_filesystem(tmp_path / "disk", SIZE) as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def test_a_disk_that_fills_mid_run(small_disk: Path, tmp_path: Path,
