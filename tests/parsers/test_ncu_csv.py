@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from aorta.parsers.ncu_csv import TIME_METRIC, read_details, read_ncu_csv, read_raw
+from aorta.parsers.ncu_csv import TIME_METRIC, NcuProfile, read_ncu_csv
 from aorta.parsers.nv_numbers import parse_number, to_base
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ncu"
@@ -23,11 +23,11 @@ MM_TIMES = [6080, 6048, 62016, 62144, 62144, 7424, 7584]
 
 
 def test_raw_export_has_seven_launches_summing_to_213_44_us():
-    profile = read_raw(H200 / "mm_raw.csv", MM_METRICS)
+    profile = read_ncu_csv(H200 / "mm_raw.csv", MM_METRICS, "raw")
     assert [launch.id for launch in profile.launches] == list(range(7))
     assert [launch.values[TIME_METRIC] for launch in profile.launches] == MM_TIMES
     assert profile.units == {TIME_METRIC: "ns", SM: "%", DRAM: "byte"}
-    assert (profile.missing, profile.skips.count, profile.untimed()) == ([], 0, 0)
+    assert (profile.missing, profile.skips.count, _untimed(profile)) == ([], 0, 0)
     table = profile.kernel_table()
     assert table.total_ns() == pytest.approx(213_440)
     assert table.metrics("ncu")["ncu_kernel_count"] == 7
@@ -37,7 +37,7 @@ def test_raw_export_has_seven_launches_summing_to_213_44_us():
 
 
 def test_raw_kernel_names_keep_their_commas():
-    profile = read_raw(H200 / "mm_raw.csv", MM_METRICS)
+    profile = read_ncu_csv(H200 / "mm_raw.csv", MM_METRICS, "raw")
     first = profile.launches[0].kernel
     assert first.startswith(
         "void at::<unnamed>::distribution_elementwise_grid_stride_kernel<float, 4,")
@@ -45,8 +45,8 @@ def test_raw_kernel_names_keep_their_commas():
 
 
 def test_scaled_and_base_unit_exports_agree():
-    scaled = read_raw(H200 / "mm_raw.csv", MM_METRICS)
-    base = read_raw(H200 / "mm_raw_base.csv", MM_METRICS)
+    scaled = read_ncu_csv(H200 / "mm_raw.csv", MM_METRICS, "raw")
+    base = read_ncu_csv(H200 / "mm_raw_base.csv", MM_METRICS, "raw")
     for a, b in zip(scaled.launches, base.launches, strict=True):
         assert a.values[TIME_METRIC] == b.values[TIME_METRIC]
         assert a.values[DRAM] == b.values[DRAM]          # Mbyte 0.010240 == byte "10,240"
@@ -55,8 +55,8 @@ def test_scaled_and_base_unit_exports_agree():
 
 
 def test_details_page_reads_the_same_launches():
-    details = read_details(H200 / "mm_details.csv", MM_METRICS)
-    raw = read_raw(H200 / "mm_raw.csv", MM_METRICS)
+    details = read_ncu_csv(H200 / "mm_details.csv", MM_METRICS, "details")
+    raw = read_ncu_csv(H200 / "mm_raw.csv", MM_METRICS, "raw")
     assert [d.kernel for d in details.launches] == [r.kernel for r in raw.launches]
     for d, r in zip(details.launches, raw.launches, strict=True):
         # the details page rounds to 2 decimals of the scaled unit
@@ -72,11 +72,11 @@ def test_reader_is_picked_from_the_header():
     assert read_ncu_csv(H200 / "mm_raw_base.csv", MM_METRICS).kernel_table().total_ns() == \
         pytest.approx(213_440)
     with pytest.raises(ValueError, match="not a details-page export"):
-        read_details(H200 / "mm_raw.csv", MM_METRICS)
+        read_ncu_csv(H200 / "mm_raw.csv", MM_METRICS, "details")
 
 
 def test_metrics_not_in_the_export_are_listed_missing():
-    profile = read_raw(H200 / "mm_raw.csv", [TIME_METRIC, "lts__t_bytes.sum"])
+    profile = read_ncu_csv(H200 / "mm_raw.csv", [TIME_METRIC, "lts__t_bytes.sum"], "raw")
     assert profile.missing == ["lts__t_bytes.sum"]
     assert "lts__t_bytes.sum" not in profile.launches[0].values
 
@@ -115,7 +115,7 @@ def test_nan_and_overflow_values_are_unreadable_not_numbers():
     profile = read_ncu_csv(WRITTEN / "raw_nan.csv", [TIME_METRIC, DRAM])
     assert [launch.values[TIME_METRIC] for launch in profile.launches] == [1000, None, None]
     assert [launch.values[DRAM] for launch in profile.launches] == [1e9, None, None]
-    assert profile.untimed() == 2
+    assert _untimed(profile) == 2
     assert profile.kernel_table().total_ns() == 1000
 
 
@@ -139,7 +139,7 @@ def test_export_cut_in_half_keeps_its_complete_rows(tmp_path: Path):
 def test_missing_time_column():
     profile = read_ncu_csv(WRITTEN / "raw_no_time.csv", [TIME_METRIC, DRAM])
     assert profile.missing == [TIME_METRIC]
-    assert profile.untimed() == 1 and len(profile.kernel_table()) == 0
+    assert _untimed(profile) == 1 and len(profile.kernel_table()) == 0
 
 
 def test_details_launch_without_a_metric_gets_none():
@@ -185,3 +185,7 @@ def test_to_base(value: float, unit: str, expected: tuple[float, str]):
     scaled, base = to_base(value, unit)
     assert base == expected[1]
     assert math.isclose(scaled, expected[0])
+
+
+def _untimed(profile: NcuProfile) -> int:
+    return sum(1 for launch in profile.launches if launch.values.get(TIME_METRIC) is None)

@@ -63,10 +63,6 @@ class NcuProfile:
                                f"{TIME_METRIC}")
         return table
 
-    def untimed(self) -> int:
-        """Launches whose `gpu__time_duration.sum` is absent or unreadable."""
-        return sum(1 for launch in self.launches if launch.values.get(TIME_METRIC) is None)
-
 
 def read_ncu_csv(path: Path, metrics: Sequence[str], page: str = "") -> NcuProfile:
     """Read a `--page raw` or `--page details` CSV export: `page` when given, else whichever
@@ -86,14 +82,6 @@ def read_ncu_csv(path: Path, metrics: Sequence[str], page: str = "") -> NcuProfi
         if details and page != "raw":
             return _details(header, rows, metrics)
         return _raw(header, rows, metrics, path)
-
-
-def read_raw(path: Path, metrics: Sequence[str]) -> NcuProfile:
-    return read_ncu_csv(path, metrics, "raw")
-
-
-def read_details(path: Path, metrics: Sequence[str]) -> NcuProfile:
-    return read_ncu_csv(path, metrics, "details")
 
 
 def _csv_rows(lines: Iterable[str]) -> Iterator[list[str] | None]:
