@@ -113,7 +113,7 @@ def _cpu_model() -> str | None:
 
 def _packages() -> dict[str, str | None]:
     """The installed ones of PACKAGES, with their versions."""
-    found = {}
+    found: dict[str, str | None] = {}
     for name in PACKAGES:
         try:
             version = importlib.metadata.version(name)    # None: metadata without one
