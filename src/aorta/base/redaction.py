@@ -15,16 +15,14 @@ from typing import Any
 REDACTED = "<redacted>"
 MIN_SCRUB_CHARS = 6
 
-# A name is read word by word (split at anything but a letter, digits included, and at
-# camelCase): it is secret when a word is one of _SECRET_WORDS or ends with one of
-# _SECRET_ENDINGS (PGPASSWORD, SSHPASS, MYSQLPWD), except the English words in _NOT_SECRET
-# and the shell's own PWD and OLDPWD (the working directory, never a password).
+# A name is secret when one of its words is one of _SECRET_WORDS or ends with one of
+# _SECRET_ENDINGS (PGPASSWORD, SSHPASS, MYSQLPWD), except the English words in _NOT_SECRET;
+# the shell's own PWD and OLDPWD (the working directory) never are.
 _SECRET_WORDS = frozenset({"PAT", "KEY", "AUTH", "COOKIE", "DSN", "BEARER", "SAS"})
 _SECRET_ENDINGS = ("PASS", "PASSWD", "PASSWORD", "PASSWORDS", "PASSPHRASE", "PWD", "TOKEN",
                    "SECRET", "SECRETS", "CREDENTIAL", "CREDENTIALS", "APIKEY", "ACCESSKEY",
                    "SECRETKEY", "PRIVATEKEY")
 _NOT_SECRET = frozenset({"BYPASS", "COMPASS", "ENCOMPASS", "SURPASS", "TRESPASS"})
-_SHELL_NAMES = frozenset({"PWD", "OLDPWD"})
 
 # Bounded repeats and a left guard keep every pattern linear on long hostile values.
 _URL_PASSWORD_SOURCE = (r"(?P<head>(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{0,30}://"
@@ -60,7 +58,7 @@ _WORD_BREAK = re.compile(r"[^A-Za-z]+|(?<=[a-z])(?=[A-Z])")
 def looks_secret(name: str) -> bool:
     """Whether a variable or option name says that its value is a credential
     (`PGPASSWORD`, `GH_PAT`, `db.password1`, `--api-key`; not `PWD`, `MAX_TOKENS`, `KEYBOARD`)."""
-    if name.upper() in _SHELL_NAMES:
+    if name.upper() in ("PWD", "OLDPWD"):
         return False
     return any(w in _SECRET_WORDS or (w.endswith(_SECRET_ENDINGS) and w not in _NOT_SECRET)
                for w in (w.upper() for w in _WORD_BREAK.split(name) if w))
