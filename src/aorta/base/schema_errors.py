@@ -25,7 +25,7 @@ def dotted(loc: tuple[Any, ...] | list[Any]) -> str:
 
 def describe_value(value: Any, path: str = "") -> str:
     """A short repr of a bad value; never echoes what looks like a secret."""
-    if looks_secret(path):
+    if looks_secret(path) and not path.startswith("retain."):  # retain.on_pass: a verdict
         return REDACTED
     if path == "env" or path.endswith(".env"):
         return "<environment values not shown>"
