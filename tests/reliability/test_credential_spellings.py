@@ -93,7 +93,8 @@ env:
     for text in printed:
         assert not [name for name, value in values.items() if value in text]
 
-    # The payload saw every value; the records show harmless names and the shell's PWD in clear.
+    # The payload printed every value (read back as <redacted>); harmless names, PWD and
+    # OLDPWD stay in clear.
     log = (run / "cells/planted/trial_0/stderr.log").read_text()
     assert "'PGPASSWORD': '<redacted>'" in log and "PASSENGER_COUNT" in log
     result = json.loads((run / "cells/planted/trial_0/result.json").read_text())
