@@ -15,13 +15,14 @@ from typing import Any
 REDACTED = "<redacted>"
 MIN_SCRUB_CHARS = 6
 
-# Words that make a name secret on their own, and pairs that do ("API KEY", "ACCESS KEY").
-_SECRET_WORDS = frozenset({
-    "TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASS", "PASSPHRASE", "PWD_HASH",
-    "CREDENTIAL", "CREDENTIALS", "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY", "COOKIE",
-    "AUTH", "DSN", "BEARER", "SAS"})
-_KEY_QUALIFIERS = frozenset({"API", "ACCESS", "SECRET", "PRIVATE", "SESSION", "SIGNING",
-                             "ENCRYPTION", "MASTER", "LICENSE", "CLIENT", "AUTH"})
+# A name is secret when one of its words is one of _SECRET_WORDS or ends with one of
+# _SECRET_ENDINGS (PGPASSWORD, SSHPASS, MYSQLPWD), except the English words in _NOT_SECRET;
+# the shell's own PWD and OLDPWD (the working directory) never are.
+_SECRET_WORDS = frozenset({"PAT", "KEY", "AUTH", "COOKIE", "DSN", "BEARER", "SAS"})
+_SECRET_ENDINGS = ("PASS", "PASSWD", "PASSWORD", "PASSWORDS", "PASSPHRASE", "PWD", "TOKEN",
+                   "SECRET", "SECRETS", "CREDENTIAL", "CREDENTIALS", "APIKEY", "ACCESSKEY",
+                   "SECRETKEY", "PRIVATEKEY")
+_NOT_SECRET = frozenset({"BYPASS", "COMPASS", "ENCOMPASS", "SURPASS", "TRESPASS"})
 
 # Bounded repeats and a left guard keep every pattern linear on long hostile values.
 _URL_PASSWORD_SOURCE = (r"(?P<head>(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{0,30}://"
@@ -50,17 +51,17 @@ _TOKEN_SHAPES = re.compile(_TOKEN_SHAPES_SOURCE)
 #: URL passwords and credential shapes, for byte streams (whole match replaced).
 CREDENTIALS_IN_BYTES = re.compile(f"{_URL_PASSWORD_SOURCE}|{_TOKEN_SHAPES_SOURCE}"
                                   .replace("(?P<head>", "(?:").replace("(?P<pw>", "(?:").encode())
-# Names are read word by word: "myApiKey" -> my Api Key, "MAX_TOKENS" -> MAX TOKENS.
-_WORD_BREAK = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
+# "myApiKey" -> my Api Key, "MAX_TOKENS" -> MAX TOKENS, "PASSWORD1" -> PASSWORD.
+_WORD_BREAK = re.compile(r"[^A-Za-z]+|(?<=[a-z])(?=[A-Z])")
 
 
 def looks_secret(name: str) -> bool:
-    """Whether a variable or option name says that its value is a credential."""
-    words = [w.upper() for w in _WORD_BREAK.split(name) if w]
-    if any(w in _SECRET_WORDS for w in words):
-        return True
-    return any(w == "KEY" and i > 0 and words[i - 1] in _KEY_QUALIFIERS
-               for i, w in enumerate(words))
+    """Whether a variable or option name says that its value is a credential
+    (`PGPASSWORD`, `GH_PAT`, `db.password1`, `--api-key`; not `PWD`, `MAX_TOKENS`, `KEYBOARD`)."""
+    if name.upper() in ("PWD", "OLDPWD"):
+        return False
+    return any(w in _SECRET_WORDS or (w.endswith(_SECRET_ENDINGS) and w not in _NOT_SECRET)
+               for w in (w.upper() for w in _WORD_BREAK.split(name) if w))
 
 
 def _secret_option(arg: str) -> bool:
@@ -106,13 +107,13 @@ class Redactor:
         return {k: (REDACTED if looks_secret(k) else self.text(v)) for k, v in env.items()}
 
     def argv(self, argv: Sequence[str]) -> list[str]:
-        """A command line to record: `--api-key=V` and `--api-key V` hide V."""
+        """A command line to record: `--api-key=V` and `--api-key V` hide V, whatever V looks
+        like (`--password -x` too: the word after a secret option is its value)."""
         out: list[str] = []
         for i, arg in enumerate(argv):
             if _secret_option(arg) and "=" in arg:
                 out.append(arg.split("=", 1)[0] + "=" + REDACTED)
-            elif i and _secret_option(argv[i - 1]) and "=" not in argv[i - 1] \
-                    and not arg.startswith("-"):
+            elif i and _secret_option(argv[i - 1]) and "=" not in argv[i - 1]:
                 out.append(REDACTED)
             else:
                 out.append(self.text(arg))
@@ -149,7 +150,7 @@ def _argv_secrets(argv: Sequence[str]) -> set[str]:
         if _secret_option(arg):
             if "=" in arg:
                 found.add(arg.split("=", 1)[1])
-            elif i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+            elif i + 1 < len(argv):
                 found.add(argv[i + 1])
         found |= _secret_values("", arg)
     return {f for f in found if f}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-_SECRET_HINTS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "APIKEY", "API_KEY")
+from aorta.base.redaction import REDACTED, looks_secret
 
 
 def dotted(loc: tuple[Any, ...] | list[Any]) -> str:
@@ -25,8 +25,8 @@ def dotted(loc: tuple[Any, ...] | list[Any]) -> str:
 
 def describe_value(value: Any, path: str = "") -> str:
     """A short repr of a bad value; never echoes what looks like a secret."""
-    if any(h in path.upper() for h in _SECRET_HINTS):
-        return "<redacted>"
+    if looks_secret(path) and not path.startswith("retain."):  # retain.on_pass: a verdict
+        return REDACTED
     if path == "env" or path.endswith(".env"):
         return "<environment values not shown>"
     text = repr(value)

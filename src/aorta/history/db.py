@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aorta.base.errors import UserError
+from aorta.base.redaction import looks_secret
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import URL, Connection, Engine
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 DEFAULT_DB = Path("aorta_results") / "history.sqlite"
 ENV_VAR = "AORTA_HISTORY_DB"
 _BUSY_TIMEOUT_S = 120.0
-_SECRET_QUERY_KEYS = ("password", "passwd", "pwd", "sslpassword")
 # An arbitrary, fixed 63-bit key: every aorta takes the same advisory lock on PostgreSQL.
 _PG_LOCK_KEY = 0x616F727461_0001
 
@@ -75,7 +75,7 @@ def resolve_url(given: str | None) -> URL:
 
 def redact(url: URL) -> str:
     """The URL with its password, and any password query parameter, shown as `***`."""
-    query = {k: ("***" if k.lower() in _SECRET_QUERY_KEYS else v) for k, v in url.query.items()}
+    query = {k: ("***" if looks_secret(k) else v) for k, v in url.query.items()}
     return str(url.set(query=query).render_as_string(hide_password=True))
 
 
@@ -90,7 +90,7 @@ def _redact_text(text: str) -> str:
 def _secrets(url: URL) -> tuple[str, ...]:
     found: list[str] = [str(url.password)] if url.password else []
     for key, value in url.query.items():
-        if key.lower() in _SECRET_QUERY_KEYS:
+        if looks_secret(key):
             found += [value] if isinstance(value, str) else list(value)
     return tuple(s for s in found if s)
 
