@@ -17,6 +17,7 @@ from aorta.base.version import VERSION as __version__
 from aorta.run.executors.base import Executor, OnDone, OnStart
 from aorta.run.plan import Plan
 from aorta.run.progress import Progress
+from aorta.run.signals import SignalGuard, stopping_signals
 from aorta.run.stale import kill_stale_trials
 from aorta.run.stop_after import skipped_by_cell, stop_note, stop_states
 from aorta.run.summary import CellSummary, matrix_document, perf_markdown, summarize_cell
@@ -53,7 +54,7 @@ class SweepOutcome:
     def exit_code(self, strict: bool = False) -> int:
         """A failing trial is data (0), but a sweep where no trial passed measured nothing and
         a CI job built on it must not be green (3, with or without `strict`); with `strict`,
-        any trial that did not pass gives 3; interrupted gives 130."""
+        any trial that did not pass gives 3; interrupted gives 130 (a signal raises `Interrupted`)."""
         if self.status == "interrupted":
             return EXIT_INTERRUPTED
         if self.none_passed or (strict and not self.all_passed):
@@ -128,8 +129,11 @@ def run_sweep(plan: Plan, output: Path, caller_env: Mapping[str, str], progress:
     store = RunStore.in_output(output, plan.run_name, plan_redactor(plan, caller_env))
     try:
         store.create()
-        with store.lock():
-            return _Sweep(plan, store, caller_env, progress, executor).run(fresh)
+        with stopping_signals() as signals, store.lock():
+            try:
+                return _Sweep(plan, store, caller_env, progress, executor, signals).run(fresh)
+            finally:
+                store.free_reserve()
     except OSError as exc:
         if is_disk_full(exc):
             raise DiskFullError(f"no space left on device while writing under {store.root}"
@@ -142,9 +146,9 @@ def run_sweep(plan: Plan, output: Path, caller_env: Mapping[str, str], progress:
 
 class _Sweep:
     def __init__(self, plan: Plan, store: RunStore, caller_env: Mapping[str, str],
-                 progress: Progress, executor: Executor) -> None:
+                 progress: Progress, executor: Executor, signals: SignalGuard) -> None:
         self.plan, self.store, self.caller_env = plan, store, caller_env
-        self.progress, self.executor = progress, executor
+        self.progress, self.executor, self.signals = progress, executor, signals
 
     def run(self, fresh: bool) -> SweepOutcome:
         import yaml
@@ -241,11 +245,13 @@ class _Sweep:
 
         self.executor.attach(store.root, run.executor, save)
         status, full = "interrupted", None
+        stopping = self.plan.recipe.stop_after is not None
+        warden = Warden.start() if stopping or todo else None
         try:
-            if self.plan.recipe.stop_after is not None:
-                self._run_stopping(run, specs, started, done)
-            elif todo:
-                with Warden.start() as warden:
+            with self.signals.armed():
+                if warden is not None and stopping:
+                    self._run_stopping(run, specs, started, done, warden)
+                elif warden is not None:
                     self.executor.launch(todo, self.caller_env, started, done, warden)
             status = "complete"
         except BaseException as exc:
@@ -254,6 +260,9 @@ class _Sweep:
                 raise
             full = exc
         finally:
+            unchecked = warden.close() if warden is not None else None
+            if unchecked:
+                self.progress.note(unchecked)
             self.progress.close()
             if blocks:
                 run = replace(run, executor=blocks[-1])
@@ -263,20 +272,20 @@ class _Sweep:
         return SweepOutcome(store.root, cells, status, ran)
 
     def _run_stopping(self, run: RunRecord, specs: list[TrialSpec], started: OnStart,
-                      done: OnDone) -> None:
+                      done: OnDone, warden: Warden) -> None:
         from aorta.run.stop_after import run_with_stop_after
 
         assert self.plan.recipe.stop_after is not None
         before = {s.dir: s.result for s in self.store.slots(run) if s.result is not None}
-        with Warden.start() as warden:
-            def run_batch(batch: list[TrialSpec], record: OnDone) -> None:
-                def finished(result: TrialResult) -> None:
-                    record(result)
-                    done(result)
 
-                self.executor.launch(batch, self.caller_env, started, finished, warden)
+        def run_batch(batch: list[TrialSpec], record: OnDone) -> None:
+            def finished(result: TrialResult) -> None:
+                record(result)
+                done(result)
 
-            run_with_stop_after(self.plan.recipe.stop_after, specs, before, run_batch)
+            self.executor.launch(batch, self.caller_env, started, finished, warden)
+
+        run_with_stop_after(self.plan.recipe.stop_after, specs, before, run_batch)
 
     def _finish(self, run: RunRecord, specs: list[TrialSpec], status: str,
                 ran_any: bool) -> list[CellSummary]:

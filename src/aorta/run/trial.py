@@ -20,7 +20,7 @@ from aorta.collectors.base import CollectorOptions, Launch, TrialContext, TrialO
 from aorta.host.proc_table import boot_id, proc_info
 from aorta.run.captures import Samplers, summarize_collectors
 from aorta.run.launch import child_environment, launch_with_env_file, wrap_launch
-from aorta.run.process import DEFAULT_LOG_LIMIT, ProcessResult, run_process
+from aorta.run.process import DEFAULT_LOG_LIMIT, Cancelled, ProcessResult, run_process
 from aorta.run.rerun import rerun_script
 from aorta.run.retain import prune_trial
 from aorta.run.stderr_line import last_meaningful_line
@@ -114,6 +114,8 @@ def run_trial(spec: TrialSpec, caller_env: Mapping[str, str],
                                         spec.env_mode, redactor), executable=True)
     ctx = TrialContext(spec.cell, spec.index, trial_dir, base_env)
     proc, sampler_errors = _run_payload(spec, store, launch.argv, env, ctx, cancel, warden)
+    if cancel is not None and cancel.is_set():
+        raise Cancelled()   # it ended as the sweep was stopped (by the signal, maybe): no result
     outcome = TrialOutcome(proc.exit_code, proc.signal, proc.timed_out, proc.launched,
                            trial_dir / "stderr.log", base_env)
     metrics, captures, warnings, unattached = summarize_collectors(
@@ -145,7 +147,7 @@ def _run_payload(spec: TrialSpec, store: RunStore, argv: tuple[str, ...], env: d
                            secrets=store.redactor.secrets, on_started=mark)
     finally:
         sampler_errors = samplers.stop()
-    store.clear_running(spec.cell, spec.name)
+        store.clear_running(spec.cell, spec.name)   # stopped or not, its processes are gone
     return proc, sampler_errors
 
 

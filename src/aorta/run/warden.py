@@ -19,9 +19,11 @@ from types import TracebackType
 from typing import Any
 
 from aorta.base.source_tree import aorta_root
-from aorta.host.proc_table import kill_all, trial_members
+from aorta.host.proc_table import TOKEN_VARIABLE, kill_all, processes, trial_members
 
-_BYE_TIMEOUT_S = 15.0
+#: How long the warden's last check for leftover processes may take: each of its kills has a
+#: 5 s deadline, and one look at /proc reads each process once (milliseconds for hundreds).
+_BYE_TIMEOUT_S = 60.0
 
 
 class SpawnFailed(Exception):
@@ -53,6 +55,7 @@ class Warden:
         self.handles: dict[str, Handle] = {}
         self.ids = itertools.count()
         self.dead: str | None = None
+        self.closed: dict[str, Any] | None = None    # the warden's last event
         self.reader = threading.Thread(target=self._read, name="warden-events", daemon=True)
         self.reader.start()
 
@@ -104,20 +107,32 @@ class Warden:
         """SIGKILL to every process of the trial, wherever it went."""
         self._send({"op": "kill", "id": handle.id})
 
-    def close(self) -> None:
-        """Ask the warden to end (killing what any trial left) and wait for it."""
+    def close(self) -> str | None:
+        """Ask the warden to end, killing what any trial left, and wait for its last check to
+        finish; a note naming the processes it could not vouch for, if any."""
         self._send({"op": "bye"})
         try:
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
         except OSError:
             pass
+        unchecked: list[int] | None = None    # its children, when it had to be stopped
         try:
             self.proc.wait(_BYE_TIMEOUT_S)
         except subprocess.TimeoutExpired:
+            unchecked = [p.pid for p in processes() if p.ppid == self.proc.pid]
             self.proc.kill()
             self.proc.wait()
         self.reader.join(5.0)
+        if self.closed is None:
+            how = "it ended early" if unchecked is None else f"stopped after {_BYE_TIMEOUT_S:g} s"
+            which = f"its children ({_pids(unchecked)}) and " if unchecked else ""
+            return (f"the trial warden did not finish its last check for processes left by the "
+                    f"trials ({how}): it cannot vouch for {which}any process that carries "
+                    f"{TOKEN_VARIABLE} in its environment")
+        left = [int(p) for p in self.closed.get("survivors", [])]
+        return f"{len(left)} process(es) left by the trials could not be killed ({_pids(left)})" \
+            if left else None
 
     def _send(self, msg: dict[str, Any]) -> None:
         line = (json.dumps(msg) + "\n").encode()
@@ -137,6 +152,8 @@ class Warden:
                 msg = json.loads(line)
             except ValueError:
                 continue
+            if msg.get("event") == "closed":
+                self.closed = msg
             with self.lock:
                 handle = self.handles.get(str(msg.get("id")))
             if handle is None:
@@ -164,3 +181,7 @@ class Warden:
             handle.outcome = {"lost": self.dead}
             handle.started.set()
             handle.done.set()
+
+
+def _pids(pids: list[int]) -> str:
+    return "pid " + ", ".join(map(str, pids[:20])) + (" ..." if len(pids) > 20 else "")
