@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -80,7 +81,7 @@ def test_a_signal_takes_the_ctrl_c_path(tmp_path: Path, sig: int, target: str) -
     if target == "everything":     # the warden and the payload get it too, at the same time
         assert warden is not None
         for pid in (warden, *payload):
-            with contextlib.suppress(ProcessLookupError):    # the driver may have had it killed already
+            with contextlib.suppress(ProcessLookupError):    # the driver was quicker
                 os.kill(pid, sig)
     _, err = driver.communicate(timeout=60)
     name = signal.Signals(sig).name
@@ -154,3 +155,47 @@ def test_a_lock_whose_pid_names_another_process_is_not_a_live_run(tmp_path: Path
     (run / ".aorta.lock").unlink()
     assert json.loads(run_aorta("sweep", "status", str(run), "--json").stdout)["status"] \
         == "interrupted"
+
+
+def _python(tmp_path: Path, script: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    return subprocess.run(interruptible([sys.executable, "-c", textwrap.dedent(script)]),
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_aorta_sweep_stopped_by_sigterm_raises_interrupted(tmp_path: Path) -> None:
+    proc = _python(tmp_path, """
+        import os, signal, sys
+        import aorta
+        from aorta.base.errors import Interrupted
+        stop = f"import os, time; os.kill({os.getpid()}, {int(signal.SIGTERM)}); time.sleep(60)"
+        try:
+            aorta.sweep(command=[sys.executable, "-c", stop], output="out", trials=3)
+        except Interrupted as exc:
+            print("interrupted by", exc.signum, signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)
+    """)
+    assert proc.stdout.strip() == f"interrupted by {int(signal.SIGTERM)} True", proc.stderr
+    run = tmp_path / "out" / "adhoc"
+    assert json.loads((run / "run.json").read_text())["status"] == "interrupted"
+    assert not (run / ".aorta.lock").exists() and not _records(run)
+
+
+def test_aorta_sweep_keeps_the_program_s_handlers_and_threads(tmp_path: Path) -> None:
+    """A handler the program set stays its own; from another thread none is touched."""
+    proc = _python(tmp_path, """
+        import os, signal, sys, threading
+        import aorta
+        got = []
+        signal.signal(signal.SIGTERM, lambda signum, frame: got.append(signum))
+        poke = f"import os; os.kill({os.getpid()}, {int(signal.SIGTERM)})"
+        run = aorta.sweep(command=[sys.executable, "-c", poke], output="out", trials=2)
+        print(run.outcome.status, len(got))
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        done = []
+        worker = threading.Thread(target=lambda: done.append(aorta.sweep(
+            command=[sys.executable, "-c", "pass"], output="out", ticket="t").outcome.status))
+        worker.start()
+        worker.join()
+        print(done[0], signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)
+    """)
+    assert proc.stdout.split("\n")[:2] == ["complete 2", "complete True"], proc.stderr

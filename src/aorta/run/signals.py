@@ -1,13 +1,10 @@
 """Signals that stop a sweep take Ctrl-C's path (docs/reliability.md, "Signals"): SIGTERM
 (`timeout`, CI, `docker stop`, systemd, Slurm), SIGHUP (a closed terminal) and the other
-signals whose default action ends the process raise `Interrupted` in the main thread, so the
-running trial is stopped and reaped, run.json says `interrupted` and the lock goes. SIGKILL
-cannot be caught: the run it leaves is read as interrupted (its lock's owner is gone).
-
-A signal is taken over only where it has its default action, and only in the main thread (the
-only one Python lets set handlers): a program that calls `aorta.sweep` keeps its own handlers,
-and `nohup` keeps SIGHUP ignored. Outside `armed()` (the trials), a signal waits until the
-sweep has written its records and is raised as it ends."""
+signals whose default action ends a process raise `Interrupted` in the main thread, so the
+running trial is stopped and reaped, run.json says `interrupted` and the lock goes. Only a
+signal left at its default action is taken, and only in the main thread (the one Python lets
+set handlers): a program calling `aorta.sweep` keeps its own handlers, `nohup` its SIGHUP.
+Outside `armed()` (the trials) a signal waits until the records are written."""
 
 from __future__ import annotations
 
@@ -25,19 +22,18 @@ STOPPING = tuple(getattr(signal, name) for name in (
 
 
 class SignalGuard:
-    def __init__(self) -> None:
-        self.received: int | None = None
-        self.raising = False
+    received: int | None = None
+    raising = False
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        if self.received is None:      # a second signal (timeout sends two) ends nothing twice
+        if self.received is None:      # a second signal (timeout sends two) stops nothing twice
             self.received = signum
             if self.raising:
                 raise Interrupted(signum)
 
     @contextmanager
     def armed(self) -> Iterator[None]:
-        """Within, a signal raises `Interrupted` at once (also one that came before)."""
+        """Within, a signal (or one that came before) raises `Interrupted` at once."""
         self.raising = True
         try:
             if self.received is not None:
@@ -49,8 +45,8 @@ class SignalGuard:
 
 @contextmanager
 def stopping_signals() -> Iterator[SignalGuard]:
-    guard = SignalGuard()
-    taken = {}
+    """A guard on the stopping signals while the block runs; one that came is raised last."""
+    guard, taken = SignalGuard(), {}
     if threading.current_thread() is threading.main_thread():
         taken = {sig: signal.signal(sig, guard._on_signal) for sig in STOPPING
                  if signal.getsignal(sig) == signal.SIG_DFL}

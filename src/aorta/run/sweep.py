@@ -54,7 +54,7 @@ class SweepOutcome:
     def exit_code(self, strict: bool = False) -> int:
         """A failing trial is data (0), but a sweep where no trial passed measured nothing and
         a CI job built on it must not be green (3, with or without `strict`); with `strict`,
-        any trial that did not pass gives 3; interrupted gives 130 (a signal raises `Interrupted`)."""
+        any trial that did not pass gives 3; interrupted gives 130."""
         if self.status == "interrupted":
             return EXIT_INTERRUPTED
         if self.none_passed or (strict and not self.all_passed):

@@ -91,11 +91,10 @@ class RunLock:
             return False
         except PermissionError:
             pass   # it exists, owned by someone else
-        info, ticks = proc_info(pid), holder.get("start_ticks")
-        if info is not None and (info.state == "Z" or isinstance(ticks, int)
-                                 and info.start_ticks != ticks):
-            return False   # a killed driver not yet reaped, or another process with its pid
-        return True
+        info = proc_info(pid)   # None: hidden from this user (hidepid); it exists
+        # Dead: a killed driver not yet reaped, or another process that got its pid.
+        return info is None or info.state != "Z" and holder.get("start_ticks") in (
+            None, info.start_ticks)
 
     def release(self) -> None:
         if self.held:
@@ -113,9 +112,7 @@ class RunLock:
 
 
 def held_by_live_run(run_dir: str | os.PathLike[str]) -> bool:
-    """Whether a live process holds `run_dir`'s lock (or one on another host may: that cannot
-    be checked from here). A run.json that says `running` without one was stopped by a signal
-    that cannot be caught (SIGKILL) or a crash: it is interrupted."""
-    lock = RunLock(Path(run_dir))
-    holder = lock._holder()
-    return holder is not None and lock._alive(holder)
+    """Whether a live process (or any on another host) holds `run_dir`'s lock. A run.json
+    that says `running` without one was stopped by SIGKILL, a crash or a reboot."""
+    holder = RunLock(Path(run_dir))._holder()
+    return holder is not None and RunLock._alive(holder)
