@@ -109,6 +109,29 @@ def test_a_signal_takes_the_ctrl_c_path(tmp_path: Path, sig: int, target: str) -
     assert _survivors(tmp_path / "pids", wait_s=5.0) == []
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_a_signal_to_the_warden_alone_stops_the_sweep(tmp_path: Path, sig: int) -> None:
+    driver = _start(tmp_path)
+    _in_second_trial(tmp_path)
+    warden = _warden_of(driver.pid)
+    assert warden is not None
+    os.kill(warden, sig)
+    _, err = driver.communicate(timeout=60)
+    assert driver.returncode == 1, err
+    assert "aorta: error: aorta's trial warden stopped unexpectedly: the trial's processes " \
+           "were killed, the run is marked interrupted and the same command resumes it" in err
+    assert "Traceback" not in err
+    run = tmp_path / "out" / "k"
+    assert json.loads((run / "run.json").read_text())["status"] == "interrupted"
+    assert not (run / ".aorta.lock").exists() and not (run / ".aorta.reserve").exists()
+    assert _survivors(tmp_path / "pids", wait_s=10.0) == []
+    kept = _records(run)
+    assert list(kept) == ["cells/default/trial_0/result.json"]   # no error for the lost trial
+    again = run_aorta(*_argv(tmp_path), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert len(_records(run)) == 2
+
+
 def test_sigkill_leaves_a_run_that_reads_interrupted_and_resumes(tmp_path: Path) -> None:
     driver = _start(tmp_path)
     _in_second_trial(tmp_path)

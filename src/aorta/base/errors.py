@@ -28,6 +28,12 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+class WardenLost(UserError):
+    """The trial warden died mid-sweep (killed on its own): the sweep stops, marked interrupted."""
+
+    exit_code = EXIT_BROKEN
+
+
 class RecipeError(UserError):
     """The recipe file is unreadable or breaks the schema."""
 

@@ -266,7 +266,7 @@ class _Sweep:
             self.progress.close()
             if blocks:
                 run = replace(run, executor=blocks[-1])
-            cells = self._finish(run, specs, status, ran_any=bool(todo))
+            cells = self._finish(run, specs, status, bool(todo), unchecked)
         if full is not None:
             raise full
         return SweepOutcome(store.root, cells, status, ran)
@@ -287,8 +287,8 @@ class _Sweep:
 
         run_with_stop_after(self.plan.recipe.stop_after, specs, before, run_batch)
 
-    def _finish(self, run: RunRecord, specs: list[TrialSpec], status: str,
-                ran_any: bool) -> list[CellSummary]:
+    def _finish(self, run: RunRecord, specs: list[TrialSpec], status: str, ran_any: bool,
+                unchecked: str | None = None) -> list[CellSummary]:
         """run.json first (it says how the run stands), then the summaries. The reserve is
         given back first, so that on a full disk run.json can still say `interrupted`."""
         store, plan = self.store, self.plan
@@ -296,6 +296,8 @@ class _Sweep:
         finished = utc_now() if ran_any or run.finished_at is None else run.finished_at
         history = [*run.history[:-1], {**run.history[-1], "finished_at": utc_now(),
                                        "status": status}]
+        if unchecked:      # the warden's last check could not vouch for every process
+            history[-1]["leftovers"] = unchecked
         by_cell: dict[str, list[TrialResult]] = {c.name: [] for c in plan.cells}
         for slot in store.slots(run):
             if slot.result is not None and slot.cell in by_cell:

@@ -189,8 +189,6 @@ def _verdict(proc: ProcessResult | None, setup_error: str | None,
     assert proc is not None
     if proc.timed_out:
         return "error", f"timed out after {timeout:g} s; its process group was terminated"
-    if proc.lost is not None:
-        return "error", f"{proc.lost}; its processes were killed"
     if proc.exec_error is not None:
         return "error", f"{proc.exec_error} (exit {proc.exit_code})"
     if unattached:
@@ -226,7 +224,7 @@ def _record(spec: TrialSpec, redactor: Redactor, launch: Launch, proc: ProcessRe
                                                    "launched", "cpu_user_s", "cpu_sys_s",
                                                    "max_rss_mib")}
         ran.update(logs=dict(proc.logs),
-                   wall_s=proc.wall_s if proc.launched and proc.lost is None else None)
+                   wall_s=proc.wall_s if proc.launched else None)
     return TrialResult(
         cell=spec.cell, index=spec.index, verdict=verdict, reason=reason,  # type: ignore[arg-type]
         argv=redactor.argv(launch.argv), command=redactor.argv(spec.command),

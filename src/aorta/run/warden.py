@@ -18,6 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from aorta.base.errors import WardenLost
 from aorta.base.source_tree import aorta_root
 from aorta.host.proc_table import TOKEN_VARIABLE, kill_all, processes, trial_members
 
@@ -84,6 +85,9 @@ class Warden:
         """Start `argv`; returns once it runs. Raises `SpawnFailed` when it cannot start."""
         handle = Handle(str(next(self.ids)), token)
         with self.lock:
+            if self.dead is not None:    # no trial can be contained any more
+                raise WardenLost(f"{self.dead}; the run is marked interrupted and the same "
+                                 f"command resumes it")
             self.handles[handle.id] = handle
         self._send({"op": "spawn", "id": handle.id, "argv": list(argv), "env": dict(env),
                     "cwd": str(cwd) if cwd else None, "stdout": str(stdout),
