@@ -66,11 +66,14 @@ def _records(run: Path) -> dict[str, str]:
             for p in run.glob("cells/*/*/result.json")}
 
 
-@pytest.mark.parametrize("target", ["driver", "group", "everything"])
-@pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: signal.Signals(s).name)
+# "everything": the driver, its warden and the payload at once, as systemd and Slurm do.
+CASES = [(s, t) for s in SIGNALS for t in ("driver", "group")] + [
+    (signal.SIGTERM, "everything"), (signal.SIGHUP, "everything")]
+
+
+@pytest.mark.parametrize(("sig", "target"), CASES,
+                         ids=[f"{signal.Signals(s).name}-{t}" for s, t in CASES])
 def test_a_signal_takes_the_ctrl_c_path(tmp_path: Path, sig: int, target: str) -> None:
-    if target == "everything" and sig not in (signal.SIGTERM, signal.SIGHUP):
-        pytest.skip("systemd and Slurm send SIGTERM (a hang-up SIGHUP) to every process")
     driver = _start(tmp_path)
     payload = _in_second_trial(tmp_path)
     warden = _warden_of(driver.pid)
@@ -78,7 +81,7 @@ def test_a_signal_takes_the_ctrl_c_path(tmp_path: Path, sig: int, target: str) -
         os.kill(driver.pid, sig)
     else:
         os.killpg(driver.pid, sig)
-    if target == "everything":     # the warden and the payload get it too, at the same time
+    if target == "everything":
         assert warden is not None
         for pid in (warden, *payload):
             with contextlib.suppress(ProcessLookupError):    # the driver was quicker

@@ -1,5 +1,5 @@
 """The sweep loop: the run directory (lock, resume, provenance), every trial, and the summaries,
-written whatever happens (Ctrl-C, a crash of a trial, a full disk). Files and their places
+written whatever happens (Ctrl-C or another signal, a crash of a trial, a full disk). Files and their places
 belong to `aorta.store`; this module decides what to run."""
 
 from __future__ import annotations
@@ -124,8 +124,9 @@ def pending_trials(plan: Plan, run_dir: Path, fresh: bool = False) -> Pending:
 def run_sweep(plan: Plan, output: Path, caller_env: Mapping[str, str], progress: Progress,
               fresh: bool, executor: Executor) -> SweepOutcome:
     """Run every trial of `plan` without a complete result under `output`/<run>, on `executor`.
-    Raises `DiskFullError` when the disk fills up: the run is marked interrupted, what finished
-    is kept, and the same command resumes it."""
+    Raises `DiskFullError` when the disk fills up, KeyboardInterrupt on Ctrl-C and
+    `Interrupted` on another stopping signal (run/signals.py): the run is marked interrupted,
+    what finished is kept, and the same command resumes it."""
     store = RunStore.in_output(output, plan.run_name, plan_redactor(plan, caller_env))
     try:
         store.create()

@@ -1,7 +1,8 @@
 """The driver's side of the trial warden (run/warden_server.py): one warden serves a whole
 sweep; a reader thread routes its events to the trial they concern. Start it from the thread
 that will outlive the trials (the kernel ties the warden's parent-death signal to that thread).
-If the warden dies, every waiting trial is told so and its processes are killed from here.
+If the warden dies, every waiting trial is told so (`WardenLost`) and its processes are killed
+from here.
 """
 
 from __future__ import annotations
