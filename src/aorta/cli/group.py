@@ -81,7 +81,7 @@ def click_main(argv: list[str] | None = None) -> int:
         click.echo(f"aorta: error: {one_line(str(exc))}", err=True)
         return exc.exit_code
     except (click.exceptions.Abort, KeyboardInterrupt):
-        click.echo("aorta: interrupted", err=True)
+        click.echo("aorta: interrupted by Ctrl-C (SIGINT)", err=True)
         return EXIT_INTERRUPTED
     except click.ClickException as exc:
         exc.show()
