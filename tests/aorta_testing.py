@@ -29,15 +29,19 @@ def run_aorta(*args: str, cwd: Path | None = None, timeout: float = 120,
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
-#: Runs `python ARGS` with SIGINT's default action restored first: a test started from a
-#: non-interactive shell inherits SIGINT ignored, and Ctrl-C (SIGINT) must still reach aorta.
-_SIGINT_DEFAULT = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+#: Runs `python ARGS` with the default action of SIGINT and of the signals that stop a job
+#: restored first: a test started from a non-interactive shell inherits SIGINT ignored (and
+#: from `nohup`, SIGHUP), and those signals must still reach aorta.
+_SIGINT_DEFAULT = ("import os, signal, sys\n"
+                   "for name in ('SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1'):\n"
+                   "    signal.signal(getattr(signal, name), signal.SIG_DFL)\n"
                    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])")
 
 
 def interruptible(argv: list[str]) -> list[str]:
-    """`argv` (which starts with `sys.executable`) run so that SIGINT interrupts it even when
-    this test process ignores SIGINT; no preexec_fn, so it is safe with threads."""
+    """`argv` (which starts with `sys.executable`) run so that SIGINT (and SIGTERM, SIGHUP,
+    SIGQUIT, SIGUSR1) interrupt it even when this test process ignores them; no preexec_fn,
+    so it is safe with threads."""
     if not argv or argv[0] != sys.executable:
         raise ValueError("interruptible() takes an argv that starts with sys.executable")
     return [sys.executable, "-c", _SIGINT_DEFAULT, *argv[1:]]

@@ -121,3 +121,22 @@ def test_sigkill_of_the_driver_leaves_no_survivor(tmp_path: Path, escaper: Path)
     finally:
         driver.wait()
     assert survivors(pids, wait_s=10.0) == []
+
+
+def test_a_last_check_that_cannot_finish_names_what_it_could_not_vouch_for(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aorta.run import warden as warden_module
+
+    assert warden_module.Warden.start().close() is None     # finished, nothing left
+    monkeypatch.setattr(warden_module, "_BYE_TIMEOUT_S", 1.0)
+    warden = warden_module.Warden.start()
+    handle = warden.spawn([PY, "-c", "import time; time.sleep(120)"], dict(os.environ),
+                          tmp_path / "out", tmp_path / "err", "t" * 32, 1 << 20)
+    os.kill(warden.proc.pid, signal.SIGSTOP)    # stuck, as on a read of a hung process's /proc
+    try:
+        note = warden.close()
+    finally:
+        os.kill(handle.pid, signal.SIGKILL)
+    assert note is not None and "did not finish its last check" in note, note
+    assert f"stopped after 1 s): it cannot vouch for its children (pid {handle.pid})" in note
+    assert "AORTA_TRIAL_TOKEN" in note

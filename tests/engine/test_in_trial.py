@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from aorta.host.proc_table import TOKEN_VARIABLE, in_trial, proc_info
+from aorta.host.proc_table import TOKEN_VARIABLE, in_trial, proc_info, trial_token
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -55,3 +55,17 @@ def test_the_payload_its_descendants_and_token_bearers_are_the_trials() -> None:
                 os.kill(grandchild, 9)
             except ProcessLookupError:
                 pass
+
+
+def test_the_token_is_read_from_the_environment_once_and_exactly() -> None:
+    env = {"XAORTA_TRIAL_TOKEN": "look-alike", "AORTA_TRIAL_TOKEN": "t" * 32,
+           "B": "AORTA_TRIAL_TOKEN=no"}
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], env=env) as proc:
+        try:
+            deadline = time.monotonic() + 10
+            while trial_token(proc.pid) is None and time.monotonic() < deadline:
+                time.sleep(0.01)     # until it has exec'd
+            assert trial_token(proc.pid) == "t" * 32
+        finally:
+            proc.kill()
+    assert trial_token(proc.pid) is None

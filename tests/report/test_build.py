@@ -216,6 +216,6 @@ def test_not_a_run_directory(tmp_path: Path) -> None:
 def test_a_run_killed_before_its_first_trial(tmp_path: Path) -> None:
     (tmp_path / "run.json").write_text(json.dumps({"run": "r", "schema_version": 1,
                                                    "status": "running"}))
-    report = build_report(tmp_path)
-    assert report.cells == [] and report.header.status == "running"
+    report = build_report(tmp_path)    # no lock: its driver is gone, the run is interrupted
+    assert report.cells == [] and report.header.status == "interrupted"
     assert any(n.kind == "env" for n in report.warnings)

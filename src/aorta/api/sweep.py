@@ -105,8 +105,9 @@ def sweep(recipe: str | PathLike[str] | None = None, *, command: Command = (),
     `fresh` (discard earlier results), `report` (write report.html), `history` (True:
     $AORTA_HISTORY_DB, else <output>/history.sqlite; or a database URL), `progress` (a stream
     for a line per trial; None: silent), `verbose`. Raises `UserError` before any trial for
-    anything `plan` refuses, and `DiskFullError` when the disk fills up (the same call
-    resumes it)."""
+    anything `plan` refuses, `DiskFullError` when the disk fills up, and `Interrupted` (a
+    KeyboardInterrupt) when SIGTERM, SIGHUP or another stopping signal left at its default
+    action reaches the main thread during the call (the same call resumes it)."""
     prepared = plan(recipe, command=command, output=output, collect=collect, trials=trials,
                     timeout=timeout, ticket=ticket, env_passthrough_mode=env_passthrough_mode,
                     stop_after_events=stop_after_events, max_trials=max_trials, gpus=gpus,

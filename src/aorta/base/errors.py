@@ -10,13 +10,28 @@ EXIT_BROKEN = 1          # the run itself broke (an aorta bug or an unwritable d
 EXIT_USAGE = 2           # bad usage, bad recipe, a profiler that cannot measure: nothing ran
 EXIT_NONE_PASSED = 3     # no trial passed at all, or --strict and some trial did not pass
 EXIT_REGRESSION = 4      # compare found a regression beyond the threshold
-EXIT_INTERRUPTED = 130   # Ctrl-C: what finished is kept, the run resumes next time
+EXIT_INTERRUPTED = 130   # Ctrl-C (128 + SIGINT); another signal n that stops a run: 128 + n
 
 
 class UserError(Exception):
     """An error the user can fix; the CLI prints it on one line and exits with `exit_code`."""
 
     exit_code = EXIT_USAGE
+
+
+class Interrupted(KeyboardInterrupt):
+    """A signal other than Ctrl-C stopped a run and took Ctrl-C's path (aorta.run.signals):
+    what finished is kept, the run is marked interrupted; the exit code is 128 + `signum`."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+class WardenLost(UserError):
+    """The trial warden died mid-sweep (killed on its own): the sweep stops, marked interrupted."""
+
+    exit_code = EXIT_BROKEN
 
 
 class RecipeError(UserError):

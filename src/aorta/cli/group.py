@@ -5,12 +5,13 @@ line on stderr and its exit code; anything else is a bug (exit 1)."""
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
 from typing import Any
 
 import click
 
-from aorta.base.errors import EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_USAGE, UserError
+from aorta.base.errors import EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_USAGE, Interrupted, UserError
 from aorta.base.version import VERSION as __version__
 from aorta.cli.commands import COMMANDS
 
@@ -27,6 +28,16 @@ class LazyGroup(click.Group):
 
         command: click.Command = getattr(importlib.import_module(module), attr)
         return guard_command(command)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """A sweep stopped by a signal (`Interrupted`) says so here: click would take it for
+        Ctrl-C, print a blank line and lose which signal it was."""
+        try:
+            return super().invoke(ctx)
+        except Interrupted as exc:
+            click.echo(f"aorta: interrupted by {signal.Signals(exc.signum).name}; what finished "
+                       f"is kept, and the same command resumes the run", err=True)
+            raise click.exceptions.Exit(EXIT_INTERRUPTED - signal.SIGINT + exc.signum) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(n, COMMANDS[n][1]) for n in self.list_commands(ctx)]
@@ -49,7 +60,8 @@ def cli() -> None:
 
     Exit codes: 0 done; 1 aorta itself broke; 2 bad usage, bad recipe or a collector that
     cannot measure (nothing ran); 3 --strict and some trial did not pass; 4 compare (or
-    history) found a regression beyond its threshold; 130 interrupted.
+    history) found a regression beyond its threshold; 128 + n interrupted by signal n (130:
+    Ctrl-C, 143: SIGTERM, 129: SIGHUP).
     """
 
 
@@ -69,7 +81,7 @@ def click_main(argv: list[str] | None = None) -> int:
         click.echo(f"aorta: error: {one_line(str(exc))}", err=True)
         return exc.exit_code
     except (click.exceptions.Abort, KeyboardInterrupt):
-        click.echo("aorta: interrupted", err=True)
+        click.echo("aorta: interrupted by Ctrl-C (SIGINT)", err=True)
         return EXIT_INTERRUPTED
     except click.ClickException as exc:
         exc.show()

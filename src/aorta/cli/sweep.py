@@ -85,7 +85,9 @@ def run_command(ctx: click.Context, /, **kwargs: Any) -> int:
 
     Results land in <output>/<run>/; rerunning the same command resumes what is missing.
     Exit 0 when done (failing trials are data), 3 when no trial passed (with --strict: when
-    any did not), 2 for bad usage or a collector that cannot attach, 130 on Ctrl-C.
+    any did not), 2 for bad usage or a collector that cannot attach, 130 on Ctrl-C, 128 + n
+    on signal n (143 SIGTERM, 129 SIGHUP): the running trial is stopped, the run is marked
+    interrupted, and the same command resumes it.
     Every word of COMMAND goes after --; an option value that looks like a flag is refused.
     """
     return _sweep(ctx, kwargs)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 TOKEN_VARIABLE = "AORTA_TRIAL_TOKEN"
+_TOKEN_PREFIX = f"{TOKEN_VARIABLE}=".encode()
 _PROC = "/proc"
 
 
@@ -82,13 +83,18 @@ def _last_pid() -> int | None:
         return None
 
 
-def has_token(pid: int, token: bytes) -> bool:
-    """Whether `pid`'s environment holds `token` (False when it cannot be read)."""
+def trial_token(pid: int) -> str | None:
+    """The `AORTA_TRIAL_TOKEN` in `pid`'s environment (None: none, or it cannot be read). One
+    read a process, however many trials' tokens it is compared with."""
     try:
         with open(f"{_PROC}/{pid}/environ", "rb") as fh:
-            return token in fh.read()
+            environ = fh.read()
     except OSError:
-        return False
+        return None
+    for entry in environ.split(b"\0"):
+        if entry.startswith(_TOKEN_PREFIX):
+            return entry[len(_TOKEN_PREFIX):].decode("ascii", "replace")
+    return None
 
 
 def boot_id() -> str | None:
@@ -99,22 +105,17 @@ def boot_id() -> str | None:
         return None
 
 
-def token_entry(token: str) -> bytes:
-    return f"{TOKEN_VARIABLE}={token}\0".encode()
-
-
 def trial_members(root: int, root_start: int, token: str,
                   table: Iterable[ProcInfo] | None = None) -> list[ProcInfo]:
     """The live processes of the trial whose payload was `root` (started at `root_start`):
     its session and group, anything carrying its token, and their descendants."""
     me = os.getpid()
-    entry = token_entry(token)
     found: dict[int, ProcInfo] = {}
     others: list[ProcInfo] = []
     for p in (processes(root) if table is None else table):
         if p.pid == me or p.state == "Z" or p.start_ticks < root_start:
             continue
-        if p.sid == root or p.pgid == root or has_token(p.pid, entry):
+        if p.sid == root or p.pgid == root or trial_token(p.pid) == token:
             found[p.pid] = p
         else:
             others.append(p)
@@ -137,7 +138,7 @@ def in_trial(pid: int, root: int, root_start: int, token: str) -> bool | None:
         return None
     if info.start_ticks < root_start:
         return False
-    if has_token(pid, token_entry(token)):
+    if trial_token(pid) == token:
         return True
     for _ in range(64):                 # up the parent chain, which ends at pid 1
         if info.pid == root or info.sid == root or info.pgid == root:
@@ -150,9 +151,10 @@ def in_trial(pid: int, root: int, root_start: int, token: str) -> bool | None:
 
 
 def kill_all(find: Callable[[], list[ProcInfo]], deadline_s: float = 5.0,
-             reap: Callable[[], None] | None = None) -> tuple[int, int]:
-    """SIGKILL what `find()` returns until it returns nothing or the deadline passes; (killed,
-    still alive). `reap` collects this process's zombies (the warden is a child subreaper)."""
+             reap: Callable[[], None] | None = None) -> tuple[int, list[int]]:
+    """SIGKILL what `find()` returns until it returns nothing or the deadline passes; (how many
+    were killed, the pids still alive). `reap` collects this process's zombies (the warden is
+    a child subreaper)."""
     killed: set[int] = set()
     end = time.monotonic() + deadline_s
     while True:
@@ -160,7 +162,7 @@ def kill_all(find: Callable[[], list[ProcInfo]], deadline_s: float = 5.0,
         if reap is not None:
             reap()
         if not members:
-            return len(killed), 0
+            return len(killed), []
         for p in members:
             try:
                 os.kill(p.pid, signal.SIGKILL)
@@ -168,5 +170,5 @@ def kill_all(find: Callable[[], list[ProcInfo]], deadline_s: float = 5.0,
             except (ProcessLookupError, PermissionError):
                 pass
         if time.monotonic() > end:
-            return len(killed), len(find())
+            return len(killed), [p.pid for p in find()]
         time.sleep(0.01)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aorta.base.errors import WardenLost
 from aorta.host.proc_table import TOKEN_VARIABLE
 from aorta.run.warden import Handle, SpawnFailed, Warden
 from aorta.store.records import LogInfo
@@ -40,7 +41,6 @@ class ProcessResult:
     cpu_sys_s: float | None
     max_rss_mib: float | None
     exec_error: str | None = None  # why it could not start (then exit_code is 127 or 126)
-    lost: str | None = None        # the warden died: nothing is known about how it ended
     leftovers: int = 0             # processes it left behind, killed at its end
     survivors: int = 0             # ... and those that could not be killed
     logs: Mapping[str, LogInfo] = field(default_factory=dict)
@@ -86,7 +86,7 @@ def run_process(argv: Sequence[str], env: Mapping[str, str], stdout: Path, stder
             warden.kill(handle)
             handle.done.wait(10.0)
         raise
-    return _result(handle, timed_out, time.perf_counter() - start)
+    return _result(handle, timed_out)
 
 
 def _wait(done: threading.Event, seconds: float | None, cancel: threading.Event | None) -> bool:
@@ -105,11 +105,11 @@ def _wait(done: threading.Event, seconds: float | None, cancel: threading.Event 
             return False
 
 
-def _result(handle: Handle, timed_out: bool, elapsed: float) -> ProcessResult:
+def _result(handle: Handle, timed_out: bool) -> ProcessResult:
     msg = handle.outcome or {}
-    if "lost" in msg:
-        return ProcessResult(True, None, None, timed_out, elapsed, None, None, None,
-                             lost=str(msg["lost"]))
+    if "lost" in msg:     # not the payload's doing: no record; the trial runs again
+        raise WardenLost(f"{msg['lost']}: the trial's processes were killed, the run is marked "
+                         f"interrupted and the same command resumes it")
     status = int(msg["status"])
     sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
     logs = {name: LogInfo(int(v[0]), int(v[1]), v[2]) for name, v in msg["logs"].items()}

@@ -1,5 +1,5 @@
 """The sweep loop: the run directory (lock, resume, provenance), every trial, and the summaries,
-written whatever happens (Ctrl-C, a crash of a trial, a full disk). Files and their places
+written whatever happens (Ctrl-C or another signal, a crash of a trial, a full disk). Files and their places
 belong to `aorta.store`; this module decides what to run."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from aorta.base.version import VERSION as __version__
 from aorta.run.executors.base import Executor, OnDone, OnStart
 from aorta.run.plan import Plan
 from aorta.run.progress import Progress
+from aorta.run.signals import SignalGuard, stopping_signals
 from aorta.run.stale import kill_stale_trials
 from aorta.run.stop_after import skipped_by_cell, stop_note, stop_states
 from aorta.run.summary import CellSummary, matrix_document, perf_markdown, summarize_cell
@@ -123,13 +124,17 @@ def pending_trials(plan: Plan, run_dir: Path, fresh: bool = False) -> Pending:
 def run_sweep(plan: Plan, output: Path, caller_env: Mapping[str, str], progress: Progress,
               fresh: bool, executor: Executor) -> SweepOutcome:
     """Run every trial of `plan` without a complete result under `output`/<run>, on `executor`.
-    Raises `DiskFullError` when the disk fills up: the run is marked interrupted, what finished
-    is kept, and the same command resumes it."""
+    Raises `DiskFullError` when the disk fills up, KeyboardInterrupt on Ctrl-C and
+    `Interrupted` on another stopping signal (run/signals.py): the run is marked interrupted,
+    what finished is kept, and the same command resumes it."""
     store = RunStore.in_output(output, plan.run_name, plan_redactor(plan, caller_env))
     try:
         store.create()
-        with store.lock():
-            return _Sweep(plan, store, caller_env, progress, executor).run(fresh)
+        with stopping_signals() as signals, store.lock():
+            try:
+                return _Sweep(plan, store, caller_env, progress, executor, signals).run(fresh)
+            finally:
+                store.free_reserve()
     except OSError as exc:
         if is_disk_full(exc):
             raise DiskFullError(f"no space left on device while writing under {store.root}"
@@ -142,9 +147,9 @@ def run_sweep(plan: Plan, output: Path, caller_env: Mapping[str, str], progress:
 
 class _Sweep:
     def __init__(self, plan: Plan, store: RunStore, caller_env: Mapping[str, str],
-                 progress: Progress, executor: Executor) -> None:
+                 progress: Progress, executor: Executor, signals: SignalGuard) -> None:
         self.plan, self.store, self.caller_env = plan, store, caller_env
-        self.progress, self.executor = progress, executor
+        self.progress, self.executor, self.signals = progress, executor, signals
 
     def run(self, fresh: bool) -> SweepOutcome:
         import yaml
@@ -241,11 +246,13 @@ class _Sweep:
 
         self.executor.attach(store.root, run.executor, save)
         status, full = "interrupted", None
+        stopping = self.plan.recipe.stop_after is not None
+        warden = Warden.start() if stopping or todo else None
         try:
-            if self.plan.recipe.stop_after is not None:
-                self._run_stopping(run, specs, started, done)
-            elif todo:
-                with Warden.start() as warden:
+            with self.signals.armed():
+                if warden is not None and stopping:
+                    self._run_stopping(run, specs, started, done, warden)
+                elif warden is not None:
                     self.executor.launch(todo, self.caller_env, started, done, warden)
             status = "complete"
         except BaseException as exc:
@@ -254,32 +261,35 @@ class _Sweep:
                 raise
             full = exc
         finally:
+            unchecked = warden.close() if warden is not None else None
+            if unchecked:
+                self.progress.note(unchecked)
             self.progress.close()
             if blocks:
                 run = replace(run, executor=blocks[-1])
-            cells = self._finish(run, specs, status, ran_any=bool(todo))
+            cells = self._finish(run, specs, status, bool(todo), unchecked)
         if full is not None:
             raise full
         return SweepOutcome(store.root, cells, status, ran)
 
     def _run_stopping(self, run: RunRecord, specs: list[TrialSpec], started: OnStart,
-                      done: OnDone) -> None:
+                      done: OnDone, warden: Warden) -> None:
         from aorta.run.stop_after import run_with_stop_after
 
         assert self.plan.recipe.stop_after is not None
         before = {s.dir: s.result for s in self.store.slots(run) if s.result is not None}
-        with Warden.start() as warden:
-            def run_batch(batch: list[TrialSpec], record: OnDone) -> None:
-                def finished(result: TrialResult) -> None:
-                    record(result)
-                    done(result)
 
-                self.executor.launch(batch, self.caller_env, started, finished, warden)
+        def run_batch(batch: list[TrialSpec], record: OnDone) -> None:
+            def finished(result: TrialResult) -> None:
+                record(result)
+                done(result)
 
-            run_with_stop_after(self.plan.recipe.stop_after, specs, before, run_batch)
+            self.executor.launch(batch, self.caller_env, started, finished, warden)
 
-    def _finish(self, run: RunRecord, specs: list[TrialSpec], status: str,
-                ran_any: bool) -> list[CellSummary]:
+        run_with_stop_after(self.plan.recipe.stop_after, specs, before, run_batch)
+
+    def _finish(self, run: RunRecord, specs: list[TrialSpec], status: str, ran_any: bool,
+                unchecked: str | None = None) -> list[CellSummary]:
         """run.json first (it says how the run stands), then the summaries. The reserve is
         given back first, so that on a full disk run.json can still say `interrupted`."""
         store, plan = self.store, self.plan
@@ -287,6 +297,8 @@ class _Sweep:
         finished = utc_now() if ran_any or run.finished_at is None else run.finished_at
         history = [*run.history[:-1], {**run.history[-1], "finished_at": utc_now(),
                                        "status": status}]
+        if unchecked:      # the warden's last check could not vouch for every process
+            history[-1]["leftovers"] = unchecked
         by_cell: dict[str, list[TrialResult]] = {c.name: [] for c in plan.cells}
         for slot in store.slots(run):
             if slot.result is not None and slot.cell in by_cell:

@@ -20,7 +20,7 @@ from aorta.collectors.base import CollectorOptions, Launch, TrialContext, TrialO
 from aorta.host.proc_table import boot_id, proc_info
 from aorta.run.captures import Samplers, summarize_collectors
 from aorta.run.launch import child_environment, launch_with_env_file, wrap_launch
-from aorta.run.process import DEFAULT_LOG_LIMIT, ProcessResult, run_process
+from aorta.run.process import DEFAULT_LOG_LIMIT, Cancelled, ProcessResult, run_process
 from aorta.run.rerun import rerun_script
 from aorta.run.retain import prune_trial
 from aorta.run.stderr_line import last_meaningful_line
@@ -114,6 +114,8 @@ def run_trial(spec: TrialSpec, caller_env: Mapping[str, str],
                                         spec.env_mode, redactor), executable=True)
     ctx = TrialContext(spec.cell, spec.index, trial_dir, base_env)
     proc, sampler_errors = _run_payload(spec, store, launch.argv, env, ctx, cancel, warden)
+    if cancel is not None and cancel.is_set():
+        raise Cancelled()   # it ended as the sweep was stopped (by the signal, maybe): no result
     outcome = TrialOutcome(proc.exit_code, proc.signal, proc.timed_out, proc.launched,
                            trial_dir / "stderr.log", base_env)
     metrics, captures, warnings, unattached = summarize_collectors(
@@ -145,7 +147,7 @@ def _run_payload(spec: TrialSpec, store: RunStore, argv: tuple[str, ...], env: d
                            secrets=store.redactor.secrets, on_started=mark)
     finally:
         sampler_errors = samplers.stop()
-    store.clear_running(spec.cell, spec.name)
+        store.clear_running(spec.cell, spec.name)   # stopped or not, its processes are gone
     return proc, sampler_errors
 
 
@@ -187,8 +189,6 @@ def _verdict(proc: ProcessResult | None, setup_error: str | None,
     assert proc is not None
     if proc.timed_out:
         return "error", f"timed out after {timeout:g} s; its process group was terminated"
-    if proc.lost is not None:
-        return "error", f"{proc.lost}; its processes were killed"
     if proc.exec_error is not None:
         return "error", f"{proc.exec_error} (exit {proc.exit_code})"
     if unattached:
@@ -224,7 +224,7 @@ def _record(spec: TrialSpec, redactor: Redactor, launch: Launch, proc: ProcessRe
                                                    "launched", "cpu_user_s", "cpu_sys_s",
                                                    "max_rss_mib")}
         ran.update(logs=dict(proc.logs),
-                   wall_s=proc.wall_s if proc.launched and proc.lost is None else None)
+                   wall_s=proc.wall_s if proc.launched else None)
     return TrialResult(
         cell=spec.cell, index=spec.index, verdict=verdict, reason=reason,  # type: ignore[arg-type]
         argv=redactor.argv(launch.argv), command=redactor.argv(spec.command),

@@ -1,7 +1,8 @@
 """The driver's side of the trial warden (run/warden_server.py): one warden serves a whole
 sweep; a reader thread routes its events to the trial they concern. Start it from the thread
 that will outlive the trials (the kernel ties the warden's parent-death signal to that thread).
-If the warden dies, every waiting trial is told so and its processes are killed from here.
+If the warden dies, every waiting trial is told so (`WardenLost`) and its processes are killed
+from here.
 """
 
 from __future__ import annotations
@@ -18,10 +19,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from aorta.base.errors import WardenLost
 from aorta.base.source_tree import aorta_root
-from aorta.host.proc_table import kill_all, trial_members
+from aorta.host.proc_table import TOKEN_VARIABLE, kill_all, processes, trial_members
 
-_BYE_TIMEOUT_S = 15.0
+#: How long the warden's last check for leftover processes may take: each of its kills has a
+#: 5 s deadline, and one look at /proc reads each process once (milliseconds for hundreds).
+_BYE_TIMEOUT_S = 60.0
 
 
 class SpawnFailed(Exception):
@@ -53,6 +57,7 @@ class Warden:
         self.handles: dict[str, Handle] = {}
         self.ids = itertools.count()
         self.dead: str | None = None
+        self.closed: dict[str, Any] | None = None    # the warden's last event
         self.reader = threading.Thread(target=self._read, name="warden-events", daemon=True)
         self.reader.start()
 
@@ -81,6 +86,9 @@ class Warden:
         """Start `argv`; returns once it runs. Raises `SpawnFailed` when it cannot start."""
         handle = Handle(str(next(self.ids)), token)
         with self.lock:
+            if self.dead is not None:    # no trial can be contained any more
+                raise WardenLost(f"{self.dead}; the run is marked interrupted and the same "
+                                 f"command resumes it")
             self.handles[handle.id] = handle
         self._send({"op": "spawn", "id": handle.id, "argv": list(argv), "env": dict(env),
                     "cwd": str(cwd) if cwd else None, "stdout": str(stdout),
@@ -104,20 +112,32 @@ class Warden:
         """SIGKILL to every process of the trial, wherever it went."""
         self._send({"op": "kill", "id": handle.id})
 
-    def close(self) -> None:
-        """Ask the warden to end (killing what any trial left) and wait for it."""
+    def close(self) -> str | None:
+        """Ask the warden to end, killing what any trial left, and wait for its last check to
+        finish; a note naming the processes it could not vouch for, if any."""
         self._send({"op": "bye"})
         try:
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
         except OSError:
             pass
+        unchecked: list[int] | None = None    # its children, when it had to be stopped
         try:
             self.proc.wait(_BYE_TIMEOUT_S)
         except subprocess.TimeoutExpired:
+            unchecked = [p.pid for p in processes() if p.ppid == self.proc.pid]
             self.proc.kill()
             self.proc.wait()
         self.reader.join(5.0)
+        if self.closed is None:
+            how = "it ended early" if unchecked is None else f"stopped after {_BYE_TIMEOUT_S:g} s"
+            which = f"its children ({_pids(unchecked)}) and " if unchecked else ""
+            return (f"the trial warden did not finish its last check for processes left by the "
+                    f"trials ({how}): it cannot vouch for {which}any process that carries "
+                    f"{TOKEN_VARIABLE} in its environment")
+        left = [int(p) for p in self.closed.get("survivors", [])]
+        return f"{len(left)} process(es) left by the trials could not be killed ({_pids(left)})" \
+            if left else None
 
     def _send(self, msg: dict[str, Any]) -> None:
         line = (json.dumps(msg) + "\n").encode()
@@ -137,6 +157,8 @@ class Warden:
                 msg = json.loads(line)
             except ValueError:
                 continue
+            if msg.get("event") == "closed":
+                self.closed = msg
             with self.lock:
                 handle = self.handles.get(str(msg.get("id")))
             if handle is None:
@@ -164,3 +186,7 @@ class Warden:
             handle.outcome = {"lost": self.dead}
             handle.started.set()
             handle.done.set()
+
+
+def _pids(pids: list[int]) -> str:
+    return "pid " + ", ".join(map(str, pids[:20])) + (" ..." if len(pids) > 20 else "")

@@ -5,7 +5,8 @@ DRIVER_PID`; Linux only. JSON lines; requests on stdin, events on stdout:
   {"op": "signal", "id", "signal"}  {"op": "kill", "id"}  {"op": "bye"}
   {"id", "event": "started", "pid", "start_ticks"}  {"id", "event": "failed", "errno", "error"}
   {"id", "event": "done", "status", "wall_s", "utime", "stime", "maxrss_kib", "killed",
-   "survivors", "logs": {"stdout": [written, kept, problem]}}"""
+   "survivors", "logs": {"stdout": [written, kept, problem]}}
+  {"event": "closed", "survivors": [pid, ...]}   (last: what its last check could not kill)"""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ from contextlib import suppress
 from typing import Any
 
 from aorta.base.redaction import CREDENTIALS_IN_BYTES
-from aorta.host.proc_table import (ProcInfo, has_token, kill_all, proc_info, processes, token_entry,
-                                   trial_members)
+from aorta.host.proc_table import (ProcInfo, kill_all, proc_info, processes, trial_members,
+                                   trial_token)
 from aorta.run.capped_log import CappedLog
 
 _PR_SET_PDEATHSIG = 1
@@ -57,7 +58,7 @@ class Warden:
         self.trials: dict[str, _Trial] = {}
         self.by_pid: dict[int, _Trial] = {}
         self.inbox = b""
-        self.tokens: list[bytes] = []     # every trial's, for the last look at the end
+        self.tokens: set[str] = set()     # every trial's, for the last look at the end
         self.last_chld = time.perf_counter()
         self.stop = False
 
@@ -150,7 +151,7 @@ class Warden:
             self._emit({"id": tid, "event": "failed", "errno": errno_, "error": text})
             return
         trial = _Trial(tid, proc, str(msg["token"]), start)
-        self.tokens.append(token_entry(trial.token))
+        self.tokens.add(trial.token)
         for name, pipe in (("stdout", proc.stdout), ("stderr", proc.stderr)):
             assert pipe is not None
             os.set_blocking(pipe.fileno(), False)
@@ -198,8 +199,8 @@ class Warden:
         if trial.exit is None:
             return
         if trial.cleaned_at is None:
-            trial.killed, trial.survivors = kill_all(lambda: self._members(trial), 5.0,
-                                                     self._reap)
+            trial.killed, left = kill_all(lambda: self._members(trial), 5.0, self._reap)
+            trial.survivors = len(left)
             trial.cleaned_at = time.monotonic()
         if trial.pipes and time.monotonic() - trial.cleaned_at < _PIPE_GRACE_S:
             return
@@ -223,27 +224,31 @@ class Warden:
         table = list(processes(trial.pid))
         members = trial_members(trial.pid, trial.start_ticks, trial.token, table)
         found = {p.pid for p in members}
-        others = [t for t in self.trials.values() if t is not trial]
+        others = {t.token for t in self.trials.values() if t is not trial}
         for p in table:
             if p.ppid != self.me or p.pid in found or p.pid in self.by_pid or p.state == "Z":
                 continue
-            if not any(has_token(p.pid, token_entry(t.token)) for t in others):
+            if trial_token(p.pid) not in others:
                 members.append(p)
         return members
 
     def _shutdown(self) -> None:
-        """The driver is gone (or said bye): nothing of any trial may stay."""
+        """The driver is gone (or said bye): nothing of any trial may stay. The last event
+        names what could not be killed."""
+        left: set[int] = set()
         for trial in list(self.trials.values()):
-            kill_all(lambda: self._members(trial), 5.0, self._reap)
-        kill_all(self._orphans, 5.0, self._reap)
+            left.update(kill_all(lambda: self._members(trial), 5.0, self._reap)[1])
+        left.update(kill_all(self._orphans, 5.0, self._reap)[1])
         for trial in list(self.trials.values()):
             for log in trial.logs.values():
                 log.close()
+        self._emit({"event": "closed", "survivors": sorted(left)})
 
     def _orphans(self) -> list[ProcInfo]:
-        """Every process that came back here or carries any trial's token: one full look, last."""
+        """Every process that came back here or carries any trial's token: one full look, last;
+        each environment is read once, whatever the number of trials."""
         return [p for p in processes() if p.state != "Z" and p.pid != self.me and (
-            p.ppid == self.me or any(has_token(p.pid, t) for t in self.tokens))]
+            p.ppid == self.me or trial_token(p.pid) in self.tokens)]
 
 
 def _drain(fd: int) -> None:

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from aorta.base.errors import RunDirError
 from aorta.base.names import name_problem
+from aorta.store.lock import held_by_live_run
 from aorta.store.reading import RecordError, read_json_file, read_text_file
 from aorta.store.record_checks import NewerRecord, checked_run, checked_trial
 
@@ -58,11 +59,14 @@ def read_run_fields(root: PathLike, action: str = "read") -> dict[str, Any]:
         hint = f"; runs inside it: {', '.join(inside)}" if inside else ""
         raise RunDirError(f"{root}: not an aorta run directory (no {RUN_JSON}){hint}")
     try:
-        return checked_run(read_json_file(path), lambda: _baseline_of_v1(root))
+        fields = checked_run(read_json_file(path), lambda: _baseline_of_v1(root))
     except NewerRecord as exc:
         raise RunDirError(f"{path}: {exc}; to {action} it") from None
     except (OSError, RecordError) as exc:
         raise RunDirError(f"{path}: not an aorta run record, or unreadable ({exc})") from None
+    if fields["status"] == "running" and not held_by_live_run(root):
+        fields["status"] = "interrupted"     # its driver is gone (SIGKILL, a crash, a reboot)
+    return fields
 
 
 def _baseline_of_v1(root: PathLike) -> bool:

@@ -1,8 +1,10 @@
 """A lock file that keeps two live runs out of one run directory. It holds `{pid, host,
-started_at}` from the moment it exists (written to a temporary file, then linked into place,
-which fails if a lock is there), so a full disk or a kill never leaves a half-written lock. A
-dead process's lock on this host is taken over; a live holder, or any holder on another host
-(whose liveness cannot be checked from here), refuses.
+started_at, start_ticks, boot_id}` from the moment it exists (written to a temporary file, then
+linked into place, which fails if a lock is there), so a full disk or a kill never leaves a
+half-written lock. A dead process's lock on this host is taken over (dead: no such pid, or the
+pid now names a process started at another time, or the host has rebooted since); a live
+holder, or any holder on another host (whose liveness cannot be checked from here), refuses.
+`held_by_live_run` tells readers whether a run that says `running` still runs.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 from types import TracebackType
 
 from aorta.base.errors import RunDirError
+from aorta.host.proc_table import boot_id, proc_info
 from aorta.store.files import open_dir
 
 LOCK_NAME = ".aorta.lock"
@@ -30,8 +33,11 @@ class RunLock:
         import socket
         from datetime import datetime, timezone
 
+        info = proc_info(os.getpid())
         me = json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                         "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+                         "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                         "start_ticks": info.start_ticks if info else None,
+                         "boot_id": boot_id()})
         with open_dir(self.run_dir, ()) as dfd:
             tmp = f".aorta.lock.{secrets.token_hex(6)}.tmp"
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
@@ -77,13 +83,18 @@ class RunLock:
         pid = holder.get("pid")
         if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
             return False
+        if holder.get("boot_id") not in (None, boot_id()):
+            return False
         try:
             os.kill(pid, 0)
         except (ProcessLookupError, OverflowError):
             return False
         except PermissionError:
-            return True   # it exists, owned by someone else
-        return True
+            pass   # it exists, owned by someone else
+        info = proc_info(pid)   # None: hidden from this user (hidepid); it exists
+        # Dead: a killed driver not yet reaped, or another process that got its pid.
+        return info is None or info.state != "Z" and holder.get("start_ticks") in (
+            None, info.start_ticks)
 
     def release(self) -> None:
         if self.held:
@@ -98,3 +109,10 @@ class RunLock:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.release()
+
+
+def held_by_live_run(run_dir: str | os.PathLike[str]) -> bool:
+    """Whether a live process (or any on another host) holds `run_dir`'s lock. A run.json
+    that says `running` without one was stopped by SIGKILL, a crash or a reboot."""
+    holder = RunLock(Path(run_dir))._holder()
+    return holder is not None and RunLock._alive(holder)
