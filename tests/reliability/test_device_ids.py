@@ -31,7 +31,7 @@ def test_devices_present_are_accepted_and_pinned(tmp_path: Path, gpus: str):
     ("GPU-0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f6", "no device GPU-0c1d2e3f"),
     ("MIG-6e4d0a4b-1c2d-5e6f-8a9b-0c1d2e3f4a5c", "no device MIG-6e4d0a4b"),
     ("MIG-GPU-5a4c2c5e-0b1d-8a3e-7f21-3c9d4e5f6a7b/1/2", "no device MIG-GPU"),
-    ("1,GPU-0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f5", "two ids name the same GPU"),
+    ("1,GPU-0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f5", "two ids name one GPU"),
     ("ALL", "is not a device id"), ("1e3", "is not a device id"), ("MIG-xyz/1/2", "not a device"),
     (" 0", "is not a device id"), ("0,,1", "is not a device id"), ("0, 1", "is not a device id"),
     ("", "is not a device id"), (",", "is not a device id"), ("00", "is not a device id"),
@@ -44,7 +44,7 @@ def test_devices_absent_or_misspelt_are_refused_before_anything_is_written(
                      env=fake_nvidia_smi(tmp_path / "bin"))
     assert proc.returncode == 2 and why in proc.stderr, proc.stderr
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
-    if "here" in why or "same GPU" in why:     # the line names the devices that exist
+    if "here" in why or "one GPU" in why:     # the line names the devices that exist
         assert "0 = GPU-5a4c2c5e" in proc.stderr and MIG in proc.stderr
     assert not (tmp_path / "o").exists()
 

@@ -1,8 +1,9 @@
 """Which rows fail a CI job under `--fail-on`: `slower` (any SLOWER row: a time or rate metric,
 or a kernel), `kernels` (any SLOWER kernel), or a metric name (SLOWER, or LARGER for a size).
 Counts and metrics of unknown direction cannot regress (`kinds`), so naming one is an error,
-not a gate that never fires; UNCERTAIN never fails. The false-alarm guarantee is per row
-(`family`), so the gate counts the rows it watched and warns when chance failures are likely.
+not a gate that never fires; UNCERTAIN never fails, and a watched INCOMPARABLE metric is
+named in a warning. The false-alarm guarantee is per row (`family`), so the gate counts the
+rows it watched and warns when chance failures are likely.
 """
 
 from __future__ import annotations
@@ -62,7 +63,10 @@ def evaluate(comparison: Comparison, fail_on: Sequence[str]) -> Gate:
     s = comparison.settings
     gated = sum(1 for r in comparison.rows() if _row_watched(r, fail_on) and r.p_value is not None
                 and can_reach(s.alpha, r.base_n, r.new_n))
-    warnings = []
+    warnings = [f"--fail-on watches {r.name} of cell {r.cell}, which could not be judged "
+                f"(INCOMPARABLE: {r.note}); it cannot fail the job"
+                for r in comparison.rows() if r.verdict == "INCOMPARABLE" and r.scope == "metric"
+                and _row_watched(r, fail_on)]
     if fail_on and s.threshold == 0:
         warnings.append(f"--threshold 0 with --fail-on: any significant change fails the job, "
                         f"however small; each of the {gated} gated rows can fail it by chance "

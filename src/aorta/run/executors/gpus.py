@@ -138,20 +138,18 @@ def resolve_gpus(value: str | list[str | int], devices: Devices | None = None) -
         check_device_ids(value)
     except ValueError as exc:
         raise UserError(f"--gpus/executor.gpus: {exc}") from None
-    asked = "all" if value == "all" else [str(v) for v in (
-        value.split(",") if isinstance(value, str) else value)]
-    shown = asked if asked == "all" else ",".join(asked)
+    shown = value if isinstance(value, str) else ",".join(map(str, value))
     devices = devices or list_devices()
     if devices.problem:
-        raise UserError(f"--gpus/executor.gpus {shown}: no GPU found on this host ({devices.problem}); "
-                        f"run on a GPU host, or drop --gpus to run trials one at a time unpinned")
-    if asked == "all":
+        raise UserError(f"--gpus/executor.gpus {shown}: no GPU found on this host "
+                        f"({devices.problem}); run on a GPU host, or drop --gpus to run trials "
+                        f"one at a time unpinned")
+    if value == "all":
         return devices.indices
+    asked = shown.split(",")
     missing = [a for a in asked if a not in devices.ids]
-    same = len({devices.ids.get(a) for a in asked}) != len(asked)
-    if missing or same:
-        what = (f"no device {', '.join(missing)} here" if missing else
-                "two ids name the same GPU")
+    if missing or len({devices.ids[a] for a in asked}) != len(asked):
+        what = f"no device {', '.join(missing)} here" if missing else "two ids name one GPU"
         raise UserError(f"--gpus/executor.gpus {shown}: {what}; this host has "
                         f"{devices.describe()} (from {devices.source}); give those ids, or all")
     return asked
