@@ -66,10 +66,6 @@ class Devices:
     ids: dict[str, str] = field(default_factory=dict)
     problem: str = ""
 
-    @property
-    def indices(self) -> list[str]:
-        return [i for i in self.ids if i.isdigit()]
-
     def describe(self) -> str:
         names: dict[str, list[str]] = {}
         for name, device in self.ids.items():
@@ -77,12 +73,10 @@ class Devices:
         return "; ".join(" = ".join(n) for n in names.values())
 
 
-def list_devices(kfd_nodes: Path = _KFD_NODES) -> Devices:
+def list_devices() -> Devices:
     """The AMD GPUs of the kfd driver's topology where /dev/kfd exists (the order ROCR counts),
     else the NVIDIA GPUs and MIG instances `nvidia-smi -L` lists."""
-    if os.path.exists("/dev/kfd"):
-        return amd_devices(kfd_nodes)
-    return nvidia_devices()
+    return amd_devices(_KFD_NODES) if os.path.exists("/dev/kfd") else nvidia_devices()
 
 
 def nvidia_devices() -> Devices:
@@ -93,12 +87,10 @@ def nvidia_devices() -> Devices:
         return Devices(source, problem=f"no /dev/kfd (AMD); {source} (NVIDIA): "
                                        f"{why or f'exit code {run.returncode}'}")
     ids: dict[str, str] = {}
-    gpu = ""
     for line in run.output.splitlines():
         if found := _NV_GPU.match(line):
-            gpu = f"GPU {found.group(1)}"
-            ids[found.group(1)] = ids[found.group(2)] = gpu
-        elif (mig := _NV_MIG.match(line)) and gpu:
+            ids[found.group(1)] = ids[found.group(2)] = f"GPU {found.group(1)}"
+        elif mig := _NV_MIG.match(line):
             ids[mig.group(1)] = mig.group(1)
     return Devices(source, ids, "" if ids else f"no /dev/kfd (AMD); {source} lists no GPU")
 
@@ -145,7 +137,7 @@ def resolve_gpus(value: str | list[str | int], devices: Devices | None = None) -
                         f"({devices.problem}); run on a GPU host, or drop --gpus to run trials "
                         f"one at a time unpinned")
     if value == "all":
-        return devices.indices
+        return [i for i in devices.ids if i.isdigit()]
     asked = shown.split(",")
     missing = [a for a in asked if a not in devices.ids]
     if missing or len({devices.ids[a] for a in asked}) != len(asked):
