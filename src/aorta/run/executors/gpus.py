@@ -22,7 +22,7 @@ _MAX_DEVICES = 1024
 # nvidia-smi -L:
 #   GPU 0: NVIDIA H200 (UUID: GPU-5a4c2c5e-0b1d-8a3e-7f21-3c9d4e5f6a7b)
 #     MIG 1g.18gb     Device  0: (UUID: MIG-6e4d0a4b-1c2d-5e6f-8a9b-0c1d2e3f4a5b)
-_NV_GPU = re.compile(r"^GPU (\d+): .*\(UUID: (GPU-[^)\s]+)\)", re.MULTILINE)
+_NV_GPU = re.compile(r"^GPU (\d+): .*\(UUID: (GPU-[^)\s]+)\)")
 _NV_MIG = re.compile(r"^\s+MIG .*\(UUID: (MIG-[^)\s]+)\)")
 
 
