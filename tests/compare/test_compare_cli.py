@@ -94,6 +94,9 @@ def test_md_and_html_formats(runs, capsys):
     (["{base}", "{new}", "--metric", "typo_ms"], "--metric typo_ms"),
     (["{base}:zz", "{new}"], "no cell 'zz'"),
     (["{base}", "{new}", "--threshold", "1.5"], "threshold"),
+    (["{base}", "{new}", "--fail-on", ""], "--fail-on: '' names nothing"),
+    (["{base}", "{new}", "--fail-on", "slower", "--fail-on", " , "], "' , ' names nothing"),
+    (["{base}", "{new}", "--metric", ","], "--metric: ',' names nothing"),
 ])
 def test_bad_input_exits_2(runs, tmp_path, capsys, args, message):
     base, new = runs

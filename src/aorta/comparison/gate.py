@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from aorta.base.errors import UserError
+from aorta.base.names import printable
 from aorta.comparison.kinds import REGRESSIONS, metric_kind
 from aorta.comparison.model import Comparison, Row
 from aorta.stats.rank_test import can_reach
@@ -35,8 +36,9 @@ class Gate:
 
 
 def parse_fail_on(values: Iterable[str]) -> tuple[str, ...]:
-    """Split comma/space separated `--fail-on` values; refuses metrics that cannot regress."""
-    names = tuple(dict.fromkeys(v for value in values for v in value.replace(",", " ").split()))
+    """Split comma/space separated `--fail-on` values; refuses metrics that cannot regress, and
+    a value that names nothing (`--fail-on "$UNSET"` would be a gate that never fails)."""
+    names = split_names(values, "--fail-on", "slower, kernels or a metric name")
     for name in names:
         if name in FAIL_ON_WORDS:
             continue
@@ -49,6 +51,16 @@ def parse_fail_on(values: Iterable[str]) -> tuple[str, ...]:
                             f"worse for this metric (name it with a unit suffix such as _ms, "
                             f"_s, _mib or _per_s); allowed words: {', '.join(FAIL_ON_WORDS)}")
     return names
+
+
+def split_names(values: Iterable[str], flag: str, expected: str) -> tuple[str, ...]:
+    """The names in comma/space separated `values` of a repeatable flag, each once; UserError
+    for a value that names nothing, which would silently mean the flag's default."""
+    for value in values:
+        if not value.replace(",", " ").split():
+            raise UserError(f"{flag}: {printable(value)} names nothing; give {expected}, or "
+                            f"leave {flag} out")
+    return tuple(dict.fromkeys(v for value in values for v in value.replace(",", " ").split()))
 
 
 def evaluate(comparison: Comparison, fail_on: Sequence[str]) -> Gate:
