@@ -92,6 +92,30 @@ def bin_dir_with_python(directory: Path, python: Path) -> Path:
     return directory
 
 
+#: What `nvidia-smi -L` prints on a host with two GPUs, the first split into two MIG instances.
+NVIDIA_SMI_L = """\
+GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5a4c2c5e-0b1d-8a3e-7f21-3c9d4e5f6a7b)
+  MIG 3g.40gb     Device  0: (UUID: MIG-6e4d0a4b-1c2d-5e6f-8a9b-0c1d2e3f4a5b)
+  MIG 3g.40gb     Device  1: (UUID: MIG-7f5e1b5c-2d3e-6f70-9bac-1d2e3f4a5b6c)
+GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f5)
+"""
+
+
+def fake_nvidia_smi(directory: Path, listing: str = NVIDIA_SMI_L, code: int = 0) -> dict[str, str]:
+    """An environment whose PATH starts with a directory holding an `nvidia-smi` that answers
+    `-L` with `listing` and exit `code` (and any other question with exit 9), as a GPU host's
+    would; /dev/kfd must be absent for aorta to ask it (`pytest.skip` otherwise)."""
+    if os.path.exists("/dev/kfd"):
+        pytest.skip("/dev/kfd exists: aorta lists the AMD GPUs here, not nvidia-smi's")
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "listing").write_text(listing)
+    tool = directory / "nvidia-smi"
+    tool.write_text(f"#!/bin/sh\n[ \"$1\" = -L ] || exit 9\ncat '{directory / 'listing'}'\n"
+                    f"exit {code}\n")
+    tool.chmod(0o755)
+    return {**os.environ, "PATH": f"{directory}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
 def session_leaver(directory: Path) -> tuple[Path, Path]:
     """(a tool, its marker file): the tool starts a descendant that leaves the tool's session
     (setsid), keeps its stdout and stderr open for 30 s and writes its pid to the marker; the

@@ -22,6 +22,7 @@ import pytest
 from aorta.cli import main
 from aorta.collectors.telemetry.collector import TelemetryCollector, telemetry_metrics
 from aorta.run.gpu_notes import gpu_state_notes
+from aorta_testing import fake_nvidia_smi
 
 
 def standin_nvml(throttle: int = 0, sm_clock: int = 1980, fail_read: bool = False,
@@ -168,6 +169,7 @@ def test_no_process_of_the_trial_seen_covers_every_gpu_with_a_warning(
 def test_a_pinned_trial_samples_only_its_gpu(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pynvml", standin_nvml())
+    monkeypatch.setenv("PATH", fake_nvidia_smi(tmp_path / "bin")["PATH"])
     assert _sweep(tmp_path, "schema_version: 1\nticket: p\ncollect: [telemetry]\n",
                   "--gpus", "1") == 0
     samples = json.loads((tmp_path / "out/p/cells/default/trial_0/telemetry/samples.json")

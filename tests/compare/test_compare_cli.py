@@ -94,6 +94,9 @@ def test_md_and_html_formats(runs, capsys):
     (["{base}", "{new}", "--metric", "typo_ms"], "--metric typo_ms"),
     (["{base}:zz", "{new}"], "no cell 'zz'"),
     (["{base}", "{new}", "--threshold", "1.5"], "threshold"),
+    (["{base}", "{new}", "--fail-on", ""], "--fail-on: '' names nothing"),
+    (["{base}", "{new}", "--fail-on", "slower", "--fail-on", " , "], "' , ' names nothing"),
+    (["{base}", "{new}", "--metric", ","], "--metric: ',' names nothing"),
 ])
 def test_bad_input_exits_2(runs, tmp_path, capsys, args, message):
     base, new = runs
@@ -190,3 +193,27 @@ def test_real_sweeps_find_a_real_slowdown(tmp_path, capsys):
     (wall,) = [m for m in doc["cells"][0]["metrics"] if m["name"] == "wall_s"]
     assert wall["verdict"] == "SLOWER" and wall["ratio"] > 1.5
     assert main(["compare", str(fast), str(fast), "--fail-on", "slower"]) == EXIT_OK
+
+
+@pytest.mark.parametrize("base, new, said", [
+    ([3, -3, 3, -3, 3], [1.02] * 5, "base has values of both signs"),
+    ([5e-324] * 5, [1.02] * 5, "the base median 4.941e-324 is too close to zero for a ratio"),
+])
+def test_data_no_ratio_describes_reads_incomparable_and_the_gate_says_so(tmp_path, base, new,
+                                                                          said):
+    runs = [make_run(tmp_path, name, {"c": timed_cell("c", [1.0] * 5, x_gpu_time_ms=values)})
+            for name, values in (("base", base), ("new", new))]
+    proc = run_aorta("compare", *map(str, runs), "--fail-on", "x_gpu_time_ms",
+                     "--format", "json")
+    assert proc.returncode == EXIT_OK, proc.stderr
+    doc = json.loads(proc.stdout)
+    (row,) = [r for r in doc["cells"][0]["metrics"]
+              if r["name"] == "x_gpu_time_ms"]
+    assert row["verdict"] == "INCOMPARABLE" and said in row["note"], row
+    assert row["ratio"] is None and row["ci_low"] is None and row["ci_high"] is None
+    assert any("x_gpu_time_ms of cell c, which could not be judged" in w
+               for w in doc["gate"]["warnings"]), doc["gate"]
+    assert "--fail-on watches x_gpu_time_ms of cell c, which could not be judged" in proc.stderr
+    text = run_aorta("compare", *map(str, runs)).stdout
+    assert "INCOMPARABLE" in text and said in text and "[unbounded]" not in text
+

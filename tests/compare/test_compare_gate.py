@@ -50,6 +50,8 @@ def test_bad_fail_on():
         parse_fail_on(["rocprof_kernel_count"])
     with pytest.raises(UserError, match="cannot tell"):
         parse_fail_on(["accuracy"])
+    with pytest.raises(UserError, match="names nothing"):
+        parse_fail_on(["slower", ""])     # `--fail-on "$UNSET"`: never a gate that cannot fail
     with pytest.raises(UserError, match="no cell compared"):
         evaluate(comparison(), ("typo_ms",))
     assert parse_fail_on(["slower,kernels", "wall_s slower"]) == ("slower", "kernels", "wall_s")

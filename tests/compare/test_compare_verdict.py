@@ -6,7 +6,7 @@ import pytest
 
 from aorta.comparison.kinds import direction_words, metric_kind
 from aorta.comparison.model import CompareSettings
-from aorta.comparison.verdict import judge
+from aorta.comparison.verdict import judge, ratio_problem
 
 SETTINGS = CompareSettings()
 BASE = [1.00, 1.01, 0.99, 1.02, 0.98, 1.00]
@@ -78,6 +78,39 @@ def test_not_comparable():
     assert zero.verdict == "INCOMPARABLE" and "zero" in zero.note
     negative = judge([-1.0] * 4, [-2.0] * 4, "other", SETTINGS)
     assert negative.verdict == "INCOMPARABLE"
+
+
+@pytest.mark.parametrize("base, new, said", [
+    ([3, -3, 3, -3, 3], [1.02] * 5, "base has values of both signs"),
+    ([1.0, 1.01, 0.99, 1.0, 1.0], [1, -1, 1, -1, 1], "new has values of both signs"),
+    ([-2.0, -2.1, -2.0, -1.9, -2.0], [-4.0, -4.1, -4.0, -3.9, -4.0],
+     "base has negative values"),
+    ([0.0] * 5, [1.0] * 5, "the base median is zero"),
+    ([1.0] * 5, [0.0, 0.0, 0.0, 1.0, 1.0], "the new median is zero"),
+    ([5e-324] * 5, [1.02] * 5, "the base median 4.941e-324 is too close to zero for a ratio"),
+    ([1e300] * 5, [1e-300] * 5, "the new median 1.000e-300 is too close to zero for a ratio"),
+])
+def test_data_no_ratio_describes_is_incomparable_with_the_reason(base, new, said):
+    for kind in ("time", "rate", "size", "other"):
+        found = judge(base, new, kind, SETTINGS)
+        assert found.verdict == "INCOMPARABLE" and said in found.note, found
+        assert found.ratio is None and found.ci_low is None and found.ci_high is None
+        assert found.more_trials is None and found == judge(base, new, kind, SETTINGS)
+    assert ratio_problem(base, new) == found.note
+
+
+def test_the_reason_says_when_the_sides_do_not_overlap():
+    assert ratio_problem([5e-324] * 5, [1.02] * 5).endswith(
+        "; every new value is above every base value")
+    assert ratio_problem([-1.0] * 4, [-2.0] * 4).endswith(
+        "; every new value is below every base value")
+    assert "every" not in ratio_problem([3, -3, 3, -3, 3], [1.02] * 5)
+
+
+def test_zeros_inside_a_sample_are_measurements():
+    # A kernel that some trials never ran measured 0 ms there; the medians stay above 0.
+    assert ratio_problem([0.0, 1.0, 1.0, 1.0, 1.0], [1.0] * 5) == ""
+    assert judge([0.0] + BASE, BASE, "time", SETTINGS).verdict != "INCOMPARABLE"
 
 
 def test_threshold_zero_judges_on_significance_alone():

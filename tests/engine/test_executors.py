@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from aorta.base.errors import UserError
-from aorta.run.executors.gpus import parse_gpus
-from aorta_testing import interruptible, run_aorta, trial_result, write_recipe
+from aorta.run.executors.gpus import amd_devices, resolve_gpus
+from aorta_testing import (fake_nvidia_smi, interruptible, run_aorta, trial_result,
+                            write_recipe)
 
 PINNED = """
 import json, os, sys, time
@@ -32,11 +33,13 @@ def test_trials_never_share_a_device_and_results_stay_ordered(tmp_path: Path, pa
         ticket: par
         trials: 4
         axes: {v: {x: {args: [x]}, y: {args: [y]}, z: {args: [z]}}}
-        executor: {gpus: "a,b,c"}
+        executor: {gpus: "0,1,MIG-6e4d0a4b-1c2d-5e6f-8a9b-0c1d2e3f4a5b"}
     """)
+    devices = {"0", "1", "MIG-6e4d0a4b-1c2d-5e6f-8a9b-0c1d2e3f4a5b"}
     start = time.monotonic()
     proc = run_aorta("sweep", "run", "--recipe", str(recipe), "--output", str(tmp_path / "o"),
-                     "--", sys.executable, str(script), str(log), "0.4")
+                     "--", sys.executable, str(script), str(log), "0.4",
+                     env=fake_nvidia_smi(tmp_path / "bin"))
     elapsed = time.monotonic() - start
     assert proc.returncode == 0, proc.stderr
     spans = [json.loads(line) for line in log.read_text().splitlines()]
@@ -45,7 +48,7 @@ def test_trials_never_share_a_device_and_results_stay_ordered(tmp_path: Path, pa
         for b in spans[i + 1:]:
             if a["start"] < b["end"] and b["start"] < a["end"]:
                 assert a["dev"] != b["dev"], f"two concurrent trials on device {a['dev']}"
-    assert {s["dev"] for s in spans} <= {"a", "b", "c"}
+    assert {s["dev"] for s in spans} <= devices
     peak = max(sum(1 for s in spans if s["start"] <= t["start"] < s["end"]) for t in spans)
     assert 2 <= peak <= 3
     assert elapsed < 12 * 0.4 + 2   # faster than one at a time would be (4.8 s of sleeping)
@@ -53,7 +56,7 @@ def test_trials_never_share_a_device_and_results_stay_ordered(tmp_path: Path, pa
     for cell in ("x", "y", "z"):
         for i in range(4):
             r = trial_result(run_dir, cell, i)
-            assert r["device"] in {"a", "b", "c"}
+            assert r["device"] in devices
             assert r["env_overlay"]["CUDA_VISIBLE_DEVICES"] == r["device"]
     matrix = json.loads((run_dir / "matrix.json").read_text())
     assert [c["name"] for c in matrix["cells"]] == ["x", "y", "z"]
@@ -62,20 +65,28 @@ def test_trials_never_share_a_device_and_results_stay_ordered(tmp_path: Path, pa
 
 def test_gpus_flag_overrides_and_validates(tmp_path: Path, payload):
     script = payload(PINNED)
+    env = fake_nvidia_smi(tmp_path / "bin")
     proc = run_aorta("sweep", "run", "--gpus", "0,0", "--output", str(tmp_path), "--",
-                     sys.executable, str(script), str(tmp_path / "l"), "0")
+                     sys.executable, str(script), str(tmp_path / "l"), "0", env=env)
     assert proc.returncode == 2 and "listed twice" in proc.stderr
-    proc = run_aorta("sweep", "run", "--gpus", "7", "--trials", "2", "--output", str(tmp_path),
-                     "--", sys.executable, str(script), str(tmp_path / "l"), "0")
+    proc = run_aorta("sweep", "run", "--gpus", "1", "--trials", "2", "--output", str(tmp_path),
+                     "--", sys.executable, str(script), str(tmp_path / "l"), "0", env=env)
     assert proc.returncode == 0, proc.stderr
-    assert trial_result(tmp_path / "adhoc", "default", 1)["device"] == "7"
+    assert trial_result(tmp_path / "adhoc", "default", 1)["device"] == "1"
 
 
-def test_parse_gpus():
-    assert parse_gpus("0, 2") == ["0", "2"]
-    assert parse_gpus([1, 3]) == ["1", "3"]
-    with pytest.raises(UserError, match="no device"):
-        parse_gpus(" , ")
+def test_amd_devices_are_read_from_the_kfd_topology(tmp_path: Path):
+    for node, props in enumerate(["cpu_cores_count 64\nsimd_count 0\nunique_id 0\n",
+                                  "simd_count 304\nunique_id 1311768467463790320\n",
+                                  "simd_count 304\n"]):
+        (tmp_path / str(node)).mkdir()
+        (tmp_path / str(node) / "properties").write_text(props)
+    devices = amd_devices(tmp_path)
+    assert devices.ids == {"0": "GPU 0", "GPU-123456789abcdef0": "GPU 0", "1": "GPU 1"}
+    assert resolve_gpus("all", devices) == ["0", "1"]
+    assert resolve_gpus("GPU-123456789abcdef0,1", devices) == ["GPU-123456789abcdef0", "1"]
+    with pytest.raises(UserError, match="no device 2 here; this host has 0 = GPU-1234"):
+        resolve_gpus([2], devices)
 
 
 def test_baseline_trials_interleave_and_give_an_overhead(tmp_path: Path, payload):
@@ -121,10 +132,10 @@ def test_ctrl_c_with_parallel_trials_kills_every_running_trial(tmp_path: Path, p
             fh.write(f"{{os.getpid()}}\\n")
         time.sleep(60)
     """)
-    argv = [sys.executable, "-m", "aorta", "sweep", "run", "--gpus", "a,b", "--trials", "4",
+    argv = [sys.executable, "-m", "aorta", "sweep", "run", "--gpus", "0,1", "--trials", "4",
             "--output", str(tmp_path / "o"), "--", sys.executable, str(script)]
     proc = subprocess.Popen(interruptible(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, env=fake_nvidia_smi(tmp_path / "bin"))
     deadline = time.monotonic() + 30
     while (not pids.exists() or len(pids.read_text().split()) < 2) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -142,7 +153,8 @@ def test_ctrl_c_with_parallel_trials_kills_every_running_trial(tmp_path: Path, p
 @pytest.mark.parametrize(("where", "value", "said"), [
     ("recipe", "0,0", "r.yaml: executor.gpus: a device is listed twice, got '0,0'"),
     ("flag", "0,0", "--executor/--gpus: executor.gpus: a device is listed twice"),
-    ("recipe", " , ", "r.yaml: executor.gpus: names no device"),
+    ("recipe", " , ", "r.yaml: executor.gpus: ' ' is not a device id"),
+    ("recipe", [], "r.yaml: executor.gpus: give 'all' or device ids"),
 ])
 def test_a_bad_gpus_value_is_blamed_on_where_it_was_written(tmp_path: Path, where: str,
                                                              value: str, said: str):

@@ -88,9 +88,15 @@ def test_unknown_collector_option_lists_allowed():
         build_plan(loaded({"collect": {"cprofile": {"sorting": "x"}}}), CMD)
 
 
-@pytest.mark.parametrize("flag, names", [("a,b", ("a", "b")), (" a , ", ("a",)), ("none", ())])
+@pytest.mark.parametrize("flag, names", [("a,b", ("a", "b")), ("a", ("a",)), ("none", ())])
 def test_parse_collect_flag(flag, names):
     assert parse_collect_flag(flag) == names
+
+
+@pytest.mark.parametrize("flag", ["", ",", " , ", "a,", ",a", "a,,b", " a", "a, b", "a\tb"])
+def test_parse_collect_flag_never_reads_a_hole_as_no_collector(flag):
+    with pytest.raises(UserError, match="empty collector name or a space.*or none for no"):
+        parse_collect_flag(flag)
 
 
 def test_parse_collect_flag_rejects_mixtures():

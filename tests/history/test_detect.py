@@ -117,3 +117,10 @@ def test_history_gates_a_change_as_compare_does(metric: str, verdict: str,
     change = Change(1, runs[0], runs[1], 2.0, 1.9, 2.1, 0.95, verdict, True, "bic")
     assert bool(regressions([Analysed(series, (change,))], fail_on, 1)) is fails
     assert watched(False, metric, metric_kind(metric), fail_on) is fails    # compare's rule
+
+
+def test_a_step_no_ratio_describes_is_not_reported() -> None:
+    # -1 -> -2: a ratio of 2 would read SLOWER, a regression, though the values went down.
+    assert detect_changes(_series([-1.0] * 10 + [-2.0] * 10, noise=0.0)) == []
+    assert detect_changes(_series([5e-324] * 10 + [1.0] * 10, noise=0.0)) == []
+

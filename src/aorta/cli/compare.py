@@ -71,14 +71,18 @@ def compare(metrics: tuple[str, ...], no_kernels: bool, fmt: str, **kwargs: Any)
     For every cell both runs have, each metric and each kernel gets the ratio of medians with
     an exact interval and a verdict: FASTER / SLOWER (significant, and the whole interval
     beyond the threshold), SAME (interval within the threshold), UNCERTAIN (with a range of
-    how many more trials would settle it). Only passing trials count. The false-alarm
+    how many more trials would settle it), INCOMPARABLE (no ratio describes the data: a
+    negative value, a zero median, or one too close to zero; the note says which). Only
+    passing trials count. The false-alarm
     guarantee is per row; --correction extends it to the whole comparison. Exit codes: 0 no
     regression, 4 a regression named by --fail-on (a CI gate needs --fail-on slower: without
     --fail-on compare always exits 0), 2 bad input. A collector's figures count
     only when its capture is ok (with --allow-partial, also when it is partial).
     """
-    split = tuple(m for value in metrics for m in value.replace(",", " ").split())
-    return run(CompareOptions(metrics=tuple(dict.fromkeys(split)), kernels=not no_kernels,
+    from aorta.comparison.gate import split_names
+
+    split = split_names(metrics, "--metric", "a metric name")
+    return run(CompareOptions(metrics=split, kernels=not no_kernels,
                               format=fmt, width=shutil.get_terminal_size((120, 24)).columns,
                               **kwargs))
 

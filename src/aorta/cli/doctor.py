@@ -34,7 +34,7 @@ def doctor(ctx: click.Context, collect: str | None, as_json: bool,
     from aorta.collectors.doctor import doctor_lines, doctor_refusal, doctor_rows
     from aorta.run.overrides import parse_collect_flag
 
-    names = list(parse_collect_flag(collect)) if collect else None
+    names = list(parse_collect_flag(collect)) if collect is not None else None
     check_separator(ctx.meta.get("aorta_args", []), command, ctx)
     rows = doctor_rows(names, command)
     click.echo(json.dumps(rows, indent=2) if as_json else "\n".join(doctor_lines(rows)))

@@ -26,7 +26,7 @@ _OPTIONS = [
                  help="Where run directories go (<output>/<ticket or recipe name>/)."),
     click.option("--collect", metavar="A,B",
                  help="Replace the recipe's collector list (options of the survivors are "
-                      "kept); 'none' runs with no collector."),
+                      "kept); 'none' runs with no collector (an empty value is refused)."),
     click.option("--trials", type=click.IntRange(min=1), help="Trials per cell."),
     click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
                  help="Seconds per trial before its process group is killed."),
@@ -38,7 +38,8 @@ _OPTIONS = [
                  help="Exit 3 when any trial did not pass (without it: only when none did)."),
     click.option("--gpus", metavar="LIST|all",
                  help="Run up to one trial per GPU at once, each pinned to its GPU "
-                      "(CUDA_VISIBLE_DEVICES, or ROCR_VISIBLE_DEVICES on AMD)."),
+                      "(CUDA_VISIBLE_DEVICES, or ROCR_VISIBLE_DEVICES on AMD): indices, "
+                      "GPU-/MIG- ids this host lists (nvidia-smi -L, /sys/class/kfd)."),
     click.option("--executor", type=click.Choice(list(EXECUTORS)),
                  help="Where trials run (default: the recipe's, else local)."),
     click.option("--skip-remote-probe", is_flag=True,

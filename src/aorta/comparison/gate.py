@@ -1,8 +1,9 @@
 """Which rows fail a CI job under `--fail-on`: `slower` (any SLOWER row: a time or rate metric,
 or a kernel), `kernels` (any SLOWER kernel), or a metric name (SLOWER, or LARGER for a size).
 Counts and metrics of unknown direction cannot regress (`kinds`), so naming one is an error,
-not a gate that never fires; UNCERTAIN never fails. The false-alarm guarantee is per row
-(`family`), so the gate counts the rows it watched and warns when chance failures are likely.
+not a gate that never fires; UNCERTAIN never fails, and a watched INCOMPARABLE metric is
+named in a warning. The false-alarm guarantee is per row (`family`), so the gate counts the
+rows it watched and warns when chance failures are likely.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from aorta.base.errors import UserError
+from aorta.base.names import printable
 from aorta.comparison.kinds import REGRESSIONS, metric_kind
 from aorta.comparison.model import Comparison, Row
 from aorta.stats.rank_test import can_reach
@@ -34,8 +36,9 @@ class Gate:
 
 
 def parse_fail_on(values: Iterable[str]) -> tuple[str, ...]:
-    """Split comma/space separated `--fail-on` values; refuses metrics that cannot regress."""
-    names = tuple(dict.fromkeys(v for value in values for v in value.replace(",", " ").split()))
+    """Split comma/space separated `--fail-on` values; refuses metrics that cannot regress, and
+    a value that names nothing (`--fail-on "$UNSET"` would be a gate that never fails)."""
+    names = split_names(values, "--fail-on", "slower, kernels or a metric name")
     for name in names:
         if name in FAIL_ON_WORDS:
             continue
@@ -50,6 +53,16 @@ def parse_fail_on(values: Iterable[str]) -> tuple[str, ...]:
     return names
 
 
+def split_names(values: Iterable[str], flag: str, expected: str) -> tuple[str, ...]:
+    """The names in comma/space separated `values` of a repeatable flag, each once; UserError
+    for a value that names nothing, which would silently mean the flag's default."""
+    for value in values:
+        if not value.replace(",", " ").split():
+            raise UserError(f"{flag}: {printable(value)} names nothing; give {expected}, or "
+                            f"leave {flag} out")
+    return tuple(dict.fromkeys(v for value in values for v in value.replace(",", " ").split()))
+
+
 def evaluate(comparison: Comparison, fail_on: Sequence[str]) -> Gate:
     """The gate over a comparison (`fail_on` already parsed). Raises UserError when a named
     metric was compared in no cell, so a typo never passes silently."""
@@ -62,7 +75,10 @@ def evaluate(comparison: Comparison, fail_on: Sequence[str]) -> Gate:
     s = comparison.settings
     gated = sum(1 for r in comparison.rows() if _row_watched(r, fail_on) and r.p_value is not None
                 and can_reach(s.alpha, r.base_n, r.new_n))
-    warnings = []
+    warnings = [f"--fail-on watches {r.name} of cell {r.cell}, which could not be judged "
+                f"(INCOMPARABLE: {r.note}); it cannot fail the job"
+                for r in comparison.rows() if r.verdict == "INCOMPARABLE" and r.scope == "metric"
+                and _row_watched(r, fail_on)]
     if fail_on and s.threshold == 0:
         warnings.append(f"--threshold 0 with --fail-on: any significant change fails the job, "
                         f"however small; each of the {gated} gated rows can fail it by chance "

@@ -1,4 +1,5 @@
-"""The verdict rule: from two samples of one metric to FASTER / SLOWER / SAME / UNCERTAIN.
+"""The verdict rule: from two samples of one metric to FASTER / SLOWER / SAME / UNCERTAIN, or
+INCOMPARABLE where no ratio of medians describes them (`ratio_problem`).
 With [lo, hi] the exact (1 - alpha) interval of median(new) / median(base), p the U test's
 (adjusted under `--correction`) and the band [1 - threshold, 1 + threshold], in order:
 1. too few trials for p ever to reach alpha: UNCERTAIN; 2. [lo, hi] inside the band: SAME;
@@ -53,7 +54,7 @@ class Measurement:
 def measure(base: Sequence[float], new: Sequence[float], kind: MetricKind,
             settings: CompareSettings) -> Measurement | Judgement:
     """The row's numbers, or its final Judgement when it gets no statistics (a count, a side
-    with no values, a median at or below zero)."""
+    with no values, samples no ratio describes: `ratio_problem`)."""
     if not base or not new:
         return Judgement("INCOMPARABLE", median(base) if base else None,
                          median(new) if new else None,
@@ -65,15 +66,40 @@ def measure(base: Sequence[float], new: Sequence[float], kind: MetricKind,
             return Judgement("SAME", base_median, new_median, ratio)
         return Judgement("CHANGED", base_median, new_median, ratio,
                          note=f"{fmt(base_median)} -> {fmt(new_median)}")
-    if base_median <= 0 or new_median <= 0:
-        return Judgement("INCOMPARABLE", base_median, new_median,
-                         note="a median is zero or negative, so a ratio means nothing")
+    problem = ratio_problem(base, new)
+    if problem:
+        return Judgement("INCOMPARABLE", base_median, new_median, note=problem)
     low, high = ratio_interval(base, new, 1 - settings.alpha)
     test = mann_whitney(base, new)
     found = Judgement("UNCERTAIN", base_median, new_median, new_median / base_median,
                       low if math.isfinite(low) else None, high if math.isfinite(high) else None,
                       test.p_value)
     return Measurement(tuple(base), tuple(new), kind, found, test)
+
+
+def ratio_problem(base: Sequence[float], new: Sequence[float]) -> str:
+    """Why median(new) / median(base) cannot describe these samples, in words ('' when it
+    can). A ratio compares sizes of one sign: every value must be >= 0 (a kernel a trial never
+    ran measured 0 ms), both medians above 0, and their ratio a finite number above 0. Negative
+    values would flip the interval's ends and the direction words. The one rule for compare's
+    rows and history's steps."""
+    why = ""
+    for side, values in (("base", base), ("new", new)):
+        if not why and min(values) < 0:
+            signs = "values of both signs" if max(values) > 0 else "negative values"
+            why = f"{side} has {signs}, so no ratio of medians describes the change"
+    b, n = median(base), median(new)
+    if not why and (b == 0 or n == 0):
+        why = f"the {'base' if b == 0 else 'new'} median is zero, so a ratio means nothing"
+    elif not why and not 0 < n / b < math.inf:
+        side, value = ("base", b) if n / b == math.inf else ("new", n)
+        why = (f"the {side} median {fmt(value)} is too close to zero for a ratio (new / base "
+               f"is not a finite number above 0)")
+    if why and min(new) > max(base):
+        why += "; every new value is above every base value"
+    elif why and max(new) < min(base):
+        why += "; every new value is below every base value"
+    return why
 
 
 def decide(m: Measurement, settings: CompareSettings, adjusted: float | None = None,

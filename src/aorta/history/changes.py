@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from statistics import median
 
 from aorta.comparison.kinds import REGRESSIONS, direction_words, metric_kind
+from aorta.comparison.verdict import ratio_problem
 from aorta.history.detect_bayes import detect_bayes
 from aorta.history.detect_bic import detect_bic
 from aorta.history.model import Change, ChangeVerdict, Series
@@ -62,9 +63,9 @@ def detect_changes(series: Series, method: str = DEFAULT_METHOD, threshold: floa
         after_end = min(bounds[number + 1], position + SIDE_RUNS)
         before = [v for g in groups[before_start:position] for v in g]
         after = [v for g in groups[position:after_end] for v in g]
-        base, new = median(before), median(after)
-        if base == 0:
+        if ratio_problem(before, after):     # as compare's INCOMPARABLE: no ratio, no step
             continue
+        base, new = median(before), median(after)
         ratio = new / base
         if abs(ratio - 1) < threshold:
             continue

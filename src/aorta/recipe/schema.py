@@ -221,6 +221,8 @@ class Recipe(_Strict):
         if isinstance(value, list):
             if not all(isinstance(v, str) for v in value):
                 raise ValueError("a list of collector names must hold only strings")
+            if len(set(value)) != len(value):
+                raise ValueError("a collector is named twice")
             return {name: None for name in value}
         return value
 

@@ -37,14 +37,20 @@ class Overrides:
 
 
 def parse_collect_flag(value: str) -> tuple[str, ...]:
-    """`--collect a,b` -> ("a", "b"); `--collect none` -> () (no collector at all)."""
-    names = tuple(n.strip() for n in value.split(",") if n.strip())
-    if names == ("none",):
+    """`--collect a,b` -> ("a", "b"); `--collect none` -> () (no collector at all). An empty
+    value, an empty name (`''`, `,`, `a,`) or one with spaces is refused, never read as no
+    collector: `none` is how that is asked for."""
+    if value == "none":
         return ()
+    names = tuple(value.split(","))
+    if not all(names) or any(c.isspace() for c in value):
+        raise UserError(f"--collect: {printable(value)} has an empty collector name or a space; "
+                        f"give names separated by commas without spaces (cprofile,torch), or "
+                        f"none for no collector")
     if "none" in names:
         raise UserError("--collect: 'none' means no collector and cannot be combined with names")
     if len(set(names)) != len(names):
-        raise UserError(f"--collect: a collector is named twice in {value!r}")
+        raise UserError(f"--collect: a collector is named twice in {printable(value)}")
     return names
 
 

@@ -1,38 +1,51 @@
-"""Which GPUs this machine has, and the variable that pins a process to one of them."""
+"""Which GPUs this machine has, how the `gpus` option names them, and the variable that pins a
+process to one of them. A device that is not here is refused before any trial: pinned to a
+missing id, a payload sees no GPU, may fall back to the CPU, and would publish CPU numbers."""
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from aorta.base.errors import UserError
+from aorta.base.tools import run_tool
 
 _KFD_NODES = Path("/sys/class/kfd/kfd/topology/nodes")
-_DEVICE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/\-]*")   # 0, GPU-<uuid>, MIG-<uuid>/1/0
+#: An index (no sign, no leading zero, no exponent), a GPU UUID, or a MIG id, new style
+#: (MIG-<uuid>) or old (MIG-GPU-<uuid>/<gpu instance>/<compute instance>).
+_DEVICE_ID = re.compile(r"0|[1-9][0-9]{0,3}|GPU-[0-9A-Fa-f-]{1,64}"
+                        r"|MIG-(GPU-)?[0-9A-Fa-f-]{1,64}(/[0-9]{1,4}/[0-9]{1,4})?")
+_MAX_DEVICES = 1024
+# nvidia-smi -L:
+#   GPU 0: NVIDIA H200 (UUID: GPU-5a4c2c5e-0b1d-8a3e-7f21-3c9d4e5f6a7b)
+#     MIG 1g.18gb     Device  0: (UUID: MIG-6e4d0a4b-1c2d-5e6f-8a9b-0c1d2e3f4a5b)
+_NV_GPU = re.compile(r"^GPU (\d+): .*\(UUID: (GPU-[^)\s]+)\)")
+_NV_MIG = re.compile(r"^\s+MIG .*\(UUID: (MIG-[^)\s]+)\)")
 
 
 def check_device_ids(value: Any) -> Any:
-    """The `gpus` option's own check (a validator): `all`, or device ids that could name a
-    GPU (an index, or a GPU/MIG UUID), at most 1024 of them, at least one, none twice."""
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, list) or value == "all":
+    """The `gpus` option's own check (a validator): `all` (lower case), or a comma list (or a
+    YAML list) of distinct device ids: indices, GPU UUIDs, MIG ids; no spaces, no empty item,
+    at most 1024. Whether the devices exist is asked later (`resolve_gpus`)."""
+    if value is None or value == "all":
         return value
-    if len(items) > 1024:
-        raise ValueError("lists more than 1024 devices")
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)          # YAML's `gpus: 0`
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list) or not items:
+        raise ValueError("give 'all' or device ids such as 0,1")
+    if len(items) > _MAX_DEVICES:
+        raise ValueError(f"lists more than {_MAX_DEVICES} devices")
     for item in items:
-        text = str(item).strip() if isinstance(item, (str, int)) and not isinstance(
-            item, bool) else None
-        if text is None or len(text) > 128 or (text and not _DEVICE_ID.fullmatch(text)):
-            raise ValueError(f"{str(item)[:40]!r} is not a device id (an index such as 0, "
-                             f"or a GPU/MIG UUID), nor 'all'")
-    devices = [str(item).strip() for item in items if str(item).strip()]
-    if not devices:
-        raise ValueError("names no device; give 'all' or a list like 0,1")
-    if len(set(devices)) != len(devices):
+        text = str(item) if isinstance(item, (str, int)) and not isinstance(item, bool) else ""
+        if not _DEVICE_ID.fullmatch(text):
+            raise ValueError(f"{str(item)[:40]!r} is not a device id: an index (0, 1, ...), "
+                             f"a GPU UUID (GPU-...) or a MIG id (MIG-...), comma-separated "
+                             f"without spaces, or 'all'")
+    if len({str(item) for item in items}) != len(items):
         raise ValueError("a device is listed twice")
     return value
 
@@ -44,51 +57,91 @@ def pin_variable() -> str:
     return "ROCR_VISIBLE_DEVICES" if os.path.exists("/dev/kfd") else "CUDA_VISIBLE_DEVICES"
 
 
-def discover_gpus() -> list[str]:
-    """GPU indices as the pin variable counts them; empty when none is found."""
-    if os.path.exists("/dev/kfd"):
-        return _amd_gpus()
-    if shutil.which("nvidia-smi") is None:
-        return []
+@dataclass(frozen=True)
+class Devices:
+    """The GPUs found here: every id that names one (index, UUID, MIG id) -> the GPU it is
+    ("GPU 0", or the MIG id itself), in the pin variable's order; or why none was found."""
+
+    source: str                              # how they were listed
+    ids: dict[str, str] = field(default_factory=dict)
+    problem: str = ""
+
+    def describe(self) -> str:
+        names: dict[str, list[str]] = {}
+        for name, device in self.ids.items():
+            names.setdefault(device, []).append(name)
+        return "; ".join(" = ".join(n) for n in names.values())
+
+
+def list_devices() -> Devices:
+    """The AMD GPUs of the kfd driver's topology where /dev/kfd exists (the order ROCR counts),
+    else the NVIDIA GPUs and MIG instances `nvidia-smi -L` lists."""
+    return amd_devices(_KFD_NODES) if os.path.exists("/dev/kfd") else nvidia_devices()
+
+
+def nvidia_devices() -> Devices:
+    source = "nvidia-smi -L"
+    run = run_tool(["nvidia-smi", "-L"], 30)
+    if not run.ok:
+        why = run.problem or (run.output.strip().splitlines() or [""])[0][:200]
+        return Devices(source, problem=f"no /dev/kfd (AMD); {source} (NVIDIA): "
+                                       f"{why or f'exit code {run.returncode}'}")
+    ids: dict[str, str] = {}
+    for line in run.output.splitlines():
+        if found := _NV_GPU.match(line):
+            ids[found.group(1)] = ids[found.group(2)] = f"GPU {found.group(1)}"
+        elif mig := _NV_MIG.match(line):
+            ids[mig.group(1)] = mig.group(1)
+    return Devices(source, ids, "" if ids else f"no /dev/kfd (AMD); {source} lists no GPU")
+
+
+def amd_devices(kfd_nodes: Path) -> Devices:
+    """GPU agents in topology order (CPU nodes report `simd_count 0`), each by index and, where
+    the node has a `unique_id`, by ROCR's UUID `GPU-<16 hex digits>`."""
+    source = f"the AMD kfd topology ({kfd_nodes})"
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    return [line.strip() for line in out.stdout.splitlines() if line.strip().isdigit()] \
-        if out.returncode == 0 else []
-
-
-def _amd_gpus() -> list[str]:
-    # ROCR counts GPU agents in topology order; CPU nodes report "simd_count 0".
+        nodes = sorted(kfd_nodes.iterdir(), key=lambda p: int(p.name))
+    except (OSError, ValueError) as exc:
+        return Devices(source, problem=f"/dev/kfd is present, {source} cannot be read: "
+                                       f"{exc.strerror if isinstance(exc, OSError) else exc}")
+    ids: dict[str, str] = {}
     count = 0
-    try:
-        nodes = sorted(_KFD_NODES.iterdir(), key=lambda p: int(p.name))
-    except (OSError, ValueError):
-        return []
     for node in nodes:
         try:
-            props = (node / "properties").read_text()
-        except OSError:
+            props = dict(line.split(None, 1) for line in
+                         (node / "properties").read_text().splitlines() if " " in line)
+            unique = int(props.get("unique_id", "0"))
+        except (OSError, ValueError):
             continue
-        match = re.search(r"^simd_count\s+(\d+)", props, re.MULTILINE)
-        if match and int(match.group(1)) > 0:
-            count += 1
-    return [str(i) for i in range(count)]
+        if props.get("simd_count", "0").strip() == "0":
+            continue
+        ids[str(count)] = gpu = f"GPU {count}"
+        if unique:
+            ids[f"GPU-{unique:016x}"] = gpu
+        count += 1
+    return Devices(source, ids, "" if ids else f"/dev/kfd is present, {source} lists no GPU")
 
 
-def parse_gpus(value: str | list[str | int]) -> list[str]:
-    """`all`, `0,1,3` or a list -> device ids; `UserError` for what `check_device_ids`
-    refuses (the recipe's and the flag's values were checked by it already)."""
+def resolve_gpus(value: str | list[str | int], devices: Devices | None = None) -> list[str]:
+    """The device ids trials are pinned to: `all` -> every GPU's index, else the ids given,
+    each checked against the GPUs here (`list_devices`). `UserError` naming the devices that
+    exist, or why none could be listed, and the fix."""
     try:
         check_device_ids(value)
     except ValueError as exc:
-        raise UserError(f"gpus: {exc}") from None
-    if isinstance(value, str) and value.strip() == "all":
-        found = discover_gpus()
-        if not found:
-            raise UserError("--gpus all: no GPU found on this machine (nvidia-smi or the AMD "
-                            "kfd driver); list devices explicitly or drop --gpus")
-        return found
-    items = value.split(",") if isinstance(value, str) else value
-    return [str(v).strip() for v in items if str(v).strip()]
+        raise UserError(f"--gpus/executor.gpus: {exc}") from None
+    shown = value if isinstance(value, str) else ",".join(map(str, value))
+    devices = devices or list_devices()
+    if devices.problem:
+        raise UserError(f"--gpus/executor.gpus {shown}: no GPU found on this host "
+                        f"({devices.problem}); run on a GPU host, or drop --gpus to run trials "
+                        f"one at a time unpinned")
+    if value == "all":
+        return [i for i in devices.ids if i.isdigit()]
+    asked = shown.split(",")
+    missing = [a for a in asked if a not in devices.ids]
+    if missing or len({devices.ids[a] for a in asked}) != len(asked):
+        what = f"no device {', '.join(missing)} here" if missing else "two ids name one GPU"
+        raise UserError(f"--gpus/executor.gpus {shown}: {what}; this host has "
+                        f"{devices.describe()} (from {devices.source}); give those ids, or all")
+    return asked

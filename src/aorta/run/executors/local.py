@@ -18,7 +18,7 @@ from aorta.collectors.base import Launch
 from aorta.collectors.child_python import check_import
 from aorta.collectors.registry import capability, get, plugin_fault
 from aorta.run.executors.base import Executor, ExecutorOptions, OnDone, OnStart
-from aorta.run.executors.gpus import check_device_ids, parse_gpus, pin_variable
+from aorta.run.executors.gpus import check_device_ids, pin_variable, resolve_gpus
 from aorta.run.launch import child_environment
 from aorta.run.plan import Plan
 from aorta.run.trial import TrialSpec, run_trial
@@ -60,10 +60,10 @@ class LocalExecutor(Executor):
     @functools.cached_property
     def _devices(self) -> list[str] | None:
         gpus = getattr(self.options, "gpus", None)
-        return None if gpus is None else parse_gpus(gpus)
+        return None if gpus is None else resolve_gpus(gpus)
 
     def devices(self) -> list[str] | None:
-        """The devices trials are pinned to (`gpus: all` asks the driver once), or None."""
+        """The devices trials are pinned to, checked against those here (listed once), or None."""
         return self._devices
 
     def launch(self, specs: Sequence[TrialSpec], caller_env: Mapping[str, str],
