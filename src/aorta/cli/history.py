@@ -29,6 +29,7 @@ class AddOptions:
     db: str | None = None
     commit: str | None = None
     host: str | None = None
+    allow_incomplete: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,9 +70,13 @@ def history() -> None:
 @click.option("--commit", help="The workload's commit, instead of asking git.")
 @click.option("--host", help="Record under this host name (identical CI machines sharing one "
                              "trend line); default: the host in env.json.")
-def add(runs: tuple[Path, ...], db: str | None, commit: str | None, host: str | None) -> int:
-    """Record run directories in the history (again: replaces that run's record)."""
-    return run_add(AddOptions(runs, db, commit, host))
+@click.option("--allow-incomplete", is_flag=True,
+              help="Record a run that is still running or was interrupted; its points are "
+                   "marked and left out of change detection and --fail-on.")
+def add(runs: tuple[Path, ...], db: str | None, commit: str | None, host: str | None,
+        allow_incomplete: bool) -> int:
+    """Record complete run directories in the history (again: replaces that run's record)."""
+    return run_add(AddOptions(runs, db, commit, host, allow_incomplete))
 
 
 def run_add(opts: AddOptions) -> int:
@@ -79,7 +84,8 @@ def run_add(opts: AddOptions) -> int:
 
     for run_dir in opts.runs:
         click.echo(recorded_line(record_run(run_dir, opts.db, commit=opts.commit,
-                                            host=opts.host)))
+                                            host=opts.host,
+                                            allow_incomplete=opts.allow_incomplete)))
     return EXIT_OK
 
 
@@ -87,7 +93,8 @@ def recorded_line(done: Recorded) -> str:
     """What `history add` (and `sweep run --history`) prints for one recorded run."""
     commit = (f"commit {done.commit[:12]} (from the {done.commit_source})" if done.commit
               else "no commit (not in a git work tree; --commit names one)")
-    verb = "replaced" if done.replaced else "recorded"
+    verb = ("replaced" if done.replaced else "recorded") + (
+        "" if done.status == "complete" else f" the {done.status} run, marked,")
     return (f"{verb} {done.run_dir}: {done.context}, {commit}, {done.cells} cell(s), "
             f"{done.samples} sample(s), {done.kernel_rows} kernel row(s) -> {done.db}")
 
