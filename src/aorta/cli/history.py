@@ -93,9 +93,9 @@ def recorded_line(done: Recorded) -> str:
     """What `history add` (and `sweep run --history`) prints for one recorded run."""
     commit = (f"commit {done.commit[:12]} (from the {done.commit_source})" if done.commit
               else "no commit (not in a git work tree; --commit names one)")
-    verb = ("replaced" if done.replaced else "recorded") + (
-        "" if done.status == "complete" else f" the {done.status} run, marked,")
-    return (f"{verb} {done.run_dir}: {done.context}, {commit}, {done.cells} cell(s), "
+    verb = "replaced" if done.replaced else "recorded"
+    mark = "" if done.status == "complete" else f" ({done.status}: marked, not used for changes)"
+    return (f"{verb} {done.run_dir}{mark}: {done.context}, {commit}, {done.cells} cell(s), "
             f"{done.samples} sample(s), {done.kernel_rows} kernel row(s) -> {done.db}")
 
 

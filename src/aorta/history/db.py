@@ -145,6 +145,9 @@ def sqlite_file(url: URL, create: bool) -> Path:
         if path.is_symlink():
             raise UserError(f"--db {path}: a link to {os.readlink(path)}, which does not "
                             f"exist; {fix}")
+        above = next(p for p in path.absolute().parents if p.exists())
+        if not above.is_dir():
+            raise UserError(f"--db {path}: {above} is a file, not a folder; {fix}")
         if not create:
             raise UserError(f"{path}: no history there yet; record a run first with "
                             f"`aorta history add RUN_DIR --db {path}`")
@@ -254,11 +257,16 @@ def _explained(db: Database, detail: str) -> str:
     """SQLite's words for a full disk and a lock that outlasted the wait, made plain."""
     if db.path is None:
         return detail
+    folder = db.path.absolute().parent
+    if "unable to open" in detail or "readonly" in detail:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return (f"{detail}: {folder} is on a read-only file system, and recording writes "
+                    f"the file and its -wal and -shm beside it; record into a history on a "
+                    f"writable disk (show and report can read this one)")
     if "database is locked" in detail:
         return (f"{detail}: another writer held it for {_BUSY_TIMEOUT_S:g} s; run the command "
                 f"again once that writer is done")
     if "disk is full" in detail or "disk I/O error" in detail:
-        folder = db.path.absolute().parent
         try:
             fs = os.statvfs(folder)
         except OSError:
