@@ -1,13 +1,12 @@
-"""Refusing a damaged history. SQLite stores whatever it is given (text in a REAL column, a
-blob, NULL) and PostgreSQL's floats take NaN and infinities; a reader would crash on such a
-value or average it into a trend. Every row read back is checked against its column as
-`schema` declares it (type, NULL, `info["min"]`, `info["json"]`), and a database missing a
-table or column is refused before any query."""
+"""Refusing a damaged history: SQLite stores whatever it is given (text in a REAL column, a
+blob) and PostgreSQL's floats take NaN and infinities. Every row read back must fit its column
+as `schema` declares it (type, NULL, `info["min"]`, `info["json"]`)."""
 
 from __future__ import annotations
 
 import json
 import math
+import reprlib
 from typing import Any
 
 from sqlalchemy import Column, Table, inspect
@@ -17,7 +16,7 @@ from aorta.base.errors import UserError
 from aorta.history.schema import METADATA
 
 FIX = ("restore it from a backup, or record the runs again into a new database "
-        "(aorta history add RUN_DIR --db NEW)")
+       "(aorta history add RUN_DIR --db NEW)")
 _WORDS = {int: "an integer", float: "a finite number", str: "text", bool: "true or false"}
 
 
@@ -54,12 +53,12 @@ def _problem(column: Column[Any], value: Any) -> str | None:
     else:
         fits = isinstance(value, kind)
     if isinstance(value, bool) and kind is not bool or not fits:
-        return f"is {_shown(value)}, not {_WORDS.get(kind, kind.__name__)}"
+        return f"is {reprlib.repr(value)}, not {_WORDS.get(kind, kind.__name__)}"
     if value < column.info.get("min", value):
         return f"is {value}, below {column.info['min']}"
     shape = column.info.get("json")
     if shape is not None and not _json_fits(value, shape):
-        return f"is {_shown(value)}, not a JSON {shape.__name__}"
+        return f"is {reprlib.repr(value)}, not a JSON {shape.__name__}"
     return None
 
 
@@ -68,16 +67,12 @@ def _json_fits(text: str, shape: type) -> bool:
         doc = json.loads(text)
     except ValueError:
         return False
-    return isinstance(doc, shape) and (shape is not list or all(isinstance(v, str) for v in doc))
+    return isinstance(doc, shape) and not (isinstance(doc, list)
+                                           and not all(isinstance(v, str) for v in doc))
 
 
 def _row_name(table: Table, values: Any) -> str:
     """By primary key, else by every column but the measured ones."""
     keys = [c for c in table.primary_key] or [
         c for c in table.columns if c.type.python_type is not float]
-    return "(" + ", ".join(f"{c.name} {_shown(values[c.name])}" for c in keys) + ")"
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return "(" + ", ".join(f"{c.name} {reprlib.repr(values[c.name])}" for c in keys) + ")"

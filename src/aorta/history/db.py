@@ -283,12 +283,12 @@ def upgrade(db: Database, migrations: Sequence[Migration] | None = None) -> int:
     version before. UserError when it is newer: an old aorta never writes an unknown schema."""
     from sqlalchemy import func, select
 
-    from aorta.history.schema import MIGRATIONS, MIGRATIONS_TABLE
+    from aorta.history.schema import MIGRATIONS, MIGRATIONS_TABLE, current_version
 
     migrations = migrations or MIGRATIONS
     latest = migrations[-1].version
     with read_connection(db) as conn:
-        before = _version(db, conn)
+        before = current_version(conn)
     _refuse_newer(db, before, latest)
     if before == latest:
         return before
@@ -297,7 +297,7 @@ def upgrade(db: Database, migrations: Sequence[Migration] | None = None) -> int:
         if db.dialect == "postgresql":
             conn.execute(select(func.pg_advisory_xact_lock(_PG_LOCK_KEY)))
         MIGRATIONS_TABLE.create(conn, checkfirst=True)
-        at = _version(db, conn)
+        at = current_version(conn)
         _refuse_newer(db, at, latest)
         for migration in migrations:
             if migration.version <= at:
@@ -307,16 +307,6 @@ def upgrade(db: Database, migrations: Sequence[Migration] | None = None) -> int:
                 version=migration.version, name=migration.name,
                 applied_at=datetime.now(timezone.utc).isoformat(timespec="seconds")))
     return before
-
-
-def _version(db: Database, conn: Connection) -> int:
-    from aorta.history.damage import FIX
-    from aorta.history.schema import current_version
-
-    try:
-        return current_version(conn)
-    except ValueError as exc:
-        raise UserError(f"{db.shown}: damaged history: {exc}; {FIX}") from None
 
 
 def _refuse_newer(db: Database, version: int, latest: int) -> None:

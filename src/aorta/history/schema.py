@@ -101,7 +101,4 @@ def current_version(conn: Connection) -> int:
     if not inspect(conn).has_table(MIGRATIONS_TABLE.name):
         return 0
     found = conn.execute(select(func.max(MIGRATIONS_TABLE.c.version))).scalar()
-    if found is not None and (not isinstance(found, int) or found < 1):
-        raise ValueError(f"table {MIGRATIONS_TABLE.name}: version {found!r} is not a schema "
-                         f"version")
     return int(found or 0)
