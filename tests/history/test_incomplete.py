@@ -52,6 +52,7 @@ def test_an_incomplete_point_cannot_make_a_step(db_url: str, tmp_path: Path) -> 
     page = tmp_path / "page.html"
     done = run_aorta("history", "report", "--db", db_url, "--output", str(page), *gate)
     assert done.returncode == 0, done.stderr
+    assert "1 incomplete run(s) marked, not used for changes" in done.stdout
     html = page.read_text()
     assert 'class="hollow"' in html and "1 run(s) were not complete" in html
     assert "(interrupted): median" in html

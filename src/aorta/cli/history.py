@@ -168,8 +168,11 @@ def run_report(opts: ViewOptions) -> int:
     target = opts.output or default_page(opts.db)
     write_page(view, _settings(opts).text, target)
     changes = [c for a in view.items for c in a.changes]
+    incomplete = {p.run.id for a in view.items for p in a.series.points if not p.run.complete}
     click.echo(f"{target}: {len(view.items)} series, {len(changes)} change(s) detected, "
-               f"{sum(c.regression for c in changes)} regression(s)")
+               f"{sum(c.regression for c in changes)} regression(s)"
+               + (f", {len(incomplete)} incomplete run(s) marked, not used for changes"
+                  if incomplete else ""))
     return _gate(view)
 
 
