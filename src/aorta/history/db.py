@@ -108,17 +108,18 @@ def _secrets(url: URL) -> tuple[str, ...]:
 def connect(given: str | None, create: bool = True) -> Database:
     """An engine for `given` (see `resolve_url`). SQLite: the file's folder is created when
     `create`; without `create` the file must exist (else a `UserError`: nothing recorded yet)
-    and is opened read-only, so a read-only disk can still be read."""
+    and, where it cannot be written, is opened read-only."""
     from sqlalchemy import create_engine
 
     url = resolve_url(given)
     shown = redact(url)
     if url.get_backend_name() == "sqlite":
         path = sqlite_file(url, create)
-        if not create:
+        writable = create or all(os.access(p, os.W_OK) for p in (path, path.parent))
+        if not writable:
             url = _read_only(url, path)
         engine = create_engine(url, connect_args={"timeout": _BUSY_TIMEOUT_S})
-        _sqlite_events(engine, shown, writable=create)
+        _sqlite_events(engine, shown, writable)
         return Database(engine, shown, _secrets(url), path)
     import importlib.util
 
@@ -166,9 +167,11 @@ def _file_kind(path: Path) -> str:
 
 
 def _read_only(url: URL, path: Path) -> URL:
-    """`url` opened read-only. On a read-only mount SQLite cannot make the `-shm` file a WAL
-    reader needs; there, and only without a `-wal` file (whose pages `immutable` would skip),
-    the file is opened as immutable: nothing can change it through this mount."""
+    """`url` opened read-only, for reading a file that cannot be written (a writable one is
+    opened as usual: a reader may upgrade its schema, and leaves no `-wal`, `-shm` behind). On
+    a read-only mount SQLite cannot make the `-shm` file a WAL reader needs; there, and only
+    without a `-wal` file (whose pages `immutable` would skip), the file is opened as
+    immutable: nothing can change it through this mount."""
     query = {"mode": "ro", "uri": "true"}
     wal = path.with_name(path.name + "-wal")
     if os.statvfs(path.parent).f_flag & os.ST_RDONLY and not wal.exists():
@@ -258,11 +261,12 @@ def _explained(db: Database, detail: str) -> str:
     if db.path is None:
         return detail
     folder = db.path.absolute().parent
-    if "unable to open" in detail or "readonly" in detail:
-        if os.statvfs(folder).f_flag & os.ST_RDONLY:
-            return (f"{detail}: {folder} is on a read-only file system, and recording writes "
-                    f"the file and its -wal and -shm beside it; record into a history on a "
-                    f"writable disk (show and report can read this one)")
+    if ("unable to open" in detail or "readonly" in detail) and not os.access(folder, os.W_OK):
+        if db.engine.url.query.get("mode") == "ro":
+            return (f"{detail}: it is read-only here and needs its schema made or upgraded, or "
+                    f"a -shm file beside its -wal; open it once where it can be written")
+        return (f"{detail}: {folder} is read-only here, and recording writes the file and "
+                f"its -wal and -shm beside it; record into a history on a writable disk")
     if "database is locked" in detail:
         return (f"{detail}: another writer held it for {_BUSY_TIMEOUT_S:g} s; run the command "
                 f"again once that writer is done")
