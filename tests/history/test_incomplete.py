@@ -25,7 +25,7 @@ def test_add_refuses_a_run_that_is_not_complete(tmp_path: Path, status: str) -> 
     db = tmp_path / "h.sqlite"
     done = run_aorta("history", "add", str(run), "--db", str(db))
     assert done.returncode == 2, done.stderr
-    assert done.stderr.startswith(f"aorta: error: {run}: the run is {status}, not complete")
+    assert done.stderr.startswith(f"aorta: error: {run}: run.json says {status}, not complete")
     assert "--allow-incomplete" in done.stderr and len(done.stderr.splitlines()) == 1
     assert not db.exists()                   # refused before the database is touched
     done = run_aorta("history", "add", str(run), "--db", str(db), "--allow-incomplete")

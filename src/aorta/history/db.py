@@ -271,10 +271,7 @@ def _explained(db: Database, detail: str) -> str:
         return (f"{detail}: another writer held it for {_BUSY_TIMEOUT_S:g} s; run the command "
                 f"again once that writer is done")
     if "disk is full" in detail or "disk I/O error" in detail:
-        try:
-            fs = os.statvfs(folder)
-        except OSError:
-            return detail
+        fs = os.statvfs(folder)
         free = fs.f_bavail * fs.f_frsize
         if free < _FULL_BELOW or "disk is full" in detail:
             return (f"the disk holding {folder} is full ({free // 1024} KiB free; SQLite: "

@@ -37,7 +37,7 @@ def record_run(run_dir: Path | str, db_url: str | None = None, *, commit: str | 
     snapshot = read_run(Path(run_dir))
     status = snapshot.run.status
     if status != "complete" and not allow_incomplete:
-        raise UserError(f"{snapshot.path}: the run is {status}, not complete, and its numbers "
+        raise UserError(f"{snapshot.path}: run.json says {status}, not complete, and its numbers "
                         f"could make or hide a step; finish it (the same `aorta sweep run` "
                         f"resumes it), or record it marked with --allow-incomplete")
     found = Commit(sha=commit, time=None, dirty=None, source="given", repo=None) if commit \
