@@ -83,6 +83,32 @@ def test_a_history_on_a_read_only_mount_is_readable(tmp_path: Path) -> None:
         _one_line_error(done, f"{mount} is read-only here", "writable disk")
 
 
+def test_a_read_only_history_with_a_live_wal_is_read_whole(tmp_path: Path) -> None:
+    """Pages still in the `-wal` are read (never `immutable`, which would skip them); without
+    its `-shm`, which cannot be made on a read-only mount, the refusal says why."""
+    with small_filesystem(tmp_path / "mnt") as mount:
+        db = mount / "h.sqlite"
+        runs = series_runs(tmp_path / "runs", [1.0, 1.0])
+        assert run_aorta("history", "add", *map(str, runs), "--db", str(db)).returncode == 0
+        writer = sqlite3.connect(db)
+        writer.execute("PRAGMA wal_autocheckpoint=0")
+        with writer:
+            writer.execute("UPDATE runs SET name = name || '-in-wal'")
+        copies = {p.name: p.read_bytes() for p in mount.iterdir()}    # as a crash leaves them
+        writer.close()
+        for name, data in copies.items():
+            (mount / name).write_bytes(data)
+        if subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=False).returncode:
+            pytest.skip("cannot remount read-only here")
+        done = run_aorta("history", "show", "--db", str(db), "--metric", "wall_s")
+        assert done.returncode == 0 and "run001-in-wal" in done.stdout, done.stderr
+        subprocess.run(["mount", "-o", "remount,rw", str(mount)], check=True)
+        (mount / "h.sqlite-shm").unlink()
+        subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
+        done = run_aorta("history", "show", "--db", str(db), "--metric", "wall_s")
+        _one_line_error(done, "a -wal without its -shm")
+
+
 def test_a_full_disk_is_said_in_words(tmp_path: Path) -> None:
     runs = series_runs(tmp_path / "runs", [1.0, 1.1])
     with small_filesystem(tmp_path / "mnt", size="1m") as mount:

@@ -154,8 +154,9 @@ def sqlite_file(url: URL, create: bool) -> Path:
                             f"`aorta history add RUN_DIR --db {path}`")
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UserError(f"--db {path}: {exc.strerror or exc} ({exc.filename or path}); "
-                        f"{fix} in a folder that exists or can be made") from None
+        where = f" ({exc.filename})" if exc.filename not in (None, str(path)) else ""
+        raise UserError(f"--db {path}: {exc.strerror or exc}{where}; {fix} in a folder that "
+                        f"exists or can be made") from None
     return path
 
 
@@ -263,8 +264,9 @@ def _explained(db: Database, detail: str) -> str:
     folder = db.path.absolute().parent
     if ("unable to open" in detail or "readonly" in detail) and not os.access(folder, os.W_OK):
         if db.engine.url.query.get("mode") == "ro":
-            return (f"{detail}: it is read-only here and needs its schema made or upgraded, or "
-                    f"a -shm file beside its -wal; open it once where it can be written")
+            return (f"{detail}: it cannot be written here, and reading it needs a write first "
+                    f"(no or an older history schema, or a -wal without its -shm); open it "
+                    f"once where it can be written, or give another --db")
         return (f"{detail}: {folder} is read-only here, and recording writes the file and "
                 f"its -wal and -shm beside it; record into a history on a writable disk")
     if "database is locked" in detail:
