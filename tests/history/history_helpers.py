@@ -38,7 +38,7 @@ def write_run(root: Path, name: str, created_at: str,
               cells: Mapping[str, Sequence[TrialResult]], *, collectors: Sequence[str] = (),
               command: Sequence[str] = ("python3", "bench.py"), env: Mapping[str, Any] = ENV,
               cwd: Path | None = None, recipe: str | None = "recipe.yaml",
-              collect_yaml: str = "") -> Path:
+              collect_yaml: str = "", status: str = "complete") -> Path:
     """A run directory as a sweep leaves it (run.json, env.json, recipe.resolved.yaml,
     cells/<cell>/trial_<i>/result.json)."""
     run_dir = root / name
@@ -48,7 +48,7 @@ def write_run(root: Path, name: str, created_at: str,
         "recipe": recipe, "recipe_sha256": "a" * 64, "command": list(command),
         "collectors": list(collectors), "cells": list(cells), "trials_per_cell": 3,
         "created_at": created_at, "started_at": created_at, "finished_at": created_at,
-        "status": "complete", "history": []})
+        "status": status, "history": []})
     write_json(run_dir / "env.json", dict(env))
     (run_dir / "recipe.resolved.yaml").write_text(
         f"schema_version: 1\nmode: probe\n{collect_yaml}")
@@ -60,10 +60,10 @@ def write_run(root: Path, name: str, created_at: str,
 
 
 def series_runs(root: Path, levels: Sequence[float], trials: int = 3, cell: str = "c1",
-                jitter: float = 0.01, **kwargs: Any) -> list[Path]:
-    """One run per level (wall_s around that level), an hour apart."""
+                jitter: float = 0.01, first: int = 0, **kwargs: Any) -> list[Path]:
+    """One run per level (wall_s around that level), an hour apart; `first` numbers the first."""
     runs = []
-    for position, level in enumerate(levels):
+    for position, level in enumerate(levels, start=first):
         results = [trial(cell, i, level * (1 + jitter * ((i + position) % 3 - 1)))
                    for i in range(trials)]
         runs.append(write_run(root, f"run{position:03d}",

@@ -29,6 +29,7 @@ class AddOptions:
     db: str | None = None
     commit: str | None = None
     host: str | None = None
+    allow_incomplete: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,9 +70,13 @@ def history() -> None:
 @click.option("--commit", help="The workload's commit, instead of asking git.")
 @click.option("--host", help="Record under this host name (identical CI machines sharing one "
                              "trend line); default: the host in env.json.")
-def add(runs: tuple[Path, ...], db: str | None, commit: str | None, host: str | None) -> int:
-    """Record run directories in the history (again: replaces that run's record)."""
-    return run_add(AddOptions(runs, db, commit, host))
+@click.option("--allow-incomplete", is_flag=True,
+              help="Record a run that is still running or was interrupted; its points are "
+                   "marked and left out of change detection and --fail-on.")
+def add(runs: tuple[Path, ...], db: str | None, commit: str | None, host: str | None,
+        allow_incomplete: bool) -> int:
+    """Record complete run directories in the history (again: replaces that run's record)."""
+    return run_add(AddOptions(runs, db, commit, host, allow_incomplete))
 
 
 def run_add(opts: AddOptions) -> int:
@@ -79,7 +84,8 @@ def run_add(opts: AddOptions) -> int:
 
     for run_dir in opts.runs:
         click.echo(recorded_line(record_run(run_dir, opts.db, commit=opts.commit,
-                                            host=opts.host)))
+                                            host=opts.host,
+                                            allow_incomplete=opts.allow_incomplete)))
     return EXIT_OK
 
 
@@ -88,7 +94,8 @@ def recorded_line(done: Recorded) -> str:
     commit = (f"commit {done.commit[:12]} (from the {done.commit_source})" if done.commit
               else "no commit (not in a git work tree; --commit names one)")
     verb = "replaced" if done.replaced else "recorded"
-    return (f"{verb} {done.run_dir}: {done.context}, {commit}, {done.cells} cell(s), "
+    mark = "" if done.status == "complete" else f" ({done.status}: marked, not used for changes)"
+    return (f"{verb} {done.run_dir}{mark}: {done.context}, {commit}, {done.cells} cell(s), "
             f"{done.samples} sample(s), {done.kernel_rows} kernel row(s) -> {done.db}")
 
 
@@ -161,8 +168,11 @@ def run_report(opts: ViewOptions) -> int:
     target = opts.output or default_page(opts.db)
     write_page(view, _settings(opts).text, target)
     changes = [c for a in view.items for c in a.changes]
+    incomplete = {p.run.id for a in view.items for p in a.series.points if not p.run.complete}
     click.echo(f"{target}: {len(view.items)} series, {len(changes)} change(s) detected, "
-               f"{sum(c.regression for c in changes)} regression(s)")
+               f"{sum(c.regression for c in changes)} regression(s)"
+               + (f", {len(incomplete)} incomplete run(s) marked, not used for changes"
+                  if incomplete else ""))
     return _gate(view)
 
 

@@ -15,8 +15,8 @@ __all__ = ["record_run"]
 
 
 def record_run(run_dir: Path | str, db_url: str | None = None, *, commit: str | None = None,
-               host: str | None = None) -> Recorded:
+               host: str | None = None, allow_incomplete: bool = False) -> Recorded:
     """Record a run directory in the history; see `aorta.history.store.record_run`."""
     from aorta.history.store import record_run as _record
 
-    return _record(run_dir, db_url, commit=commit, host=host)
+    return _record(run_dir, db_url, commit=commit, host=host, allow_incomplete=allow_incomplete)

@@ -1,6 +1,7 @@
 """What `history show` and `history report` look at: the series that pass the filters, their
 changes, the top kernels, and the CI gate (`--fail-on`), which fails only on changes beginning
-at the newest `recent` runs of a series, so an old, known step does not fail every later job."""
+at the newest `recent` complete runs of a series, so an old, known step does not fail every
+later job (and a run recorded with --allow-incomplete cannot push a new one out of view)."""
 
 from __future__ import annotations
 
@@ -95,9 +96,9 @@ def regressions(items: Sequence[Analysed], fail_on: Sequence[str],
                             f"recorded: {', '.join(sorted(names)) or '(none)'}")
     out = []
     for item in items:
-        newest = len(item.series.points) - recent
         for change in item.changes:
-            if not change.regression or (recent and change.position < newest):
+            later = sum(p.run.complete for p in item.series.points[change.position:])
+            if not change.regression or (recent and later > recent):
                 continue
             series = item.series
             if watched(series.kernel is not None, series.metric, metric_kind(series.unit_name),

@@ -52,9 +52,11 @@ def find_steps(groups: Sequence[Sequence[float]], method: str = DEFAULT_METHOD) 
 def detect_changes(series: Series, method: str = DEFAULT_METHOD, threshold: float = 0.05,
                    level: float = 0.95) -> list[Change]:
     """The changes in `series`, oldest first; a step within `threshold` of 1 is dropped (as
-    compare's SAME). A regression: SLOWER or LARGER, its whole interval beyond 1."""
-    groups = [p.values for p in series.points]
-    steps = find_steps(groups, method)
+    compare's SAME). A regression: SLOWER or LARGER, its whole interval beyond 1. Points of
+    runs that were not complete are left out: they can neither make nor hide a step."""
+    trusted = [position for position, p in enumerate(series.points) if p.run.complete]
+    groups = [series.points[position].values for position in trusted]
+    steps = find_steps(groups, method) if len(groups) > 1 else []
     kind = metric_kind(series.unit_name)
     out = []
     bounds = [0, *steps, len(groups)]
@@ -72,9 +74,9 @@ def detect_changes(series: Series, method: str = DEFAULT_METHOD, threshold: floa
         low, high = ratio_interval(before, after, level)
         verdict = _verdict(kind, ratio)
         regression = verdict in REGRESSIONS and (low > 1 if ratio > 1 else high < 1)
-        out.append(Change(position, series.points[position - 1].run,
-                          series.points[position].run, ratio, low, high, level, verdict,
-                          regression, method))
+        out.append(Change(trusted[position], series.points[trusted[position - 1]].run,
+                          series.points[trusted[position]].run, ratio, low, high, level,
+                          verdict, regression, method))
     return out
 
 

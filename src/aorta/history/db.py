@@ -1,18 +1,22 @@
 """Opening a history (an SQLite file by default, PostgreSQL by URL) with its schema brought up
 to date, through SQLAlchemy Core. SQLite: WAL, and every writing transaction starts with `BEGIN
 IMMEDIATE`, so writers queue on the busy timeout instead of failing halfway with "database is
-locked". A URL's password is never printed (`redact`, `Database.scrub`). Why: docs/history.md.
+locked"; readers open the file read-only. A URL's password is never printed (`redact`,
+`Database.scrub`). Why: docs/history.md.
 """
 
 from __future__ import annotations
 
 import os
+import stat
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from aorta.base.errors import UserError
 from aorta.base.redaction import looks_secret
@@ -25,6 +29,8 @@ if TYPE_CHECKING:
 DEFAULT_DB = Path("aorta_results") / "history.sqlite"
 ENV_VAR = "AORTA_HISTORY_DB"
 _BUSY_TIMEOUT_S = 120.0
+_QUIET_WAIT_MS = 500        # a lock held longer than this is announced before waiting on
+_FULL_BELOW = 1 << 20       # bytes free under which an SQLite I/O error means a full disk
 # An arbitrary, fixed 63-bit key: every aorta takes the same advisory lock on PostgreSQL.
 _PG_LOCK_KEY = 0x616F727461_0001
 
@@ -36,6 +42,7 @@ class Database:
     engine: Engine
     shown: str
     secrets: tuple[str, ...]    # strings that must never appear in anything printed
+    path: Path | None = None    # the SQLite file
 
     @property
     def dialect(self) -> str:
@@ -53,6 +60,9 @@ def resolve_url(given: str | None) -> URL:
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
+    if given is not None and not given.strip():
+        raise UserError("--db '': empty; give a file path or a postgresql:// URL, or leave "
+                        "--db out for $AORTA_HISTORY_DB, else the default file")
     text = given or os.environ.get(ENV_VAR) or str(DEFAULT_DB)
     if "://" not in text:
         return make_url("sqlite://").set(database=str(Path(text).expanduser()))
@@ -97,48 +107,118 @@ def _secrets(url: URL) -> tuple[str, ...]:
 
 def connect(given: str | None, create: bool = True) -> Database:
     """An engine for `given` (see `resolve_url`). SQLite: the file's folder is created when
-    `create`; a missing file with `create=False` is a `UserError` (nothing recorded yet)."""
+    `create`; without `create` the file must exist (else a `UserError`: nothing recorded yet)
+    and, where it cannot be written, is opened read-only."""
     from sqlalchemy import create_engine
 
     url = resolve_url(given)
     shown = redact(url)
     if url.get_backend_name() == "sqlite":
-        path = Path(url.database or "")
-        if not url.database or url.database == ":memory:":
-            raise UserError("--db: an in-memory SQLite database keeps nothing; give a file")
-        if not create and not path.exists():
-            raise UserError(f"{path}: no history there yet; record a run first with "
-                            f"`aorta history add RUN_DIR --db {path}`")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = sqlite_file(url, create)
+        writable = create or all(os.access(p, os.W_OK) for p in (path, path.parent))
+        if not writable:
+            url = _read_only(url, path)
         engine = create_engine(url, connect_args={"timeout": _BUSY_TIMEOUT_S})
-        _sqlite_events(engine)
-    else:
-        import importlib.util
+        _sqlite_events(engine, shown, writable)
+        return Database(engine, shown, _secrets(url), path)
+    import importlib.util
 
-        if importlib.util.find_spec("psycopg") is None:
-            raise UserError(f"--db {shown}: PostgreSQL needs psycopg 3; install it with "
-                            f"pip install 'aorta-profiling[postgres]'")
-        engine = create_engine(url, pool_pre_ping=True, hide_parameters=True)
+    if importlib.util.find_spec("psycopg") is None:
+        raise UserError(f"--db {shown}: PostgreSQL needs psycopg 3; install it with "
+                        f"pip install 'aorta-profiling[postgres]'")
+    engine = create_engine(url, pool_pre_ping=True, hide_parameters=True)
     return Database(engine, shown, _secrets(url))
 
 
-def _sqlite_events(engine: Engine) -> None:
+def sqlite_file(url: URL, create: bool) -> Path:
+    """The SQLite file of `url`: an existing regular file, or (`create`) a new path whose folder
+    is made. Anything else (a folder, a device such as /dev/null, a FIFO, a dangling link) is a
+    `UserError`: SQLite would write its journal beside it."""
+    if not url.database or url.database == ":memory:":
+        raise UserError("--db: an in-memory SQLite database keeps nothing; give a file")
+    path = Path(url.database)
+    fix = "give the path of an SQLite file, or of a new one"
+    try:
+        if path.exists():
+            if not path.is_file():
+                raise UserError(f"--db {path}: {_file_kind(path)}, not a database file; {fix}")
+            return path
+        if path.is_symlink():
+            raise UserError(f"--db {path}: a link to {os.readlink(path)}, which does not "
+                            f"exist; {fix}")
+        above = next(p for p in path.absolute().parents if p.exists())
+        if not above.is_dir():
+            raise UserError(f"--db {path}: {above} is a file, not a folder; {fix}")
+        if not create:
+            raise UserError(f"{path}: no history there yet; record a run first with "
+                            f"`aorta history add RUN_DIR --db {path}`")
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename not in (None, str(path)) else ""
+        raise UserError(f"--db {path}: {exc.strerror or exc}{where}; {fix} in a folder that "
+                        f"exists or can be made") from None
+    return path
+
+
+def _file_kind(path: Path) -> str:
+    mode = path.stat().st_mode
+    kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "a device")
+    return f"a link to {kind}" if path.is_symlink() else kind
+
+
+def _read_only(url: URL, path: Path) -> URL:
+    """`url` opened read-only, for reading a file that cannot be written (a writable one is
+    opened as usual: a reader may upgrade its schema, and leaves no `-wal`, `-shm` behind). On
+    a read-only mount SQLite cannot make the `-shm` file a WAL reader needs; there, and only
+    without a `-wal` file (whose pages `immutable` would skip), the file is opened as
+    immutable: nothing can change it through this mount."""
+    query = {"mode": "ro", "uri": "true"}
+    wal = path.with_name(path.name + "-wal")
+    if os.statvfs(path.parent).f_flag & os.ST_RDONLY and not wal.exists():
+        query["immutable"] = "1"
+    return url.set(database="file:" + quote(str(path.absolute())), query=query)
+
+
+def _sqlite_events(engine: Engine, shown: str, writable: bool) -> None:
     from sqlalchemy import event
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         # The driver's own transaction handling is turned off so that `_on_begin` decides.
         dbapi_conn.isolation_level = None
-        cursor = dbapi_conn.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute(f"PRAGMA busy_timeout={int(_BUSY_TIMEOUT_S * 1000)}")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.close()
+        if writable:
+            dbapi_conn.execute("PRAGMA journal_mode=WAL")
+        dbapi_conn.execute(f"PRAGMA busy_timeout={int(_BUSY_TIMEOUT_S * 1000)}")
+        dbapi_conn.execute("PRAGMA foreign_keys=ON")
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        write = conn.get_execution_options().get("aorta_write", False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+        if conn.get_execution_options().get("aorta_write", False):
+            _begin_immediate(conn, shown)
+        else:
+            conn.exec_driver_sql("BEGIN")
+
+
+def _begin_immediate(conn: Connection, shown: str) -> None:
+    """`BEGIN IMMEDIATE`; a lock held by another writer is announced once, then waited on
+    for up to the busy timeout."""
+    import sqlite3
+
+    raw = conn.connection.dbapi_connection
+    assert raw is not None
+    raw.execute(f"PRAGMA busy_timeout={_QUIET_WAIT_MS}")
+    try:
+        raw.execute("BEGIN IMMEDIATE")
+        return
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc):
+            raise
+    finally:
+        raw.execute(f"PRAGMA busy_timeout={int(_BUSY_TIMEOUT_S * 1000)}")
+    print(f"aorta: {shown}: another writer holds the database's lock; waiting for it up to "
+          f"{_BUSY_TIMEOUT_S:g} s", file=sys.stderr, flush=True)
+    conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 @contextmanager
@@ -160,17 +240,45 @@ def open_history(db_url: str | None, create: bool = True) -> Iterator[Database]:
     `create=False`: a missing SQLite file is an error instead of a new, empty history."""
     from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
+    from aorta.history.damage import check_tables
+
     db = connect(db_url, create=create)
     try:
         upgrade(db)
+        with read_connection(db) as conn:
+            check_tables(conn, db.shown)
         yield db
     except SQLAlchemyError as exc:
         # A driver's error carries its own message, which says the most.
         cause = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
         detail = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
-        raise UserError(f"{db.shown}: {db.scrub(detail)}") from None
+        raise UserError(f"{db.shown}: {db.scrub(_explained(db, detail))}") from None
     finally:
         db.engine.dispose()
+
+
+def _explained(db: Database, detail: str) -> str:
+    """SQLite's words for a full disk and a lock that outlasted the wait, made plain."""
+    if db.path is None:
+        return detail
+    folder = db.path.absolute().parent
+    if ("unable to open" in detail or "readonly" in detail) and not os.access(folder, os.W_OK):
+        if db.engine.url.query.get("mode") == "ro":
+            return (f"{detail}: it cannot be written here, and reading it needs a write first "
+                    f"(no or an older history schema, or a -wal without its -shm); open it "
+                    f"once where it can be written, or give another --db")
+        return (f"{detail}: {folder} is read-only here, and recording writes the file and "
+                f"its -wal and -shm beside it; record into a history on a writable disk")
+    if "database is locked" in detail:
+        return (f"{detail}: another writer held it for {_BUSY_TIMEOUT_S:g} s; run the command "
+                f"again once that writer is done")
+    if "disk is full" in detail or "disk I/O error" in detail:
+        fs = os.statvfs(folder)
+        free = fs.f_bavail * fs.f_frsize
+        if free < _FULL_BELOW or "disk is full" in detail:
+            return (f"the disk holding {folder} is full ({free // 1024} KiB free; SQLite: "
+                    f"{detail}); free some space there and run the command again")
+    return detail
 
 
 def upgrade(db: Database, migrations: Sequence[Migration] | None = None) -> int:

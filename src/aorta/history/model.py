@@ -33,6 +33,16 @@ class RunInfo:
     commit_sha: str | None
     commit_dirty: bool | None
     commit_source: str | None
+    status: str = "complete"    # run.json's: a point of a run not `complete` is marked
+
+    @property
+    def complete(self) -> bool:
+        return self.status == "complete"
+
+    @property
+    def mark(self) -> str:
+        """` (interrupted)` after a run that was not complete; "" after a complete one."""
+        return "" if self.complete else f" ({self.status})"
 
     @property
     def label(self) -> str:
@@ -108,3 +118,4 @@ class Recorded:
     cells: int
     samples: int
     kernel_rows: int
+    status: str = "complete"

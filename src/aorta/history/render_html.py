@@ -11,7 +11,7 @@ from statistics import median
 from aorta.base.redaction import PATTERN_ONLY
 from aorta.history.analyse import Analysed, View
 from aorta.history.model import Change, RunInfo
-from aorta.history.render_text import mark_text, size_text
+from aorta.history.render_text import INCOMPLETE_NOTE, mark_text, size_text
 from aorta.rendering import PAGE_END, fmt_with_unit, h, html_table, page_open, unit_of
 from aorta.rendering.svg import axis_label
 from aorta.rendering.trend import TrendMark, TrendRun, trend_plot
@@ -52,6 +52,7 @@ def render_html(view: View, settings_text: str) -> str:
              f'<p class="lead">{len(runs)} run(s) in {len(contexts)} context(s), '
              f"{len(items)} series, {len(changes)} change(s) detected, "
              f"{sum(c.regression for _, c in changes)} regression(s).</p>",
+             *_incomplete(items),
              f"<p><small>database: {h(view.db)}; {h(settings_text)}</small></p>"]
     lines += _changes(changes, view.failing)
     for context_id, context in contexts.items():
@@ -62,6 +63,14 @@ def render_html(view: View, settings_text: str) -> str:
             lines += _cell(cell, [a for a in mine if a.series.cell == cell])
         lines.append("</section>")
     return "\n".join(lines + PAGE_END) + "\n"
+
+
+def _incomplete(items: Sequence[Analysed]) -> list[str]:
+    runs = {p.run.id for a in items for p in a.series.points if not p.run.complete}
+    if not runs:
+        return []
+    return [f'<p class="warn">{len(runs)} run(s) were not complete, hollow points: '
+            f"{h(INCOMPLETE_NOTE)}.</p>"]
 
 
 def _tone(change: Change) -> str:
@@ -116,8 +125,9 @@ def _plot(item: Analysed) -> str:
     for p in s.points:
         middle = median(p.values)
         runs.append(TrendRun(p.values, middle, f"{p.run.label} ({p.run.name}, "
-                             f"{p.run.created_at}): median {fmt_with_unit(middle, unit)} of "
-                             f"{len(p.values)} trial(s)", p.run.label, p.run.created_at))
+                             f"{p.run.created_at}){p.run.mark}: median "
+                             f"{fmt_with_unit(middle, unit)} of {len(p.values)} trial(s)",
+                             p.run.label, p.run.created_at, hollow=not p.run.complete))
     marks = [TrendMark(c.position, _COLOURS[_tone(c)],
                        f"{_verdict(c)}: {size_text(c)} first at {c.after.label} "
                        f"(run {c.after.name}), after {c.before.label}")

@@ -12,6 +12,10 @@ from aorta.history.model import Change, RunInfo, Series
 from aorta.rendering import fmt, fmt_interval, fmt_ratio, json_text, text_table, unit_of
 
 
+INCOMPLETE_NOTE = ("(interrupted), (running): a run recorded with --allow-incomplete; shown, "
+                   "but left out of change detection and --fail-on")
+
+
 def size_text(change: Change) -> str:
     """`x1.520 [1.470, 1.580]`: the step's ratio and its interval."""
     return f"x{fmt_ratio(change.ratio)} {fmt_interval(change.low, change.high)}"
@@ -40,12 +44,15 @@ def series_lines(item: Analysed) -> list[str]:
              "min", "max", "change")]
     for position, point in enumerate(s.points):
         change = starts.get(position)
-        rows.append((str(position + 1), point.run.label, point.run.name, point.run.created_at,
+        rows.append((str(position + 1), point.run.label, point.run.name + point.run.mark,
+                     point.run.created_at,
                      str(len(point.values)), fmt(median(point.values)), fmt(min(point.values)),
                      fmt(max(point.values)),
                      f"<- {change.verdict} x{fmt_ratio(change.ratio)}" if change else ""))
     lines = [f"{s.name}  cell {s.cell}  {s.context.label}", f"  collectors: {s.context.collect}",
              *text_table(rows, indent="  ")]
+    if not all(p.run.complete for p in s.points):
+        lines.append(f"  {INCOMPLETE_NOTE}")
     if not item.changes:
         return lines + ["  changes: none detected"]
     return lines + ["  changes:", *(f"    {change_text(s, c)}" for c in item.changes)]
@@ -54,10 +61,18 @@ def series_lines(item: Analysed) -> list[str]:
 def listing_lines(items: Sequence[Analysed]) -> list[str]:
     """Every series in one table: where, what, how many runs, newest median, changes."""
     rows = [("context", "cell", "series", "runs", "newest median", "changes")]
-    rows += [(a.series.context.label, a.series.cell, a.series.name, str(len(a.series.points)),
-              fmt(a.latest_median), ", ".join(mark_text(c) for c in a.changes) or "-")
-             for a in items]
-    return text_table(rows)
+    rows += [(a.series.context.label, a.series.cell, a.series.name, _runs_text(a.series),
+              fmt(a.latest_median) + a.series.points[-1].run.mark,
+              ", ".join(mark_text(c) for c in a.changes) or "-") for a in items]
+    lines = text_table(rows)
+    if any(not p.run.complete for a in items for p in a.series.points):
+        lines.append(INCOMPLETE_NOTE)
+    return lines
+
+
+def _runs_text(series: Series) -> str:
+    incomplete = sum(not p.run.complete for p in series.points)
+    return f"{len(series.points)}" + (f" ({incomplete} incomplete)" if incomplete else "")
 
 
 def json_doc(view: View) -> str:
@@ -77,6 +92,7 @@ def json_doc(view: View) -> str:
 
 
 def _run(run: RunInfo) -> dict[str, Any]:
-    return {"name": run.name, "created_at": run.created_at, "commit": run.commit_sha,
+    return {"name": run.name, "status": run.status, "complete": run.complete,
+            "created_at": run.created_at, "commit": run.commit_sha,
             "commit_dirty": run.commit_dirty, "commit_source": run.commit_source,
             "command": list(run.command)}

@@ -2,6 +2,7 @@
 migrations that build them (docs/history.md, "Schema and migrations"). A series is (context,
 cell, metric) or (context, cell, table, kernel), ordered by run time. A changed table needs a
 new entry in `MIGRATIONS`: a test compares a database built by the migrations with these tables.
+A column's `info` holds what a read value must also keep (`damage.py`): a minimum, a JSON shape.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ CONTEXTS = Table(
     Column("recipe", Text, nullable=False),
     Column("host", Text, nullable=False),
     Column("gpu", Text, nullable=False),
-    Column("collect", Text, nullable=False),                  # canonical JSON: name -> options
+    Column("collect", Text, nullable=False, info={"json": dict}),   # name -> options
 )
 
 RUNS = Table(
@@ -39,19 +40,19 @@ RUNS = Table(
     Column("context_id", Integer, ForeignKey("contexts.id"), nullable=False, index=True),
     Column("name", Text, nullable=False),
     Column("recipe_sha256", String(64)),
-    Column("command", Text, nullable=False),                  # JSON list
+    Column("command", Text, nullable=False, info={"json": list}),
     Column("created_at", String(40), nullable=False),         # ISO 8601, UTC; orders a series
     Column("finished_at", String(40)),
     Column("recorded_at", String(40), nullable=False),
-    Column("status", String(40), nullable=False),
+    Column("status", String(40), nullable=False),  # complete | interrupted | running
     Column("aorta_version", String(40)),
     Column("commit_sha", String(64)),
     Column("commit_time", String(40)),
     Column("commit_dirty", Boolean),
     Column("commit_source", String(20)),                      # command | cwd | recipe | given
     Column("repo", Text),                                     # origin URL without credentials
-    Column("trials_passed", Integer, nullable=False),
-    Column("trials_total", Integer, nullable=False),
+    Column("trials_passed", Integer, nullable=False, info={"min": 0}),
+    Column("trials_total", Integer, nullable=False, info={"min": 0}),
 )
 
 SAMPLES = Table(
@@ -59,7 +60,7 @@ SAMPLES = Table(
     Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
     Column("cell", Text, nullable=False),
     Column("metric", Text, nullable=False),
-    Column("trial", Integer, nullable=False),
+    Column("trial", Integer, nullable=False, info={"min": 0}),
     Column("value", Float, nullable=False),
     Index("samples_run", "run_id"),
 )
@@ -70,9 +71,9 @@ KERNELS = Table(
     Column("cell", Text, nullable=False),
     Column("source", Text, nullable=False),                   # the table: proton_kernels, ...
     Column("name", Text, nullable=False),
-    Column("trial", Integer, nullable=False),
-    Column("total_ms", Float, nullable=False),
-    Column("calls", Integer),
+    Column("trial", Integer, nullable=False, info={"min": 0}),
+    Column("total_ms", Float, nullable=False, info={"min": 0}),
+    Column("calls", Integer, info={"min": 0}),
     Index("kernels_run", "run_id"),
 )
 

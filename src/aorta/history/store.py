@@ -15,6 +15,8 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.engine import Connection
 
+from aorta.base.errors import UserError
+from aorta.history.damage import check_row
 from aorta.history.db import Database, open_history, read_connection, write_transaction
 from aorta.history.ingest import RunSnapshot, read_run
 from aorta.history.model import Context, Point, Recorded, RunInfo, Series
@@ -25,12 +27,19 @@ _CHUNK = 500    # run ids per query: SQLite caps the parameters of one statement
 
 
 def record_run(run_dir: Path | str, db_url: str | None = None, *, commit: str | None = None,
-               host: str | None = None) -> Recorded:
+               host: str | None = None, allow_incomplete: bool = False) -> Recorded:
     """Record `run_dir` into the history at `db_url` (see `db.resolve_url`), created or upgraded
     as needed; a run recorded again replaces its record. `commit` overrides git's answer; `host`
     files it under another host (identical CI machines, one trend line). Raises `UserError`
-    (exit 2) for a directory that is not a run or an unusable database."""
+    (exit 2) for a directory that is not a run, a run that is not complete (unless
+    `allow_incomplete`: its points are then marked and kept out of change detection) or an
+    unusable database."""
     snapshot = read_run(Path(run_dir))
+    status = snapshot.run.status
+    if status != "complete" and not allow_incomplete:
+        raise UserError(f"{snapshot.path}: run.json says {status}, not complete, and its numbers "
+                        f"could make or hide a step; finish it (the same `aorta sweep run` "
+                        f"resumes it), or record it marked with --allow-incomplete")
     found = Commit(sha=commit, time=None, dirty=None, source="given", repo=None) if commit \
         else find_commit(candidate_dirs(snapshot.run.command, snapshot.cwd, snapshot.recipe_path))
     fields = {"recipe": recipe_key(snapshot), "host": host or snapshot.host,
@@ -55,7 +64,7 @@ def record_run(run_dir: Path | str, db_url: str | None = None, *, commit: str | 
     return Recorded(run_dir=str(snapshot.path), db=db.shown, run_id=run_id, replaced=replaced,
                     context=context.label, commit=found.sha if found else None,
                     commit_source=found.source if found else None, cells=len(snapshot.cells),
-                    samples=len(samples), kernel_rows=len(kernels))
+                    samples=len(samples), kernel_rows=len(kernels), status=status)
 
 
 def recipe_key(snapshot: RunSnapshot) -> str:
@@ -115,35 +124,44 @@ class Filters:
     kernel: str | None = None
 
 
-def load_runs(conn: Connection, filters: Filters) -> tuple[dict[int, Context], list[RunInfo]]:
-    """Contexts and runs that pass the context filters, oldest run first."""
+def load_runs(conn: Connection, filters: Filters,
+              shown: str) -> tuple[dict[int, Context], list[RunInfo]]:
+    """Contexts and runs that pass the context filters, oldest run first; a damaged row is a
+    UserError naming it (`shown`: the database)."""
     query = select(CONTEXTS)
     for column in ("recipe", "host", "gpu"):
         if getattr(filters, column) is not None:
             query = query.where(CONTEXTS.c[column] == getattr(filters, column))
     contexts = {r.id: Context(r.id, r.recipe, r.host, r.gpu, r.collect)
-                for r in conn.execute(query)}
+                for r in _checked(shown, CONTEXTS, conn.execute(query))}
     rows = conn.execute(select(RUNS).where(RUNS.c.context_id.in_(list(contexts)))
                         .order_by(RUNS.c.created_at, RUNS.c.id))
     runs = [RunInfo(r.id, r.context_id, r.name, r.created_at, tuple(json.loads(r.command)),
-                    r.commit_sha, r.commit_dirty, r.commit_source) for r in rows]
+                    r.commit_sha, r.commit_dirty, r.commit_source, r.status)
+            for r in _checked(shown, RUNS, rows)]
     return contexts, runs
+
+
+def _checked(shown: str, table: Any, rows: Iterable[Any]) -> Iterable[Any]:
+    for row in rows:
+        check_row(shown, table, row)
+        yield row
 
 
 def load_series(db: Database, filters: Filters = Filters()) -> list[Series]:
     """Every series passing `filters`, each oldest run first; series with no point are left
     out. Metrics come before kernels, then by context, cell and name."""
     with read_connection(db) as conn:
-        contexts, runs = load_runs(conn, filters)
+        contexts, runs = load_runs(conn, filters, db.shown)
         by_id = {r.id: r for r in runs}
         values: dict[tuple[int, str, str, str | None], dict[int, list[float]]] = \
             defaultdict(lambda: defaultdict(list))
         if filters.kernel is None or filters.metric is not None:
-            for row in _rows(conn, SAMPLES, list(by_id), filters, "metric"):
+            for row in _rows(conn, SAMPLES, list(by_id), filters, "metric", db.shown):
                 values[(by_id[row.run_id].context_id, row.cell, row.metric, None)][
                     row.run_id].append(row.value)
         if filters.metric is None or filters.kernel is not None:
-            for row in _rows(conn, KERNELS, list(by_id), filters, "source"):
+            for row in _rows(conn, KERNELS, list(by_id), filters, "source", db.shown):
                 if filters.kernel is None or filters.kernel in row.name:
                     values[(by_id[row.run_id].context_id, row.cell, row.source, row.name)][
                         row.run_id].append(row.total_ms)
@@ -159,11 +177,12 @@ def load_series(db: Database, filters: Filters = Filters()) -> list[Series]:
 
 
 def _rows(conn: Connection, table: Any, ids: list[int], filters: Filters,
-          name_column: str) -> Iterable[Any]:
+          name_column: str, shown: str) -> Iterable[Any]:
     for start in range(0, len(ids), _CHUNK):
         query = select(table).where(table.c.run_id.in_(ids[start:start + _CHUNK]))
         if filters.cell is not None:
             query = query.where(table.c.cell == filters.cell)
         if filters.metric is not None:
             query = query.where(table.c[name_column] == filters.metric)
-        yield from conn.execute(query.order_by(table.c.run_id, table.c.trial))
+        yield from _checked(shown, table, conn.execute(query.order_by(table.c.run_id,
+                                                                      table.c.trial)))

@@ -22,6 +22,7 @@ class TrendRun:
     tip: str                    # hover text of the median's point
     label: str                  # under the axis (a commit), cut to 16 characters
     when: str                   # hover text of the label
+    hollow: bool = False        # a point to show but not to trust (an incomplete run)
 
 
 @dataclass(frozen=True)
@@ -56,8 +57,9 @@ def trend_plot(label: str, title: str, runs: Sequence[TrendRun],
     for x, run in zip(xs, runs):
         parts += [f'<circle cx="{x:.1f}" cy="{y(v):.1f}" r="2" fill="#9ab"></circle>'
                   for v in run.values]
+        fill = 'fill="#fff" stroke="#1f5fa8" class="hollow"' if run.hollow else 'fill="#1f5fa8"'
         parts.append(f'<circle cx="{x:.1f}" cy="{y(run.median):.1f}" r="3.5" '
-                     f'fill="#1f5fa8"><title>{h(run.tip)}</title></circle>')
+                     f'{fill}><title>{h(run.tip)}</title></circle>')
     parts += _x_labels(runs, marks, xs)
     parts.append("</svg>")
     return "\n".join(parts)
