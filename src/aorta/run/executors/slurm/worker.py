@@ -18,7 +18,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from aorta.base.errors import UserError
+from aorta.base.errors import DiskFullError, UserError
 from aorta.base.redaction import Redactor, looks_secret
 from aorta.run.process import Cancelled
 from aorta.run.trial import TrialSpec, run_trial, trial_redactor
@@ -158,6 +158,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         wrote = True
     except Cancelled:
         wrote = False
+    except DiskFullError as exc:   # the trial is not recorded; the driver stops the run
+        print(f"aorta: error: {exc}", file=sys.stderr)
+        return 2
     if stop.is_set():
         if wrote:
             # The payload died of Slurm's SIGTERM before the worker saw it: that verdict
