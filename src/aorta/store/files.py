@@ -33,6 +33,8 @@ def short_of_space(path: Path) -> int | None:
         fs = os.statvfs(path)
     except OSError:
         return None
+    if not fs.f_blocks:   # a filesystem that does not count its space (some FUSE ones)
+        return None
     root = os.geteuid() == 0
     free = (fs.f_bfree if root else fs.f_bavail) * fs.f_frsize
     no_inode = fs.f_files > 0 and (fs.f_ffree if root else fs.f_favail) == 0
