@@ -106,3 +106,19 @@ def test_a_missing_script_exits_2_as_python_does_and_leaves_no_profile(tmp_path:
     assert ran.stderr == (f"aorta: cprofile: can't open file "
                           f"{str(tmp_path / 'absent.py')!r}: no such file\n")
     assert C.summarize(out, CProfileOptions(), OK)["cprofile_capture"] == "missing"
+
+
+@pytest.mark.parametrize("code", [0, 3])
+def test_a_dump_that_cannot_be_written_leaves_the_exit_status_to_the_payload(tmp_path: Path,
+                                                                             code: int):
+    """Issue 24: on a full disk the launcher's failed dump turned a pass into `exit code 1`."""
+    script = tmp_path / "s.py"
+    script.write_text(f"import sys; sys.exit({code})\n")
+    out = tmp_path / "cprofile"
+    (out / "profile.pstats").mkdir(parents=True)   # the dump cannot be written there
+    ran = subprocess.run(wrap([sys.executable, str(script)], out), capture_output=True,
+                         text=True, timeout=60)
+    assert ran.returncode == code, ran.stderr
+    assert ran.stderr.startswith(f"aorta: cprofile: could not write {out / 'profile.pstats'}: ")
+    assert "Traceback" not in ran.stderr
+    assert C.summarize(out, CProfileOptions(), OK)["cprofile_capture"] != "ok"

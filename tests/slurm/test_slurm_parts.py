@@ -24,7 +24,7 @@ from aorta.run.executors.slurm.commands import JobState, parse_sacct, parse_sque
 from aorta.run.executors.slurm.lost import describe_end, lost_result
 from aorta.run.executors.slurm.worker import (pin_slurm_gpus, read_manifest, spec_from_json,
                                               spec_to_json, write_manifest)
-from aorta.base.errors import UserError
+from aorta.base.errors import DiskFullError, UserError
 from aorta.run.trial import TrialSpec
 from aorta.store.run_dir import RunStore
 from aorta_testing import REPO, run_aorta, trial_result, write_recipe
@@ -281,3 +281,16 @@ def test_slurm_executor_without_sbatch_is_refused_before_anything_runs(tmp_path:
     assert proc.returncode == 2
     assert "--executor slurm: sbatch is not on PATH" in proc.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_a_job_stopped_by_a_full_disk_stops_the_run_and_records_nothing(tmp_path: Path):
+    """Issue 24: a trial the disk decided is not an `error` record; resume runs it again."""
+    logs = tmp_path / "slurm"
+    logs.mkdir()
+    line = "no space left on device writing /r/cells/c/trial_1/stdout.log: what finished is kept"
+    (logs / "7_1.err").write_text(f"aorta: error: {line}\n")
+    spec = TrialSpec(cell="c", index=1, run_dir=tmp_path, command=("bench",), env={},
+                     collectors={})
+    with pytest.raises(DiskFullError, match=f"^{line}$"):
+        lost_result(spec, "7_1", JobState("7_1", "FAILED", None, "n1", "2:0"), logs)
+    assert not (tmp_path / "cells" / "c" / "trial_1" / "result.json").exists()

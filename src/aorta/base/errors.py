@@ -56,5 +56,15 @@ class RunDirError(UserError):
 
 
 class DiskFullError(UserError):
-    """The disk filled up while the run wrote its records: the run is marked interrupted,
-    what finished is kept, and the same command resumes once there is space."""
+    """The disk filled up (or failed) while a trial ran or the run wrote its records: the run
+    is marked interrupted, what finished is kept (the trial it hit is not recorded), and the
+    same command resumes once there is space."""
+
+    FULL = ("no space left on device", "disk quota exceeded")   # ENOSPC, EDQUOT in words
+
+    @classmethod
+    def at(cls, where: str, cause: str = FULL[0]) -> DiskFullError:
+        """`cause` in the system's words (strerror, lower case), `where` the path or trial."""
+        fix = "free some space" if cause in cls.FULL else "make the disk writable again"
+        return cls(f"{cause} {where}: what finished is kept; {fix}, then rerun the same "
+                   f"command to resume")

@@ -3,7 +3,8 @@
 
 `python -m cProfile` swallows SystemExit, so `sys.exit(3)` in a payload would read as a pass;
 this launcher profiles the same way (cProfile.Profile around the script), always writes the
-dump (also when the payload raises or exits), and then ends as the payload ended.
+dump (also when the payload raises or exits), and then ends as the payload ended (also when
+the dump could not be written: that is the capture's problem, not the payload's).
 """
 
 from __future__ import annotations
@@ -35,7 +36,11 @@ def main(argv: list[str] | None = None) -> None:
 
     def finish() -> None:
         profiler.disable()
-        profiler.dump_stats(options[1])
+        try:
+            profiler.dump_stats(options[1])
+        except OSError as exc:
+            print(f"aorta: cprofile: could not write {options[1]}: {exc.strerror or exc}",
+                  file=sys.stderr)
 
     profiler.enable()
     # Functions are named after the script as the command typed it (`examples/m.py:16(f)`),

@@ -7,7 +7,6 @@ writing, not the reading: the payload is never blocked on a pipe nobody drains.
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 from collections import deque
@@ -96,5 +95,4 @@ class CappedLog:
             while view:
                 view = view[os.write(self.fd, view):]
         except OSError as exc:
-            self.problem = ("the disk filled up" if exc.errno in (errno.ENOSPC, errno.EDQUOT)
-                            else f"writing failed ({exc.strerror})")
+            self.problem = exc.strerror or str(exc)   # "No space left on device"

@@ -1,6 +1,6 @@
 """The sweep loop: the run directory (lock, resume, provenance), every trial, and the summaries,
-written whatever happens (Ctrl-C or another signal, a crash of a trial, a full disk). Files and their places
-belong to `aorta.store`; this module decides what to run."""
+written whatever happens (Ctrl-C or another signal, a crash of a trial, a full disk). Files
+and their places belong to `aorta.store`; this module decides what to run."""
 
 from __future__ import annotations
 
@@ -137,11 +137,9 @@ def run_sweep(plan: Plan, output: Path, caller_env: Mapping[str, str], progress:
                 store.free_reserve()
     except OSError as exc:
         if is_disk_full(exc):
-            raise DiskFullError(f"no space left on device while writing under {store.root}"
-                                f"{f' ({exc.filename})' if exc.filename else ''}: the trials "
-                                f"that finished are kept and the run is marked interrupted; "
-                                f"free some space, then rerun the same command to resume") \
-                from None
+            raise DiskFullError.at(f"while writing under {store.root}"
+                                   f"{f' ({exc.filename})' if exc.filename else ''}",
+                                   str(exc.strerror).lower()) from None
         raise
 
 
@@ -167,14 +165,15 @@ class _Sweep:
         slots = {s.dir: s for s in store.slots(self._planned_record(previous))}
         _refuse_newer(store, slots.values())
         todo = [s for s in specs if slots[s.key].state != "complete"]
+        # Before run.json says running, which only a finishing run may take back.
+        store.write_text(RECIPE, yaml.safe_dump(plan.resolved_recipe(), sort_keys=False))
+        if store.read_json(ENV) is None:
+            store.write_json(ENV, snapshot(self.caller_env))
         run = self._claim(previous, len(todo))
         corrupt = [k for k, s in slots.items() if s.state == "corrupt"]
         if corrupt:
             self.progress.note(f"{len(corrupt)} trial record(s) were corrupt: each is moved "
                                f"to quarantine/ and its trial runs again")
-        store.write_text(RECIPE, yaml.safe_dump(plan.resolved_recipe(), sort_keys=False))
-        if store.read_json(ENV) is None:
-            store.write_json(ENV, snapshot(self.caller_env))
         return self._execute(run, specs, todo)
 
     def _previous(self, fresh: bool) -> RunRecord | None:
@@ -245,7 +244,7 @@ class _Sweep:
             store.write_run(replace(run, executor=block))
 
         self.executor.attach(store.root, run.executor, save)
-        status, full = "interrupted", None
+        status = "interrupted"
         stopping = self.plan.recipe.stop_after is not None
         warden = Warden.start() if stopping or todo else None
         try:
@@ -255,11 +254,9 @@ class _Sweep:
                 elif warden is not None:
                     self.executor.launch(todo, self.caller_env, started, done, warden)
             status = "complete"
-        except BaseException as exc:
+        except BaseException:
             self.executor.cancel()
-            if not is_disk_full(exc):
-                raise
-            full = exc
+            raise
         finally:
             unchecked = warden.close() if warden is not None else None
             if unchecked:
@@ -268,8 +265,6 @@ class _Sweep:
             if blocks:
                 run = replace(run, executor=blocks[-1])
             cells = self._finish(run, specs, status, bool(todo), unchecked)
-        if full is not None:
-            raise full
         return SweepOutcome(store.root, cells, status, ran)
 
     def _run_stopping(self, run: RunRecord, specs: list[TrialSpec], started: OnStart,

@@ -14,7 +14,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from aorta.base.errors import SetupError
+from aorta.base.errors import DiskFullError, SetupError
+from aorta.base.names import printable
 from aorta.base.redaction import Redactor
 from aorta.collectors.base import CollectorOptions, Launch, TrialContext, TrialOutcome
 from aorta.host.proc_table import boot_id, proc_info
@@ -25,6 +26,7 @@ from aorta.run.rerun import rerun_script
 from aorta.run.retain import prune_trial
 from aorta.run.stderr_line import last_meaningful_line
 from aorta.run.warden import Handle, Warden
+from aorta.store.files import short_of_space
 from aorta.store.layout import trial_name
 from aorta.store.reading import read_tail
 from aorta.store.records import Capture, TrialResult
@@ -122,7 +124,29 @@ def run_trial(spec: TrialSpec, caller_env: Mapping[str, str],
         spec.collectors, trial_dir, ctx, outcome, sampler_errors)
     result = _record(spec, redactor, launch, proc, started, metrics, captures,
                      warnings + _process_warnings(proc), unattached=unattached)
+    _refuse_if_disk_spoiled(spec, proc, result)
     return _finish(store, spec, result)
+
+
+def _refuse_if_disk_spoiled(spec: TrialSpec, proc: ProcessResult, result: TrialResult) -> None:
+    """`DiskFullError`, and no record (resume runs the trial again), when the disk may have
+    shaped the outcome: a log could not be written; the filesystem is full after the trial (a
+    profile cut short may still parse); or a trial not clean says "No space left on device" on
+    stderr (its profiler's or its own words: a `fail` there would be the disk's)."""
+    for name, log in proc.logs.items():
+        if log.problem:
+            raise DiskFullError.at(f"writing {spec.trial_dir / name}.log", log.problem.lower())
+    free = short_of_space(spec.trial_dir)
+    if free is not None:
+        raise DiskFullError.at(f"under {spec.trial_dir} ({free} bytes left)")
+    if result.verdict == "pass" and all(c.state == "ok" for c in result.captures.values()):
+        return
+    tail = read_tail(spec.trial_dir / "stderr.log", _TAIL_BYTES) or ""
+    for line in reversed(tail.splitlines()):
+        cause = next((words for words in DiskFullError.FULL if words in line.lower()), None)
+        if cause:
+            raise DiskFullError.at(f"in trial {spec.cell}/{spec.name}, whose stderr says "
+                                   f"{printable(line.strip(), 160)}", cause)
 
 
 def _run_payload(spec: TrialSpec, store: RunStore, argv: tuple[str, ...], env: dict[str, str],
@@ -177,8 +201,6 @@ def _process_warnings(proc: ProcessResult) -> list[str]:
         if log.cut:
             out.append(f"aorta: {name}.log keeps {log.kept} of the {log.written} bytes written "
                        f"(its head and tail; the cap is max_log_mib)")
-        if log.problem:
-            out.append(f"aorta: {name}.log is incomplete: {log.problem}")
     return out
 
 

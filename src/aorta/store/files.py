@@ -26,6 +26,21 @@ def is_disk_full(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
+def short_of_space(path: Path) -> int | None:
+    """The bytes left to this user (root may use the reserved blocks) on `path`'s filesystem
+    when so few (under 64 KiB, or no inode) that a write may just have failed; else None."""
+    try:
+        fs = os.statvfs(path)
+    except OSError:
+        return None
+    if not fs.f_blocks:   # a filesystem that does not count its space (some FUSE ones)
+        return None
+    root = os.geteuid() == 0
+    free = (fs.f_bfree if root else fs.f_bavail) * fs.f_frsize
+    no_inode = fs.f_files > 0 and (fs.f_ffree if root else fs.f_favail) == 0
+    return free if free < 64 << 10 or no_inode else None
+
+
 @contextmanager
 def open_dir(root: Path, parts: Sequence[str], create: bool = False) -> Iterator[int]:
     """A descriptor of `root/parts...`, opened without following any link (`root` included).

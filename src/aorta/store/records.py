@@ -39,7 +39,7 @@ class LogInfo:
 
     written: int
     kept: int
-    problem: str | None = None      # e.g. the disk filled up while writing it
+    problem: str | None = None      # why writing it failed (then the trial is not recorded)
 
     @property
     def cut(self) -> int:

@@ -16,7 +16,7 @@ from typing import Any
 from aorta.base.errors import RunDirError
 from aorta.base.names import component_problem, printable
 from aorta.base.redaction import PATTERN_ONLY, Redactor
-from aorta.store.files import is_disk_full, json_text, open_dir, remove_tree, write_bytes
+from aorta.store.files import json_text, open_dir, remove_tree, write_bytes
 from aorta.store.files import write_text as write_confined
 from aorta.store.layout import (CELLS, ENV, MATRIX, PERF, QUARANTINE, RESERVE, RESULT, RUN_JSON,
                                 RUNNING, TRIAL_FILES, SlotState, cells_on_disk, parse_trial_name,
@@ -211,12 +211,10 @@ class RunStore:
 
     def keep_reserve(self) -> None:
         """Keep `RESERVE_BYTES` on the run's filesystem that `free_reserve` can give back, so
-        that a run stopped by a full disk can still record that it was interrupted."""
-        try:
-            write_confined(self.root, (), RESERVE, "\0" * RESERVE_BYTES)
-        except OSError as exc:
-            if not is_disk_full(exc):
-                raise
+        that a run stopped by a full disk can still record that it was interrupted. Raises
+        `ENOSPC` where there is not that much: such a run does not start."""
+        self.free_reserve()   # one left by a killed run
+        write_confined(self.root, (), RESERVE, "\0" * RESERVE_BYTES)
 
     def free_reserve(self) -> None:
         with suppress(FileNotFoundError):

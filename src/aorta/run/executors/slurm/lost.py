@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from aorta.base.errors import DiskFullError
 from aorta.base.redaction import Redactor
 from aorta.run.executors.slurm.commands import JobState
 from aorta.store.reading import read_tail
@@ -42,7 +43,12 @@ def describe_end(job: str, state: JobState | None) -> str:
 
 def lost_result(spec: TrialSpec, job: str, state: JobState | None, logs: Path) -> TrialResult:
     """Write and return the `error` record of a trial whose job ended without one. The tail
-    of the job's own stderr file (`<logs>/<job>.err`) says what the worker saw."""
+    of the job's own stderr file (`<logs>/<job>.err`) says what the worker saw; where that is
+    a full disk, `DiskFullError` instead: the trial is left to run again."""
+    tail = read_tail(logs / f"{job}.err", _TAIL_BYTES) or None
+    for line in (tail or "").splitlines():
+        if line.startswith("aorta: error: ") and line[14:].startswith(DiskFullError.FULL):
+            raise DiskFullError(line[14:])
     overlay = {**spec.env, **spec.device_env}
     redactor = Redactor.for_inputs([overlay], [spec.command])
     result = TrialResult(
@@ -52,7 +58,7 @@ def lost_result(spec: TrialSpec, job: str, state: JobState | None, logs: Path) -
         env_overlay=redactor.env(overlay),
         env_unset=[], host=state.node if state else None,
         warnings=[f"aorta: recorded by the driver; Slurm's log of the job: {logs / job}.err"],
-        stderr_tail=read_tail(logs / f"{job}.err", _TAIL_BYTES) or None, device=spec.device,
+        stderr_tail=tail, device=spec.device,
         baseline=spec.baseline)
     RunStore(spec.run_dir, redactor).write_trial(result)
     return result

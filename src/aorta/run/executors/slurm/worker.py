@@ -18,7 +18,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from aorta.base.errors import UserError, WardenLost
+from aorta.base.errors import DiskFullError, UserError, WardenLost
 from aorta.base.redaction import Redactor, looks_secret
 from aorta.run.process import Cancelled
 from aorta.run.trial import TrialSpec, run_trial, trial_redactor
@@ -161,6 +161,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WardenLost as exc:    # the job ends with no result: the driver records its end
         print(f"aorta: error: {exc}", file=sys.stderr)
         return 1
+    except DiskFullError as exc:   # the trial is not recorded; the driver stops the run
+        print(f"aorta: error: {exc}", file=sys.stderr)
+        return 2
     if stop.is_set():
         if wrote:
             # The payload died of Slurm's SIGTERM before the worker saw it: that verdict
