@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from aorta.base.errors import (EXIT_INTERRUPTED, EXIT_NONE_PASSED, EXIT_OK, DiskFullError,
-                               RunDirError)
+                               RunDirError, doing, filesystem_error)
 from aorta.base.redaction import Redactor
 from aorta.base.version import VERSION as __version__
 from aorta.run.executors.base import Executor, OnDone, OnStart
@@ -126,8 +126,9 @@ def run_sweep(plan: Plan, output: Path, caller_env: Mapping[str, str], progress:
     Raises `DiskFullError` when the disk fills up: the run is marked interrupted, what finished
     is kept, and the same command resumes it."""
     store = RunStore.in_output(output, plan.run_name, plan_redactor(plan, caller_env))
-    try:
+    with doing("creating the run directory", "--output"):
         store.create()
+    try:
         with store.lock():
             return _Sweep(plan, store, caller_env, progress, executor).run(fresh)
     except OSError as exc:
@@ -137,7 +138,7 @@ def run_sweep(plan: Plan, output: Path, caller_env: Mapping[str, str], progress:
                                 f"that finished are kept and the run is marked interrupted; "
                                 f"free some space, then rerun the same command to resume") \
                 from None
-        raise
+        raise filesystem_error(exc, "writing the run", "--output") or exc
 
 
 class _Sweep:
