@@ -1,5 +1,5 @@
 """Issue 24: a filesystem that refuses aorta (read-only, full, a path under a regular file, a
-directory where a file must go) gives one line `aorta: error: <what> <path>: <cause>; <fix>`
+directory where a file must go, a name too long) gives one line `aorta: error: <what> <path>: <cause>; <fix>`
 and exit 2 in every command, never a traceback nor "internal error", and costs no result
 already written; a command that only reads answers as it does on a writable disk. The
 read-only and full cases mount a small tmpfs, which needs the privilege to: skipped (with the
@@ -22,8 +22,8 @@ from aorta_testing import run_aorta, small_filesystem
 
 # Every command's arguments, and the file it writes under {place} (None: it only reads).
 # {place} is the folder under test; {run} is a finished run and {db} a history database that
-# holds it, both in {place} too, except under a regular file, where they lie beside it (a row
-# without {place} is skipped there). A command of `aorta` missing here fails
+# holds it, both in {place} too where {place} can exist, else beside it (a row without {place}
+# is skipped there). A command of `aorta` missing here fails
 # `test_every_command_has_a_row`.
 PASS = f"--trials 2 --collect none -- {sys.executable} -c pass"
 CASES: dict[str, list[tuple[str, str | None]]] = {
@@ -82,8 +82,8 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return place
 
 
-def _argv(name: str, args: str, place: Path) -> list[str]:
-    inputs = place.parent.parent / "inputs" if place.parent.is_file() else place
+def _argv(name: str, args: str, place: Path, inputs: Path | None = None) -> list[str]:
+    inputs = inputs or place
     fill = {"place": str(place), "run": f"{inputs}/runs/adhoc", "db": f"{inputs}/history.sqlite"}
     return [*name.split(), *(word.format(**fill) for word in args.split())]
 
@@ -112,10 +112,10 @@ def _fill(mount: Path) -> None:
 @contextmanager
 def _place(kind: str, template: Path, tmp_path: Path, writes: str | None) -> Iterator[Path]:
     """The folder under test, holding a copy of `template`, made as `kind` says."""
-    if kind == "under a regular file":
+    if kind in UNREACHABLE:
         shutil.copytree(template, tmp_path / "inputs")
         (tmp_path / "plain").write_text("a regular file\n")
-        yield tmp_path / "plain" / "under"
+        yield tmp_path / UNREACHABLE[kind] / "under"
         return
     if kind == "directory in the way":
         place = shutil.copytree(template, tmp_path / "place")
@@ -135,7 +135,8 @@ def _place(kind: str, template: Path, tmp_path: Path, writes: str | None) -> Ite
         yield mount
 
 
-KINDS = ["read-only", "full", "under a regular file", "directory in the way"]
+UNREACHABLE = {"under a regular file": "plain", "a name too long": "x" * 300}
+KINDS = ["read-only", "full", *UNREACHABLE, "directory in the way"]
 _baseline: dict[tuple[str, str], int] = {}
 
 
@@ -151,14 +152,14 @@ def test_a_refusing_filesystem_is_one_line(kind: str, name: str, args: str,
         pytest.skip(f"`aorta {name}` writes no file")
     if kind == "directory in the way" and f"{{place}}/{writes}" in args:
         pytest.skip("a directory given as a file option is refused by click, as usage")
-    if kind == "under a regular file" and "{place}" not in args:
+    if kind in UNREACHABLE and "{place}" not in args:
         pytest.skip(f"`aorta {name}` is given no path there")
     with _place(kind, template, tmp_path, writes) as place:
-        before = {} if kind == "under a regular file" else _files(place)
-        cwd = place if place.is_dir() else tmp_path
-        argv = _argv(name, args, place)
-        done = run_aorta(*argv, cwd=cwd)
-        after = {} if kind == "under a regular file" else _files(place)
+        unreachable = kind in UNREACHABLE
+        before = {} if unreachable else _files(place)
+        argv = _argv(name, args, place, tmp_path / "inputs" if unreachable else None)
+        done = run_aorta(*argv, cwd=tmp_path if unreachable else place)
+        after = {} if unreachable else _files(place)
     where = f"aorta {' '.join(argv)}"
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr, \
         f"{where}\n{done.stderr}"
@@ -176,7 +177,8 @@ def test_a_refusing_filesystem_is_one_line(kind: str, name: str, args: str,
         return
     assert done.returncode == 2, f"{where}\n{done.stderr}"
     errors = [line for line in done.stderr.splitlines() if line.startswith("aorta: error:")]
-    named = place / writes if kind == "directory in the way" and writes else place
+    named = place.parent if unreachable else place / writes if writes and kind == KINDS[-1] \
+        else place
     assert len(errors) == 1 and str(named) in errors[0], f"{where}\n{done.stderr}"
     assert done.stderr.rstrip("\n").splitlines()[-1] == errors[0], done.stderr
 

@@ -95,12 +95,10 @@ def click_main(argv: list[str] | None = None) -> int:
 def _command_path(argv: list[str]) -> str:
     """The subcommand words `argv` starts with (`sweep run`, `report`)."""
     words: list[str] = []
-    command: click.Command = cli
+    command: click.Command | None = cli
     for word in argv:
-        sub = command.get_command(click.Context(command), word) \
-            if isinstance(command, click.Group) else None
-        if sub is None:
+        if not isinstance(command, click.Group) or (
+                command := command.get_command(click.Context(command), word)) is None:
             break
         words.append(word)
-        command = sub
     return " ".join(words) or "aorta"
