@@ -16,7 +16,7 @@ from typing import Any, ParamSpec, TextIO, TypeVar
 from pydantic import ConfigDict, SkipValidation, ValidationError, validate_call
 
 from aorta.api.run import Run, open_run
-from aorta.base.errors import UserError
+from aorta.base.errors import UserError, doing, filesystem_error
 from aorta.base.names import printable
 from aorta.base.schema_errors import format_validation_error
 from aorta.run.overrides import Overrides, parse_collect_flag
@@ -44,6 +44,8 @@ def _typed(func: Callable[P, R]) -> Callable[P, R]:
                 raise
             raise UserError(f"aorta.{func.__name__}: "
                             f"{format_validation_error(exc)}") from None
+        except OSError as exc:   # one the library did not put in words itself
+            raise filesystem_error(exc, f"aorta.{func.__name__} failed on") or exc
     return call
 
 
@@ -105,9 +107,11 @@ def sweep(recipe: str | PathLike[str] | None = None, *, command: Command = (),
     `fresh` (discard earlier results), `report` (write report.html), `history` (True:
     $AORTA_HISTORY_DB, else <output>/history.sqlite; or a database URL), `progress` (a stream
     for a line per trial; None: silent), `verbose`. Raises `UserError` before any trial for
-    anything `plan` refuses, `DiskFullError` when the disk fills up, and `Interrupted` (a
+    anything `plan` refuses, `DiskFullError` when the disk fills up, `Interrupted` (a
     KeyboardInterrupt) when SIGTERM, SIGHUP or another stopping signal left at its default
-    action reaches the main thread during the call (the same call resumes it)."""
+    action reaches the main thread during the call (the same call resumes both), and
+    `FilesystemError` (a `UserError`) for a path it cannot write (read-only, not permitted,
+    under a regular file...), with the command's message."""
     prepared = plan(recipe, command=command, output=output, collect=collect, trials=trials,
                     timeout=timeout, ticket=ticket, env_passthrough_mode=env_passthrough_mode,
                     stop_after_events=stop_after_events, max_trials=max_trials, gpus=gpus,
@@ -138,7 +142,8 @@ def record_history(prepared: PreparedSweep, url: str | None = None) -> Any:
 
     url = url or prepared.caller_env.get(ENV_VAR) or str(prepared.output / "history.sqlite")
     try:
-        return record_run(prepared.run_dir, url)
+        with doing("recording in the history database", "--history-db"):
+            return record_run(prepared.run_dir, url)
     except UserError as err:
         raise UserError(f"{err} (the run is complete in {prepared.run_dir}; record it later "
                         f"with `aorta history add {prepared.run_dir} --db URL`)") from None

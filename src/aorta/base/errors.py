@@ -5,9 +5,14 @@ what is wrong, where, and what to do instead.
 
 from __future__ import annotations
 
+import errno
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 EXIT_OK = 0
-EXIT_BROKEN = 1          # the run itself broke (an aorta bug or an unwritable disk)
-EXIT_USAGE = 2           # bad usage, bad recipe, a profiler that cannot measure: nothing ran
+EXIT_BROKEN = 1          # aorta itself broke (a bug)
+EXIT_USAGE = 2           # bad usage, bad recipe, a profiler that cannot measure, a disk that
+                         # refuses a write (FilesystemError)
 EXIT_NONE_PASSED = 3     # no trial passed at all, or --strict and some trial did not pass
 EXIT_REGRESSION = 4      # compare found a regression beyond the threshold
 EXIT_INTERRUPTED = 130   # Ctrl-C (128 + SIGINT); another signal n that stops a run: 128 + n
@@ -55,7 +60,13 @@ class RunDirError(UserError):
     """The run directory is locked, or holds a different run."""
 
 
-class DiskFullError(UserError):
+class FilesystemError(UserError):
+    """The filesystem refused what aorta had to do there: full, read-only, not permitted, a
+    path through a regular file... (`doing`). Nothing already written is lost: every file is
+    replaced atomically, so a failed write leaves the old one whole."""
+
+
+class DiskFullError(FilesystemError):
     """The disk filled up (or failed) while a trial ran or the run wrote its records: the run
     is marked interrupted, what finished is kept (the trial it hit is not recorded), and the
     same command resumes once there is space."""
@@ -68,3 +79,54 @@ class DiskFullError(UserError):
         fix = "free some space" if cause in cls.FULL else "make the disk writable again"
         return cls(f"{cause} {where}: what finished is kept; {fix}, then rerun the same "
                    f"command to resume")
+
+
+_FREE = "free space on that filesystem or choose another {option}"
+# errno -> (the cause in words, the fix); errors not listed here are aorta's own bugs
+_CAUSES = {
+    errno.ENOSPC: ("no space left on the device", _FREE),
+    errno.EDQUOT: ("the disk quota is used up", _FREE),
+    errno.EFBIG: ("the file is larger than that filesystem allows",
+                  "choose another {option} on another filesystem"),
+    errno.EROFS: ("the filesystem is read-only", "choose a writable {option}"),
+    errno.EACCES: ("permission denied", "grant access to it or choose another {option}"),
+    errno.EPERM: ("the operation is not permitted there", "choose another {option}"),
+    errno.ENOTDIR: ("a part of the path is a regular file, not a directory",
+                    "remove or rename that file, or choose another {option}"),
+    errno.EEXIST: ("it exists and is not a directory",
+                   "remove or rename it, or choose another {option}"),
+    errno.EISDIR: ("it is a directory where aorta writes a file",
+                   "remove or rename that directory, or choose another {option}"),
+    errno.ENAMETOOLONG: ("the name is too long for the filesystem",
+                         "choose a shorter {option}"),
+    errno.ELOOP: ("too many levels of symbolic links", "choose another {option}"),
+    errno.EMLINK: ("its directory holds too many entries", "choose another {option}"),
+    errno.EIO: ("the device reported an input/output error",
+                "check the disk (dmesg) or choose another {option}"),
+    errno.ESTALE: ("the network filesystem lost the file (stale handle)",
+                   "check the mount or choose another {option}"),
+}
+
+
+def filesystem_error(exc: OSError, what: str, option: str = "path") -> FilesystemError | None:
+    """`exc` as one line, `<what> <path>: <cause>; <fix>` naming `option` as the way out, when
+    the environment caused it; None for any other error (an aorta bug)."""
+    if exc.errno not in _CAUSES:
+        return None
+    cause, fix = _CAUSES[exc.errno]
+    kind = DiskFullError if exc.errno in (errno.ENOSPC, errno.EDQUOT) else FilesystemError
+    where = "" if exc.filename is None else f" {exc.filename}"
+    return kind(f"{what}{where}: {cause}; {fix.format(option=option)}")
+
+
+@contextmanager
+def doing(what: str, option: str = "path") -> Iterator[None]:
+    """Turn an environment OSError raised in the block into a `FilesystemError` that says what
+    aorta was doing (`what`, e.g. "writing the report") and which option avoids it."""
+    try:
+        yield
+    except OSError as exc:
+        error = filesystem_error(exc, what, option)
+        if error is None:
+            raise
+        raise error from exc

@@ -10,7 +10,7 @@ from typing import Literal
 
 import click
 
-from aorta.base.errors import EXIT_OK, UserError
+from aorta.base.errors import EXIT_OK, UserError, doing
 
 Format = Literal["csv", "parquet"]
 
@@ -51,11 +51,12 @@ def run(opts: ExportOptions) -> int:
     for name, columns in tables.items():
         target = f"{name}.{opts.format}"
         data = encode(columns)
-        if opts.output is None:
-            RunStore(opts.run_dir.resolve()).write_file(target, data, parts=("export",))
-            click.echo(str(opts.run_dir / "export" / target))
-        else:
-            click.echo(str(write_anywhere(opts.output / target, data)))
+        with doing("writing the tables", "--output"):
+            if opts.output is None:
+                RunStore(opts.run_dir.resolve()).write_file(target, data, parts=("export",))
+                click.echo(str(opts.run_dir / "export" / target))
+            else:
+                click.echo(str(write_anywhere(opts.output / target, data)))
     return EXIT_OK
 
 

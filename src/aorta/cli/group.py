@@ -1,6 +1,7 @@
 """The click group behind `aorta`; a subcommand's module is imported only when it runs or its
-help is asked for. Errors leave through one door: `click_main` turns a `UserError` into one
-line on stderr and its exit code; anything else is a bug (exit 1)."""
+help is asked for. Errors leave through one door: `click_main` turns a `UserError`, and an
+OSError the filesystem caused (`filesystem_error`), into one line on stderr and its exit
+code; anything else is a bug (exit 1)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from typing import Any
 
 import click
 
-from aorta.base.errors import EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_USAGE, Interrupted, UserError
+from aorta.base.errors import (EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_USAGE, Interrupted, UserError,
+                               filesystem_error)
 from aorta.base.version import VERSION as __version__
 from aorta.cli.commands import COMMANDS
 
@@ -58,10 +60,10 @@ def cli() -> None:
     Compute, Nsight Systems, the PyTorch profiler, cProfile), many times, over a matrix of
     variants, and turn the profiler's files into numbers you can trust and compare.
 
-    Exit codes: 0 done; 1 aorta itself broke; 2 bad usage, bad recipe or a collector that
-    cannot measure (nothing ran); 3 --strict and some trial did not pass; 4 compare (or
-    history) found a regression beyond its threshold; 128 + n interrupted by signal n (130:
-    Ctrl-C, 143: SIGTERM, 129: SIGHUP).
+    Exit codes: 0 done; 1 aorta itself broke; 2 bad usage, bad recipe, a collector that
+    cannot measure (nothing ran), or a full, read-only or unusable path; 3 --strict and some
+    trial did not pass; 4 compare (or history) found a regression beyond its threshold;
+    128 + n interrupted by signal n (130: Ctrl-C, 143: SIGTERM, 129: SIGHUP).
     """
 
 
@@ -76,7 +78,10 @@ def one_line(text: str) -> str:
 
 def click_main(argv: list[str] | None = None) -> int:
     try:
-        result: Any = cli.main(args=argv, prog_name="aorta", standalone_mode=False)
+        try:
+            result: Any = cli.main(args=argv, prog_name="aorta", standalone_mode=False)
+        except OSError as exc:   # one the command did not put in words itself
+            raise filesystem_error(exc, f"{_command_path(argv or [])} failed on") or exc
     except UserError as exc:
         click.echo(f"aorta: error: {one_line(str(exc))}", err=True)
         return exc.exit_code
@@ -96,3 +101,15 @@ def click_main(argv: list[str] | None = None) -> int:
                    err=True)
         return EXIT_BROKEN
     return result if isinstance(result, int) else 0
+
+
+def _command_path(argv: list[str]) -> str:
+    """The subcommand words `argv` starts with (`sweep run`, `report`)."""
+    words: list[str] = []
+    command: click.Command | None = cli
+    for word in argv:
+        if not isinstance(command, click.Group) or (
+                command := command.get_command(click.Context(command), word)) is None:
+            break
+        words.append(word)
+    return " ".join(words) or "aorta"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from aorta.base.errors import EXIT_OK, EXIT_REGRESSION
+from aorta.base.errors import EXIT_OK, EXIT_REGRESSION, doing
 
 if TYPE_CHECKING:
     from aorta.history.analyse import Settings, View
@@ -83,9 +83,10 @@ def run_add(opts: AddOptions) -> int:
     from aorta.history import record_run
 
     for run_dir in opts.runs:
-        click.echo(recorded_line(record_run(run_dir, opts.db, commit=opts.commit,
-                                            host=opts.host,
-                                            allow_incomplete=opts.allow_incomplete)))
+        with doing("recording in the history database", "--db"):
+            done = record_run(run_dir, opts.db, commit=opts.commit, host=opts.host,
+                              allow_incomplete=opts.allow_incomplete)
+        click.echo(recorded_line(done))
     return EXIT_OK
 
 
@@ -166,7 +167,8 @@ def run_report(opts: ViewOptions) -> int:
 
     view = _load(opts)
     target = opts.output or default_page(opts.db)
-    write_page(view, _settings(opts).text, target)
+    with doing("writing the history page", "--output"):
+        write_page(view, _settings(opts).text, target)
     changes = [c for a in view.items for c in a.changes]
     incomplete = {p.run.id for a in view.items for p in a.series.points if not p.run.complete}
     click.echo(f"{target}: {len(view.items)} series, {len(changes)} change(s) detected, "
@@ -187,7 +189,8 @@ def _load(opts: ViewOptions) -> View:
     from aorta.history.store import Filters
 
     filters = Filters(opts.recipe, opts.host, opts.gpu, opts.cell, opts.metric, opts.kernel)
-    return load_view(opts.db, filters, _settings(opts), opts.fail_on)
+    with doing("reading the history database", "--db"):
+        return load_view(opts.db, filters, _settings(opts), opts.fail_on)
 
 
 def _gate(view: View) -> int:

@@ -20,6 +20,7 @@ from urllib.parse import quote
 
 from aorta.base.errors import UserError
 from aorta.base.redaction import looks_secret
+from aorta.store.files import short_of_space
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import URL, Connection, Engine
@@ -108,14 +109,15 @@ def _secrets(url: URL) -> tuple[str, ...]:
 def connect(given: str | None, create: bool = True) -> Database:
     """An engine for `given` (see `resolve_url`). SQLite: the file's folder is created when
     `create`; without `create` the file must exist (else a `UserError`: nothing recorded yet)
-    and, where it cannot be written, is opened read-only."""
+    and, where it cannot be written (read-only, or its disk full), is opened read-only."""
     from sqlalchemy import create_engine
 
     url = resolve_url(given)
     shown = redact(url)
     if url.get_backend_name() == "sqlite":
         path = sqlite_file(url, create)
-        writable = create or all(os.access(p, os.W_OK) for p in (path, path.parent))
+        writable = create or (all(os.access(p, os.W_OK) for p in (path, path.parent))
+                              and short_of_space(path.parent) is None)
         if not writable:
             url = _read_only(url, path)
         engine = create_engine(url, connect_args={"timeout": _BUSY_TIMEOUT_S})
@@ -170,12 +172,14 @@ def _file_kind(path: Path) -> str:
 def _read_only(url: URL, path: Path) -> URL:
     """`url` opened read-only, for reading a file that cannot be written (a writable one is
     opened as usual: a reader may upgrade its schema, and leaves no `-wal`, `-shm` behind). On
-    a read-only mount SQLite cannot make the `-shm` file a WAL reader needs; there, and only
-    without a `-wal` file (whose pages `immutable` would skip), the file is opened as
-    immutable: nothing can change it through this mount."""
+    a read-only mount or a full disk SQLite cannot make the `-shm` file a WAL reader needs;
+    there, and only without a `-wal` file holding pages (which `immutable` would skip), the
+    file is opened as immutable: nothing can be written to it there."""
     query = {"mode": "ro", "uri": "true"}
     wal = path.with_name(path.name + "-wal")
-    if os.statvfs(path.parent).f_flag & os.ST_RDONLY and not wal.exists():
+    frozen = (os.statvfs(path.parent).f_flag & os.ST_RDONLY
+              or short_of_space(path.parent) is not None)
+    if frozen and not (wal.exists() and wal.stat().st_size):
         query["immutable"] = "1"
     return url.set(database="file:" + quote(str(path.absolute())), query=query)
 

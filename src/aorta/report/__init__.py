@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from aorta.base.errors import doing
 from aorta.base.redaction import PATTERN_ONLY
 from aorta.rendering import json_text
 from aorta.report.build import build_report
@@ -30,7 +31,8 @@ def render_json(report: Report, run_dir: Path) -> str:
 
 def write_report(run_dir: Path) -> Path:
     """Write `<run_dir>/report.html` (replacing an older one) and return its path. Raises
-    `RunDirError` when `run_dir` is not a run directory, `OSError` when it cannot write."""
+    `RunDirError` when `run_dir` is not a run directory, `FilesystemError` when it cannot
+    write (an older report stays whole)."""
     return write_html(build_report(run_dir), run_dir, run_dir / REPORT_FILE)
 
 
@@ -46,7 +48,8 @@ def write_report_file(run_dir: Path, target: Path, text: str) -> None:
     """Into the run directory through its store (confined), elsewhere where the user asked;
     credential shapes are scrubbed either way."""
     text = PATTERN_ONLY.text(text)
-    if target.parent.resolve() == run_dir.resolve():
-        RunStore(run_dir.resolve()).write_text(target.name, text)   # the path the user gave
-    else:
-        write_anywhere(target, text)
+    with doing("writing the report", "--output"):
+        if target.parent.resolve() == run_dir.resolve():
+            RunStore(run_dir.resolve()).write_text(target.name, text)   # the path the user gave
+        else:
+            write_anywhere(target, text)

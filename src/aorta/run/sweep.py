@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from aorta.base.errors import (EXIT_INTERRUPTED, EXIT_NONE_PASSED, EXIT_OK, DiskFullError,
-                               RunDirError)
+                               RunDirError, doing, filesystem_error)
 from aorta.base.redaction import Redactor
 from aorta.base.version import VERSION as __version__
 from aorta.run.executors.base import Executor, OnDone, OnStart
@@ -128,8 +128,9 @@ def run_sweep(plan: Plan, output: Path, caller_env: Mapping[str, str], progress:
     `Interrupted` on another stopping signal (run/signals.py): the run is marked interrupted,
     what finished is kept, and the same command resumes it."""
     store = RunStore.in_output(output, plan.run_name, plan_redactor(plan, caller_env))
-    try:
+    with doing("creating the run directory", "--output"):
         store.create()
+    try:
         with stopping_signals() as signals, store.lock():
             try:
                 return _Sweep(plan, store, caller_env, progress, executor, signals).run(fresh)
@@ -140,7 +141,7 @@ def run_sweep(plan: Plan, output: Path, caller_env: Mapping[str, str], progress:
             raise DiskFullError.at(f"while writing under {store.root}"
                                    f"{f' ({exc.filename})' if exc.filename else ''}",
                                    str(exc.strerror).lower()) from None
-        raise
+        raise filesystem_error(exc, "writing the run", "--output") or exc
 
 
 class _Sweep:

@@ -47,6 +47,7 @@ def open_dir(root: Path, parts: Sequence[str], create: bool = False) -> Iterator
     Raises `RunDirError` for a link or a non-directory on the way, `FileNotFoundError` when a
     part is missing and `create` is false."""
     path: str | Path = root
+    opened = path   # what `fd` is open on
     try:
         fd = os.open(root, _DIR_FLAGS)
     except OSError as exc:
@@ -67,10 +68,17 @@ def open_dir(root: Path, parts: Sequence[str], create: bool = False) -> Iterator
                 _refuse(path, exc)
                 raise
             os.close(fd)
-            fd = child
+            fd, opened = child, path
         yield fd
+    except OSError as exc:   # a name relative to a descriptor means nothing to the user
+        exc.filename, exc.filename2 = _full(opened, exc.filename), _full(opened, exc.filename2)
+        raise
     finally:
         os.close(fd)
+
+
+def _full(folder: str | Path, name: object) -> object:
+    return os.path.join(folder, name) if isinstance(name, str) and name else name
 
 
 def _refuse(path: str | Path, exc: OSError) -> None:
@@ -88,15 +96,17 @@ def write_bytes(root: Path, parts: Sequence[str], name: str, data: bytes,
     with open_dir(root, parts, create=True) as dfd:
         tmp = f".{name[:40]}.{secrets.token_hex(6)}.tmp"
         mode = 0o600 if private else 0o777 if executable else 0o666   # private: owner only
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     mode, dir_fd=dfd)
         try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         mode, dir_fd=dfd)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
             os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
+        except BaseException as exc:
             with suppress(OSError):
                 os.unlink(tmp, dir_fd=dfd)
+            if isinstance(exc, OSError):   # the file asked for, not its temporary name
+                exc.filename, exc.filename2 = name, None
             raise
     return root.joinpath(*parts, name)
 

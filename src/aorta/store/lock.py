@@ -40,8 +40,12 @@ class RunLock:
                          "boot_id": boot_id()})
         with open_dir(self.run_dir, ()) as dfd:
             tmp = f".aorta.lock.{secrets.token_hex(6)}.tmp"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
-                         dir_fd=dfd)
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
+                             dir_fd=dfd)
+            except OSError as exc:
+                exc.filename = LOCK_NAME   # the file meant, not its temporary name
+                raise
             try:
                 with os.fdopen(fd, "w") as fh:
                     fh.write(me)
