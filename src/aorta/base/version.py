@@ -6,7 +6,6 @@ VERSION = "0.1.0"
 
 
 def dist_version(dist: Distribution) -> str | None:
-    """The distribution's Version; None where its metadata has none (`dist.version` warns
-    there on Python 3.12 and 3.13, and later Pythons raise KeyError)."""
+    """Its Version; None where the metadata has none (`dist.version` warns then on 3.12+)."""
     found = dist.metadata.get_all("Version") or [None]
     return found[0] if isinstance(found[0], str) else None

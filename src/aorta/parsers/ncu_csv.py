@@ -97,9 +97,9 @@ def read_details(path: Path, metrics: Sequence[str]) -> NcuProfile:
 
 
 def _csv_rows(lines: Iterable[str]) -> Iterator[list[str] | None]:
-    """CSV rows of the lines that are not the tool's own messages. A row with a NUL byte is
-    yielded as None; one the csv module cannot read (a quote left open by a cut file) is
-    yielded as None and ends the table."""
+    """CSV rows of the lines that are not the tool's own messages; None for a row with a NUL
+    byte, and for one the csv module cannot read (a quote left open by a cut file), which ends
+    the table."""
     reader = csv.reader(nul_marked(line for line in lines if not _TOOL_LINE.match(line)),
                         strict=True)
     while True:

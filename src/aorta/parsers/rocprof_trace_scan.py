@@ -5,7 +5,8 @@ the reference reader, which `rocprof_trace_arrow` must match. A ROCm 7 row quote
         1678314002982197,1678314003082277,...          (one line in the file)
 
 Decoded as latin-1 (names come back byte for byte). A last line without a newline is a cut row,
-never read ("143" may start 14376257). A row with a NUL byte is left out (`skips.NUL_MARK`). Rows left out: docs/collectors/reading.md.
+never read ("143" may start 14376257), nor is a row with a NUL byte (`skips.NUL_MARK`). Rows
+left out: docs/collectors/reading.md.
 """
 
 from __future__ import annotations
