@@ -14,7 +14,6 @@ import pytest
 from aorta_testing import bare_python, bin_dir_with_python, run_aorta
 
 COLLECTORS = {"cprofile", "ncu", "nsys", "proton", "rocprof", "telemetry", "torch"}
-HAS_TORCH = not os.system(f"{sys.executable} -c 'import torch' 2>/dev/null")
 
 
 def _path_env(first: Path) -> dict[str, str]:
@@ -66,7 +65,7 @@ def test_torch_is_checked_with_the_commands_own_interpreter(tmp_path: Path):
     assert f"fix: install torch into {bare}" in proc.stdout
 
 
-@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed for the tests' Python")
+@pytest.mark.torch
 def test_without_a_command_python3_on_path_is_checked(tmp_path: Path):
     bare = bare_python(tmp_path / "venv")
     bin_dir = bin_dir_with_python(tmp_path / "bin", bare)
@@ -77,7 +76,7 @@ def test_without_a_command_python3_on_path_is_checked(tmp_path: Path):
     assert str(bin_dir / "python3") in rows["torch@python3"]["reason"]
 
 
-@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed for the tests' Python")
+@pytest.mark.torch
 def test_an_interpreter_with_torch_passes():
     proc = run_aorta("doctor", "--collect", "torch", "--", sys.executable, "train.py")
     assert proc.returncode == 0, proc.stdout

@@ -20,7 +20,7 @@ from aorta.collectors.base import Launch, TrialContext, TrialOutcome
 from aorta.collectors.torch.collector import TorchCollector
 from aorta_testing import run_aorta, trial_result, write_recipe
 
-pytest.importorskip("torch", reason="needs PyTorch (CI installs the CPU build)")
+pytestmark = pytest.mark.torch
 
 TORCH = TorchCollector()
 CHILD_TIMEOUT_S = 180

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import sys
 from pathlib import Path
@@ -57,8 +56,7 @@ def free_port() -> int:
 
 
 TORCHRUN = shutil.which("torchrun", path=str(Path(sys.executable).parent))
-needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None or TORCHRUN is None,
-                                 reason="needs the CPU build of torch (and its torchrun)")
+needs_torchrun = pytest.mark.skipif(TORCHRUN is None, reason="torch without its torchrun")
 
 DDP = """
 import sys
@@ -80,7 +78,8 @@ dist.destroy_process_group()
 """
 
 
-@needs_torch
+@pytest.mark.torch
+@needs_torchrun
 def test_two_rank_torchrun_gives_one_capture_per_rank(tmp_path: Path, payload):
     script = payload(DDP, "ddp.py")
     proc = run_aorta("sweep", "run", "--collect", "cprofile", "--output", str(tmp_path), "--",
@@ -99,7 +98,8 @@ def test_two_rank_torchrun_gives_one_capture_per_rank(tmp_path: Path, payload):
     assert m["cprofile_rank_skew"] >= 1.0
 
 
-@needs_torch
+@pytest.mark.torch
+@needs_torchrun
 def test_two_rank_torchrun_under_the_torch_profiler(tmp_path: Path, payload):
     script = payload(DDP, "ddp.py")
     proc = run_aorta("sweep", "run", "--collect", "torch", "--output", str(tmp_path), "--",

@@ -4,7 +4,6 @@ in `sweep status` and in its exit code, through the real `aorta` CLI."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 import textwrap
 import time
@@ -16,7 +15,6 @@ from aorta.rendering import md_text
 
 from aorta_testing import bare_python, run_aorta, trial_result, write_recipe
 
-HAS_TORCH = not os.system(f"{sys.executable} -c 'import torch' 2>/dev/null")
 
 FAILING = """\
     import sys
@@ -166,7 +164,7 @@ def test_verbose_prints_each_trials_launch(tmp_path: Path, payload):
     assert "argv:" not in quiet.stderr
 
 
-@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed for the tests' Python")
+@pytest.mark.torch
 def test_preflight_refuses_a_command_whose_python_lacks_torch(tmp_path: Path, payload):
     """Issue 14: `-- python` without torch ran every torch trial to 'exit code 2'."""
     bare = bare_python(tmp_path / "venv")
@@ -180,7 +178,7 @@ def test_preflight_refuses_a_command_whose_python_lacks_torch(tmp_path: Path, pa
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed for the tests' Python")
+@pytest.mark.torch
 def test_a_launcher_that_cannot_attach_makes_an_error_trial(tmp_path: Path, payload):
     """The launcher's own import of torch fails (a stand-in torch that imports for a check
     but not in a launcher): the trial is an error, with the launcher's reason on the
@@ -212,7 +210,7 @@ def test_a_launcher_that_cannot_attach_makes_an_error_trial(tmp_path: Path, payl
     assert want in (tmp_path / "o" / "attach" / "perf.md").read_text()
 
 
-@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed for the tests' Python")
+@pytest.mark.torch
 def test_an_activity_the_build_lacks_is_an_attach_error(tmp_path: Path, payload):
     script = payload("print('hi')\n")
     recipe = write_recipe(tmp_path, """\

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -218,14 +217,7 @@ def test_without_torch_or_triton_the_payload_exits_2_with_one_reason(example: Ex
     assert "Traceback" not in done.stderr
 
 
-def torch_state() -> str | None:
-    """None when the CPU build of torch can run the matmul payload here; else a skip reason."""
-    if importlib.util.find_spec("torch") is None:
-        return "torch is not installed for this interpreter"
-    return None
-
-
-@pytest.mark.skipif(torch_state() is not None, reason=str(torch_state()))
+@pytest.mark.torch
 def test_matmul_runs_on_the_cpu_and_checks_itself():
     payload = PROFILING / "torch" / "torch-matmul" / "matmul.py"
     done = run([sys.executable, str(payload), "--device", "cpu", "--size", "96", "--iters", "2",

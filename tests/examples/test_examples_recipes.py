@@ -4,7 +4,6 @@ index README says."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shlex
@@ -153,8 +152,7 @@ def test_proton_cli_refuses_a_native_binary_naming_mode_env(tmp_path: Path):
     assert isinstance(caught.value, SetupError)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None,
-                    reason="torch is not installed for this interpreter")
+@pytest.mark.torch
 def test_torch_example_cpu_command_runs_end_to_end(tmp_path: Path):
     """The torch README's CPU command, smaller, through the real CLI: 3 products, 3 aten::mm."""
     example = Example("torch/torch-matmul")

@@ -28,6 +28,8 @@ READERS = ["python", pytest.param("arrow", marks=pytest.mark.skipif(
     not arrow.arrow_available(), reason="pyarrow is not installed (the `fast` extra)"))]
 needs_arrow = pytest.mark.skipif(not arrow.arrow_available(),
                                  reason="pyarrow is not installed (the `fast` extra)")
+# Hundreds of pyarrow calls a test: on Python 3.10 each walks the heap (AUTO_PICKS_ARROW)
+heap_walk = pytest.mark.skipif(not arrow.AUTO_PICKS_ARROW, reason="minutes on Python 3.10")
 
 
 def result(path: Path, reader: str) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
@@ -108,7 +110,8 @@ def trace(rows: int, seed: int, header: list[str], eol: str = "\n", *,
 @needs_arrow
 @pytest.mark.parametrize("header", [H6, H7], ids=["rocm6", "rocm7"])
 @pytest.mark.parametrize("eol", ["\n", "\r\n"], ids=["lf", "crlf"])
-@pytest.mark.parametrize("chunk", [arrow.CHUNK_BYTES, 4096, 700])
+@pytest.mark.parametrize("chunk", [arrow.CHUNK_BYTES] + [pytest.param(size, marks=heap_walk)
+                                                          for size in (4096, 700)])
 def test_arrow_reads_clean_traces_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                          header: list[str], eol: str, chunk: int) -> None:
     """Small chunks sum a kernel in many group-bys, and cut reads inside lines."""
@@ -307,6 +310,7 @@ def test_an_unknown_reader_is_refused() -> None:
 
 
 @needs_arrow
+@pytest.mark.skipif(not arrow.AUTO_PICKS_ARROW, reason="auto uses the csv module on Python 3.10")
 def test_auto_reads_with_pyarrow_when_it_imports(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[Path] = []
 

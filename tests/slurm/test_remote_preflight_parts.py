@@ -189,6 +189,7 @@ def test_skip_remote_probe_is_for_slurm_only():
         proc.stderr
 
 
+@pytest.mark.slurm     # its second half needs Slurm's commands
 def test_a_tool_missing_on_the_driver_is_left_to_the_node_only_for_slurm(tmp_path: Path):
     spec = TrialSpec(cell="c", index=0, run_dir=tmp_path, command=("/bin/true",), env={},
                      collectors={"ncu": get("ncu").validate({})})

@@ -17,6 +17,7 @@ from typing import Any
 
 from aorta.base.redaction import PATTERN_ONLY
 from aorta.base.version import VERSION as __version__
+from aorta.base.version import dist_version
 from aorta.host.health import nvidia_query, system_health
 from aorta.host.stack import container_info, hip_info, hipblaslt_info, python_env_info, tool_output
 
@@ -116,10 +117,9 @@ def _packages() -> dict[str, str | None]:
     found: dict[str, str | None] = {}
     for name in PACKAGES:
         try:
-            version = importlib.metadata.version(name)    # None: metadata without one
+            found[name] = dist_version(importlib.metadata.distribution(name))
         except importlib.metadata.PackageNotFoundError:
             continue
-        found[name] = version if isinstance(version, str) else None
     return found
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from aorta.parsers.kernel_table import KernelTable
 from aorta.parsers.nv_numbers import TIME_BASE, parse_number, to_base
-from aorta.parsers.skips import Skips
+from aorta.parsers.skips import NUL_MARK, Skips, nul_marked
 
 TIME_METRIC = "gpu__time_duration.sum"
 
@@ -85,9 +85,11 @@ def read_ncu_csv(path: Path, metrics: Sequence[str], page: str = "") -> NcuProfi
 
 
 def _csv_rows(lines: Iterable[str]) -> Iterator[list[str] | None]:
-    """CSV rows of the lines that are not the tool's own messages. A row the csv module cannot
-    read (a quote left open by a cut file, a NUL byte) is yielded as None and ends the table."""
-    reader = csv.reader((line for line in lines if not _TOOL_LINE.match(line)), strict=True)
+    """CSV rows of the lines that are not the tool's own messages; None for a row with a NUL
+    byte, and for one the csv module cannot read (a quote left open by a cut file), which ends
+    the table."""
+    reader = csv.reader(nul_marked(line for line in lines if not _TOOL_LINE.match(line)),
+                        strict=True)
     while True:
         try:
             row = next(reader)
@@ -96,7 +98,7 @@ def _csv_rows(lines: Iterable[str]) -> Iterator[list[str] | None]:
         except csv.Error:
             yield None
             return
-        yield row
+        yield None if NUL_MARK in "".join(row) else row
 
 
 def _raw(header: list[str], rows: Iterator[list[str] | None], metrics: Sequence[str],
@@ -156,7 +158,8 @@ def _details(header: list[str], rows: Iterator[list[str] | None],
 
 def _bad_row(number: int, row: list[str] | None, width: int) -> str:
     if row is None:
-        return f"data row {number} is not readable CSV (a quote left open by a cut file?)"
+        return (f"data row {number} is not readable CSV (a NUL byte, or a quote left open by "
+                f"a cut file)")
     return f"data row {number} has {len(row)} fields, the header has {width}"
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from aorta.parsers.kernel_table import KernelTable
 from aorta.parsers.nv_numbers import TIME_BASE, parse_number, to_base
-from aorta.parsers.skips import Shares, Skips
+from aorta.parsers.skips import NUL_MARK, NUL_ROW, Shares, Skips, nul_marked
 
 NO_KERNELS = "does not contain CUDA kernel data"
 
@@ -96,7 +96,7 @@ def _rows(lines: Iterable[str], summary: KernelSummary) -> Iterator[list[str]]:
             if line.strip():
                 yield line
 
-    reader = csv.reader(table_lines(), strict=True)
+    reader = csv.reader(nul_marked(table_lines()), strict=True)
     while True:
         try:
             yield next(reader)
@@ -132,6 +132,8 @@ def _add(row: list[str], c: _Columns, summary: KernelSummary, shares: Shares) ->
     unreadable instance count keeps the time, leaves the count untrusted and is counted too."""
     if len(row) < c.width:
         return f"{len(row)} fields, the header has {c.width} (cut short?)"
+    if NUL_MARK in "".join(row):
+        return NUL_ROW
     total = parse_number(row[c.total])
     name = row[c.name]
     if not name:

@@ -22,11 +22,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 from aorta.parsers.kernel_table import KernelTable
-from aorta.parsers.rocprof_trace_arrow import arrow_available, scan_trace_arrow
-from aorta.parsers.rocprof_trace_scan import (CUT_ROW, NUL_MARK, NUL_ROW, TraceColumns,
-                                              TraceScan, ends_with_newline, nul_marked,
-                                              scan_trace)
-from aorta.parsers.skips import Shares, Skips
+from aorta.parsers.rocprof_trace_arrow import AUTO_PICKS_ARROW, arrow_available, scan_trace_arrow
+from aorta.parsers.rocprof_trace_scan import (CUT_ROW, TraceColumns, TraceScan,
+                                              ends_with_newline, scan_trace)
+from aorta.parsers.skips import NUL_MARK, NUL_ROW, Shares, Skips, nul_marked
 
 TRACE_COLUMNS = ("Kernel_Name", "Start_Timestamp", "End_Timestamp")
 TRACE_READERS = ("auto", "arrow", "python")
@@ -248,7 +247,7 @@ def read_trace(path: Path, table: KernelTable, *, reader: str = "auto") -> FileR
 
 
 def _scan(fh: BinaryIO, columns: TraceColumns, reader: str) -> TraceScan:
-    if reader == "arrow" or (reader == "auto" and arrow_available()):
+    if reader == "arrow" or (reader == "auto" and AUTO_PICKS_ARROW and arrow_available()):
         data_start = fh.tell()
         scan = scan_trace_arrow(fh, columns)
         if scan is not None:

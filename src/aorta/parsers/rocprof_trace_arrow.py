@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import functools
 import importlib
+import sys
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
@@ -21,6 +22,9 @@ CHUNK_BYTES = 4 << 20             # whole lines parsed per pyarrow call
 BLOCK_BYTES = 1 << 20             # pyarrow parses a chunk in blocks; a longer line stops it
 _BOM = b"\xef\xbb\xbf"
 _INT64_END = 2**63
+#: `auto` reads with pyarrow only here: on Python 3.10 every pyarrow call walks the whole heap
+#: (gc.get_referrers, its workaround for bpo-42248), which costs more than its parser saves.
+AUTO_PICKS_ARROW = sys.version_info >= (3, 11)
 
 
 class _Doubtful(Exception):

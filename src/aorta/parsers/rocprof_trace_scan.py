@@ -5,8 +5,8 @@ the reference reader, which `rocprof_trace_arrow` must match. A ROCm 7 row quote
         1678314002982197,1678314003082277,...          (one line in the file)
 
 Decoded as latin-1 (names come back byte for byte). A last line without a newline is a cut row,
-never read ("143" may start 14376257). Python 3.10's csv refuses a NUL byte and 3.11's reads it,
-so each NUL becomes NUL_MARK and its row is left out. Rows left out: docs/collectors/reading.md.
+never read ("143" may start 14376257), nor is a row with a NUL byte (`skips.NUL_MARK`). Rows
+left out: docs/collectors/reading.md.
 """
 
 from __future__ import annotations
@@ -15,16 +15,14 @@ import csv
 import functools
 import io
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from aorta.parsers.skips import Skips
+from aorta.parsers.skips import NUL_MARK, NUL_ROW, Skips
 
 BLOCK_BYTES = 1 << 17          # read at a time, then cut after its last newline
 MAX_LINE_BYTES = 1 << 24       # a longer "line" is garbage: dropped, so memory stays bounded
-NUL_MARK = "\udc00"            # stands for a NUL: a lone surrogate, which no decoded text holds
-NUL_ROW = "a NUL byte (a malformed row)"
 KERNEL_DISPATCH = "KERNEL_DISPATCH"
 CUT_ROW = "the file ends inside a row (no final newline): cut short, that row is left out"
 END_BEFORE_START = "End_Timestamp before Start_Timestamp"
@@ -78,12 +76,6 @@ def ends_with_newline(fh: BinaryIO) -> bool:
 
 
 _split_lines = functools.partial(io.StringIO, newline="")   # at \n, \r\n and a bare \r
-
-
-def nul_marked(lines: Iterable[str]) -> Iterator[str]:
-    """`lines` with each NUL replaced by NUL_MARK."""
-    for line in lines:
-        yield line.replace("\0", NUL_MARK) if "\0" in line else line
 
 
 class CsvLines:

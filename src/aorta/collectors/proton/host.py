@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from aorta.base.tools import run_tool
+from aorta.base.version import dist_version
 
 BACKENDS = ("auto", "cupti", "roctracer", "rocprofiler", "instrumentation")
 #: Backends that install an HSA queue interceptor on AMD (`auto` resolves to one of them there).
@@ -52,7 +53,7 @@ spec = u.find_spec("triton")
 found = {"dir": list(spec.submodule_search_locations or [None])[0] if spec else None}
 for dist in %r:
     try:
-        found.update(version=m.version(dist), dist=dist); break
+        found.update(version=m.metadata(dist).get("Version"), dist=dist); break
     except m.PackageNotFoundError:
         pass
 print(json.dumps(found))
@@ -200,7 +201,7 @@ def backend_table(offered: Sequence[str], vendor: str | None, triton: str | None
 def torch_build_vendor() -> str | None:
     """"amd" or "nvidia" from the installed torch's local version tag (`+rocm6.2`, `+cu130`)."""
     try:
-        tag = importlib.metadata.version("torch").partition("+")[2]
+        tag = (dist_version(importlib.metadata.distribution("torch")) or "").partition("+")[2]
     except importlib.metadata.PackageNotFoundError:
         return None
     return "amd" if tag.startswith("rocm") else "nvidia" if tag.startswith("cu") else None

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from aorta.base.errors import SetupError
+from aorta.base.version import dist_version
 from aorta.collectors.attach_failure import with_attach_failure
 from aorta.collectors.base import (RANK_TOKEN, Capability, Collector, CollectorOptions, Launch,
                                    Metrics, TrialContext, TrialOutcome, capture_status, cut_short,
@@ -222,20 +223,20 @@ class TorchCollector(Collector[TorchOptions]):
             return Capability(self.name, False, reason=f"PyTorch is not installed for aorta's "
                               f"Python ({sys.executable})",
                               fix="pip install torch (a CUDA or ROCm build to see GPU kernels)")
-        build = torch_build(dist)
+        build, version = torch_build(dist), dist_version(dist)
         vendor = gpu_vendor()
         kernels = (build.startswith("cuda") and vendor in ("nvidia", "both")) or \
             (build.startswith("rocm") and vendor in ("amd", "both"))
         details = {"build": build, "gpu": vendor, "gpu_kernels": kernels}
         if kernels:
-            return Capability(self.name, True, dist.version, f"{build} build with a GPU: "
+            return Capability(self.name, True, version, f"{build} build with a GPU: "
                               f"kernels and CPU operators", details=details)
         why = (f"{build} build of torch" if vendor else "no GPU on this machine") + \
             ": only CPU operators are measured (torch_cpu_time_ms)"
         fix = "" if not vendor else ("install a CUDA build of torch" if vendor == "nvidia"
                                      else "install a ROCm build of torch") + \
             " (https://pytorch.org/get-started/locally/) to see GPU kernels"
-        return Capability(self.name, True, dist.version, why, fix, details)
+        return Capability(self.name, True, version, why, fix, details)
 
 
 def torch_build(dist: importlib.metadata.Distribution) -> str:
@@ -258,7 +259,7 @@ def torch_build(dist: importlib.metadata.Distribution) -> str:
             return f"{label} {values[key]}"
     if values:
         return "cpu"
-    tag = (dist.version or "").partition("+")[2]
+    tag = (dist_version(dist) or "").partition("+")[2]
     for prefix, label in (("rocm", "rocm"), ("cu", "cuda"), ("xpu", "xpu"), ("cpu", "cpu")):
         if tag.startswith(prefix):
             return label
