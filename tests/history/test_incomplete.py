@@ -5,12 +5,20 @@ step, nor change what --fail-on decides."""
 from __future__ import annotations
 
 import json
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 import pytest
 
+from aorta.store.run_dir import RunStore
 from aorta_testing import run_aorta
 from history_helpers import series_runs
+
+
+def _as_left(run: Path, status: str) -> AbstractContextManager[object]:
+    """A `running` run is one whose driver still holds its lock (without it, the run reads as
+    interrupted): this test process holds it meanwhile."""
+    return RunStore(run).lock() if status == "running" else nullcontext()
 
 
 def _add(db: str, *runs: Path, allow: bool = False) -> None:
@@ -23,12 +31,14 @@ def _add(db: str, *runs: Path, allow: bool = False) -> None:
 def test_add_refuses_a_run_that_is_not_complete(tmp_path: Path, status: str) -> None:
     (run,) = series_runs(tmp_path / "runs", [1.0], status=status)
     db = tmp_path / "h.sqlite"
-    done = run_aorta("history", "add", str(run), "--db", str(db))
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.startswith(f"aorta: error: {run}: run.json says {status}, not complete")
-    assert "--allow-incomplete" in done.stderr and len(done.stderr.splitlines()) == 1
-    assert not db.exists()                   # refused before the database is touched
-    done = run_aorta("history", "add", str(run), "--db", str(db), "--allow-incomplete")
+    with _as_left(run, status):
+        done = run_aorta("history", "add", str(run), "--db", str(db))
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith(
+            f"aorta: error: {run}: run.json says {status}, not complete")
+        assert "--allow-incomplete" in done.stderr and len(done.stderr.splitlines()) == 1
+        assert not db.exists()                   # refused before the database is touched
+        done = run_aorta("history", "add", str(run), "--db", str(db), "--allow-incomplete")
     assert done.returncode == 0 and f"recorded {run} ({status}: marked" in done.stdout
 
 
@@ -64,7 +74,8 @@ def test_an_incomplete_point_cannot_hide_a_step(db_url: str, tmp_path: Path) -> 
     runs = series_runs(tmp_path / "runs", [1.0] * 6 + [1.5])
     (back,) = series_runs(tmp_path / "runs", [1.0], first=7, status="running")
     _add(db_url, *runs)
-    _add(db_url, back, allow=True)
+    with _as_left(back, "running"):
+        _add(db_url, back, allow=True)
     done = run_aorta("history", "show", "--db", db_url, "--metric", "wall_s",
                      "--fail-on", "slower", "--recent", "1")
     assert done.returncode == 4, done.stdout + done.stderr
