@@ -130,13 +130,6 @@ def decide(m: Measurement, settings: CompareSettings, adjusted: float | None = N
     return _uncertain(found, m, settings.threshold, alpha, "")
 
 
-def judge(base: Sequence[float], new: Sequence[float], kind: MetricKind,
-          settings: CompareSettings) -> Judgement:
-    """Judge one metric on its own: `base` and `new` hold one value per passing trial."""
-    m = measure(base, new, kind, settings)
-    return m if isinstance(m, Judgement) else decide(m, settings)
-
-
 def _uncertain(found: Judgement, m: Measurement, threshold: float, alpha: float,
                why: str) -> Judgement:
     advice = advise(m.base, m.new, threshold, alpha)
