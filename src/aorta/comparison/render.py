@@ -98,11 +98,9 @@ def markdown_lines(comparison: Comparison, top: int = 20, gate: Gate | None = No
 def json_text(comparison: Comparison, gate: Gate | None = None) -> str:
     """Everything, every kernel included, as strict JSON (an unbounded interval end, or an
     open-ended trial advice, is null). `gate` adds what --fail-on watched and failed on."""
-    settings = asdict(comparison.settings)
-    settings["metrics"] = list(comparison.settings.metrics)
     return json_doc({
         "schema_version": COMPARE_SCHEMA, "base": comparison.base, "new": comparison.new,
-        "settings": settings, "notes": list(comparison.notes),
+        "settings": asdict(comparison.settings), "notes": list(comparison.notes),
         "family": {"tested": comparison.tested, "correction": comparison.settings.correction,
                    "guarantee": family_line(comparison, gate)},
         "gate": {"fail_on": list(gate.fail_on) if gate else [],
@@ -122,9 +120,7 @@ def json_text(comparison: Comparison, gate: Gate | None = None) -> str:
 
 
 def _row_doc(row: Row) -> dict[str, Any]:
-    doc = asdict(row)
-    doc["raw_names"] = list(row.raw_names)
-    doc["change"] = row.change
+    doc = asdict(row) | {"change": row.change}
     if row.scope == "metric":
         for key in ("table", "base_calls", "new_calls", "raw_names"):
             doc.pop(key)
