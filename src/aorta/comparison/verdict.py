@@ -133,6 +133,5 @@ def decide(m: Measurement, settings: CompareSettings, adjusted: float | None = N
 def _uncertain(found: Judgement, m: Measurement, threshold: float, alpha: float,
                why: str) -> Judgement:
     advice = advise(m.base, m.new, threshold, alpha)
-    if advice is None:
-        return found._replace(note=why)
-    return found._replace(more_trials=advice.low, more_trials_high=advice.high, note=why)
+    low, high = (None, None) if advice is None else (advice.low, advice.high)
+    return found._replace(more_trials=low, more_trials_high=high, note=why)
