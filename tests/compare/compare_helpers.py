@@ -6,8 +6,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from aorta.comparison.kinds import MetricKind
+from aorta.comparison.model import CompareSettings
+from aorta.comparison.verdict import Judgement, decide, measure
 from aorta.store.records import TrialResult, Verdict
 from aorta.store.files import write_json
+
+
+def judge(base: Sequence[float], new: Sequence[float], kind: MetricKind,
+          settings: CompareSettings) -> Judgement:
+    """Judge one metric on its own, as compare does without --correction."""
+    m = measure(base, new, kind, settings)
+    return m if isinstance(m, Judgement) else decide(m, settings)
 
 
 def trial(cell: str, index: int, verdict: Verdict = "pass", wall: float | None = 1.0,

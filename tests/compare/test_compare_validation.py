@@ -17,11 +17,13 @@ import random
 from collections.abc import Sequence
 
 from aorta.comparison.model import CompareSettings
-from aorta.comparison.verdict import Judgement, Measurement, decide, judge, measure
+from aorta.comparison.verdict import Judgement, Measurement, decide, measure
 from aorta.stats.family import adjust
 from aorta.stats.interval import ratio_interval
 from aorta.stats.rank_null import untied_cumulative
 from aorta.stats.rank_test import can_reach, mann_whitney
+
+from compare_helpers import judge
 
 ALPHA = 0.05
 

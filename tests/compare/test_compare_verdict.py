@@ -6,7 +6,9 @@ import pytest
 
 from aorta.comparison.kinds import direction_words, metric_kind
 from aorta.comparison.model import CompareSettings
-from aorta.comparison.verdict import judge, ratio_problem
+from aorta.comparison.verdict import ratio_problem
+
+from compare_helpers import judge
 
 SETTINGS = CompareSettings()
 BASE = [1.00, 1.01, 0.99, 1.02, 0.98, 1.00]

@@ -75,7 +75,8 @@ def test_bar_chart_scales_from_zero_and_shortens_long_names() -> None:
 @pytest.mark.parametrize("metric, unit", [
     ("wall_s", "s"), ("nsys_gpu_time_ms", "ms"), ("max_rss_mib", "MiB"), ("x_us", "µs"),
     ("nsys_kernel_count", "count"), ("sm_pct", "%"), ("dram_bytes", "B"), ("proton_backend", ""),
-    ("cycles", ""), ("normalized_cycles", "cycles")])
+    ("cycles", ""), ("normalized_cycles", "cycles"), ("tokens_per_s", "/s"), ("step_sec", "s"),
+    ("hbm_gb_per_s", "GB/s"), ("weights_gb", "GB"), ("launch_calls", "count")])
 def test_units_from_metric_names(metric, unit) -> None:
     assert unit_of(metric) == unit
 

@@ -133,10 +133,8 @@ def _cell_rows(base: CellSamples, new: CellSamples, label: str,
 def _across_profilers(base: CellSamples, new: CellSamples) -> tuple[str, str] | None:
     """The pair of tables when each side has one `<collector>_kernels` table of its own (Proton
     against torch): kernel names match across profilers once demangled and normalised."""
-    def kernel_tables(cell: CellSamples, other: CellSamples) -> list[str]:
-        return [t for t in cell.tables if t.endswith("_kernels") and t not in other.tables]
-
-    mine, theirs = kernel_tables(base, new), kernel_tables(new, base)
+    mine = [t for t in base.tables if t.endswith("_kernels") and t not in new.tables]
+    theirs = [t for t in new.tables if t.endswith("_kernels") and t not in base.tables]
     return (mine[0], theirs[0]) if len(mine) == 1 and len(theirs) == 1 else None
 
 

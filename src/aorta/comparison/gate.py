@@ -71,20 +71,20 @@ def evaluate(comparison: Comparison, fail_on: Sequence[str]) -> Gate:
         if name not in FAIL_ON_WORDS and name not in compared:
             raise UserError(f"--fail-on {name}: no cell compared this metric; compared: "
                             f"{', '.join(sorted(compared)) or '(none)'}")
-    failing = [r for r in comparison.rows() if r.verdict in REGRESSIONS and _row_watched(r, fail_on)]
     s = comparison.settings
-    gated = sum(1 for r in comparison.rows() if _row_watched(r, fail_on) and r.p_value is not None
-                and can_reach(s.alpha, r.base_n, r.new_n))
+    rows = [r for r in comparison.rows() if watched(r.scope == "kernel", r.name, r.kind, fail_on)]
+    gated = sum(1 for r in rows
+                if r.p_value is not None and can_reach(s.alpha, r.base_n, r.new_n))
     warnings = [f"--fail-on watches {r.name} of cell {r.cell}, which could not be judged "
                 f"(INCOMPARABLE: {r.note}); it cannot fail the job"
-                for r in comparison.rows() if r.verdict == "INCOMPARABLE" and r.scope == "metric"
-                and _row_watched(r, fail_on)]
+                for r in rows if r.verdict == "INCOMPARABLE" and r.scope == "metric"]
     if fail_on and s.threshold == 0:
         warnings.append(f"--threshold 0 with --fail-on: any significant change fails the job, "
                         f"however small; each of the {gated} gated rows can fail it by chance "
                         f"(up to alpha = {s.alpha:g} each). Set a practical --threshold such as "
                         f"0.02, or add --correction holm")
-    return Gate(tuple(fail_on), gated, tuple(failing), tuple(warnings))
+    failing = tuple(r for r in rows if r.verdict in REGRESSIONS)
+    return Gate(tuple(fail_on), gated, failing, tuple(warnings))
 
 
 def watched(kernel: bool, name: str, kind: str, fail_on: Sequence[str]) -> bool:
@@ -96,6 +96,3 @@ def watched(kernel: bool, name: str, kind: str, fail_on: Sequence[str]) -> bool:
         return kind in ("time", "rate", "size")
     return "slower" in fail_on and kind in ("time", "rate")
 
-
-def _row_watched(row: Row, fail_on: Sequence[str]) -> bool:
-    return watched(row.scope == "kernel", row.name, row.kind, fail_on)

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Literal
 
+from aorta.rendering import unit_of
+
 MetricKind = Literal["time", "rate", "size", "count", "other"]
 
-_RATE = ("_per_s", "_per_sec", "_tflops", "_gflops", "_flops", "_gbps", "_gb_per_s",
-         "_throughput", "_bandwidth", "_bw")
-_COUNT = ("_count", "_calls")
-_TIME = ("_ms", "_s", "_us", "_ns", "_sec", "_seconds")
-_SIZE = ("_mib", "_mb", "_gib", "_gb", "_kib", "_kb", "_bytes")
+_KIND_OF_UNIT: dict[str, MetricKind] = {
+    "s": "time", "ms": "time", "µs": "time", "ns": "time", "count": "count",
+    **dict.fromkeys(("B", "KiB", "MiB", "GiB", "KB", "MB", "GB"), "size"),
+    **dict.fromkeys(("/s", "GB/s", "TFLOPS", "GFLOPS", "FLOPS"), "rate")}
 
 # (word when the value went down, word when it went up)
 _WORDS: dict[str, tuple[str, str]] = {
@@ -26,16 +27,14 @@ REGRESSIONS = frozenset({"SLOWER", "LARGER"})
 
 def metric_kind(name: str) -> MetricKind:
     """The kind of a metric named like aorta's metrics (case-insensitive)."""
-    lowered = name.lower()
-    if lowered.endswith(_RATE):   # before time: "_per_s" also ends in "_s"
+    lowered, kind = name.lower(), _KIND_OF_UNIT.get(unit_of(name), "other")
+    if kind == "rate" or lowered.endswith(("_throughput", "_bandwidth", "_bw")):
         return "rate"
-    if lowered.endswith(_COUNT) or lowered == "calls":
+    if kind == "count" or lowered == "calls":
         return "count"
-    if lowered.endswith(_TIME) or lowered.startswith(("wall", "cpu_")):
+    if kind == "time" or lowered.startswith(("wall", "cpu_")):
         return "time"
-    if lowered.endswith(_SIZE):
-        return "size"
-    return "other"
+    return kind
 
 
 def direction_words(kind: MetricKind) -> tuple[str, str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, get_args
 
 from aorta.comparison.kinds import MetricKind
@@ -140,7 +140,7 @@ class Comparison:
     new: str
     settings: CompareSettings
     cells: tuple[CellComparison, ...]
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = ()
     tested: int = 0                      # rows whose test could reach alpha: the family
 
     def __post_init__(self) -> None:

@@ -36,17 +36,14 @@ def normalise(name: str, match_templates: bool = False) -> str:
     """The name with build-dependent parts removed; cached, as every trial repeats the names."""
     text = _SPACES.sub(" ", demangle(name)).strip()
     for _ in range(8):   # one strip can expose another: `f.isra.0_0d1d` -> `f.isra.0` -> `f`
-        stripped = _strip_once(text, match_templates)
+        stripped = text
+        for pattern, replacement in _RULES:
+            stripped = pattern.sub(replacement, stripped)
+        stripped = strip_templates(stripped) if match_templates else stripped
         if stripped == text:
             break
         text = stripped
     return text or name
-
-
-def _strip_once(text: str, match_templates: bool) -> str:
-    for pattern, replacement in _RULES:
-        text = pattern.sub(replacement, text)
-    return strip_templates(text) if match_templates else text
 
 
 def strip_templates(name: str) -> str:

@@ -98,19 +98,16 @@ def markdown_lines(comparison: Comparison, top: int = 20, gate: Gate | None = No
 def json_text(comparison: Comparison, gate: Gate | None = None) -> str:
     """Everything, every kernel included, as strict JSON (an unbounded interval end, or an
     open-ended trial advice, is null). `gate` adds what --fail-on watched and failed on."""
-    settings = asdict(comparison.settings)
-    settings["metrics"] = list(comparison.settings.metrics)
+    gate = gate or Gate((), 0, ())
     return json_doc({
         "schema_version": COMPARE_SCHEMA, "base": comparison.base, "new": comparison.new,
-        "settings": settings, "notes": list(comparison.notes),
+        "settings": asdict(comparison.settings), "notes": list(comparison.notes),
         "family": {"tested": comparison.tested, "correction": comparison.settings.correction,
                    "guarantee": family_line(comparison, gate)},
-        "gate": {"fail_on": list(gate.fail_on) if gate else [],
-                 "gated": gate.gated if gate else 0,
-                 "warnings": list(gate.warnings) if gate else []},
+        "gate": {"fail_on": gate.fail_on, "gated": gate.gated, "warnings": gate.warnings},
         "summary": comparison.tally(),
         "regressions": [{"cell": r.cell, "scope": r.scope, "name": r.name, "table": r.table}
-                        for r in (gate.failing if gate else ())],
+                        for r in gate.failing],
         "cells": [{
             "label": c.label, "base_cell": c.base_cell, "new_cell": c.new_cell,
             "base_trials": asdict(c.base_trials), "new_trials": asdict(c.new_trials),
@@ -122,9 +119,7 @@ def json_text(comparison: Comparison, gate: Gate | None = None) -> str:
 
 
 def _row_doc(row: Row) -> dict[str, Any]:
-    doc = asdict(row)
-    doc["raw_names"] = list(row.raw_names)
-    doc["change"] = row.change
+    doc = asdict(row) | {"change": row.change}
     if row.scope == "metric":
         for key in ("table", "base_calls", "new_calls", "raw_names"):
             doc.pop(key)

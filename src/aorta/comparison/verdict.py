@@ -130,16 +130,8 @@ def decide(m: Measurement, settings: CompareSettings, adjusted: float | None = N
     return _uncertain(found, m, settings.threshold, alpha, "")
 
 
-def judge(base: Sequence[float], new: Sequence[float], kind: MetricKind,
-          settings: CompareSettings) -> Judgement:
-    """Judge one metric on its own: `base` and `new` hold one value per passing trial."""
-    m = measure(base, new, kind, settings)
-    return m if isinstance(m, Judgement) else decide(m, settings)
-
-
 def _uncertain(found: Judgement, m: Measurement, threshold: float, alpha: float,
                why: str) -> Judgement:
     advice = advise(m.base, m.new, threshold, alpha)
-    if advice is None:
-        return found._replace(note=why)
-    return found._replace(more_trials=advice.low, more_trials_high=advice.high, note=why)
+    low, high = (None, None) if advice is None else (advice.low, advice.high)
+    return found._replace(more_trials=low, more_trials_high=high, note=why)

@@ -67,9 +67,8 @@ def gate_line(gate: Gate) -> str:
 
 
 def summary_line(comparison: Comparison) -> str:
-    tally = comparison.tally()
-    text = ", ".join(f"{n} {v}" for v, n in tally.items()) or "no rows"
-    return f"summary: {text}"
+    return "summary: " + (", ".join(f"{n} {v}" for v, n in comparison.tally().items())
+                          or "no rows")
 
 
 def kernel_groups(cell: CellComparison, top: int) -> list[tuple[str, list[Row], list[Row]]]:

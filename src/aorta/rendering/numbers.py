@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import math
 
-# Longest suffix first, so `_mib` is not read as `_b`.
+# The one table of name suffixes (`comparison.kinds` reads which way is better from the unit);
+# a suffix that ends another comes first: `_gb_per_s`, `_per_s`, then `_s`.
 _SUFFIX_UNITS = (
-    ("_percent", "%"), ("_bytes", "B"), ("_count", "count"), ("_cycles", "cycles"),
-    ("_pct", "%"), ("_mib", "MiB"), ("_gib", "GiB"), ("_kib", "KiB"), ("_ms", "ms"),
-    ("_us", "µs"), ("_ns", "ns"), ("_s", "s"),
+    ("_percent", "%"), ("_pct", "%"), ("_cycles", "cycles"), ("_count", "count"),
+    ("_calls", "count"), ("_bytes", "B"), ("_kib", "KiB"), ("_mib", "MiB"), ("_gib", "GiB"),
+    ("_kb", "KB"), ("_mb", "MB"), ("_gb", "GB"), ("_gb_per_s", "GB/s"), ("_gbps", "GB/s"),
+    ("_per_sec", "/s"), ("_per_s", "/s"), ("_tflops", "TFLOPS"), ("_gflops", "GFLOPS"),
+    ("_flops", "FLOPS"), ("_seconds", "s"), ("_sec", "s"), ("_ms", "ms"), ("_us", "µs"),
+    ("_ns", "ns"), ("_s", "s"),
 )
 
 

@@ -75,9 +75,8 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
 
 
 def tick_labels(ticks: Sequence[float]) -> list[str]:
-    """Labels with just enough decimals to tell neighbouring ticks apart (3,556.5 vs 3,557)."""
-    if not ticks:
-        return []
+    """Labels with just enough decimals to tell neighbouring ticks apart (3,556.5 vs 3,557);
+    `ticks` as `nice_ticks` gives them, never empty."""
     largest = max(abs(t) for t in ticks)
     style = "e" if largest >= 1e7 or 0 < largest < 1e-3 else ",f"
     for decimals in range(0, 10):

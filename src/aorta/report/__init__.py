@@ -4,6 +4,7 @@ JSON. `write_report` writes the self-contained HTML page into the run directory.
 from __future__ import annotations
 
 import os
+from dataclasses import asdict
 from pathlib import Path
 
 from aorta.base.errors import doing
@@ -24,7 +25,7 @@ REPORT_FILE = "report.html"
 
 def render_json(report: Report, run_dir: Path) -> str:
     """The `Report` record as strict JSON, with `run_dir` after its `schema_version`."""
-    doc = report.to_json()
+    doc = asdict(report)
     return json_text({"schema_version": doc.pop("schema_version"), "run_dir": str(run_dir),
                       **doc}) + "\n"
 

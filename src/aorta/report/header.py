@@ -28,10 +28,10 @@ def run_header(run: RunRecord, env: Mapping[str, Any] | None,
         started_at=run.started_at or None, finished_at=run.finished_at or None,
         starts=max(1, len(starts)), aorta_version=run.aorta_version or None,
         host=_text(host.get("hostname")),
-        os=_join(host.get("distro") or host.get("os"), _prefixed("kernel ", host.get("kernel")),
+        os=_join(host.get("distro") or host.get("os"), _text(host.get("kernel"), "kernel "),
                  host.get("machine")),
-        cpu=_join(host.get("cpu"), _prefixed("", host.get("cpu_count"), " cores"),
-                  _prefixed("", host.get("memory_gib"), " GiB RAM")),
+        cpu=_join(host.get("cpu"), _text(host.get("cpu_count"), after=" cores"),
+                  _text(host.get("memory_gib"), after=" GiB RAM")),
         gpus=gpus, gpu_source=source, software=_software(run, env),
         env_vars={str(k): str(v) for k, v in _mapping(env.get("env_vars")).items()},
     )
@@ -136,11 +136,7 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _text(value: Any) -> str | None:
-    return None if value is None or value == "" else str(value)
-
-
-def _prefixed(before: str, value: Any, after: str = "") -> str | None:
+def _text(value: Any, before: str = "", after: str = "") -> str | None:
     return None if value is None or value == "" else f"{before}{value}{after}"
 
 

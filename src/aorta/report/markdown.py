@@ -105,12 +105,7 @@ def _kernels(report: Report) -> list[str]:
 
 
 def _failures(report: Report) -> list[str]:
-    if not report.failures:
-        return [ALL_PASSED]
-    lines: list[str] = []
-    for f in report.failures:
-        lines += _failure(f) + [""]
-    return lines
+    return [line for f in report.failures for line in (*_failure(f), "")] or [ALL_PASSED]
 
 
 def _failure(f: Failure) -> list[str]:

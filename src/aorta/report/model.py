@@ -3,8 +3,7 @@ those the metric names say (`_s`, `_ms`, `_mib`); paths are run-relative, `/`-se
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 REPORT_SCHEMA = 1
 
@@ -162,9 +161,6 @@ class Report:
     failures: list[Failure]
     warnings: list[Notice]
     schema_version: int = REPORT_SCHEMA
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
     @property
     def totals(self) -> dict[str, int]:
