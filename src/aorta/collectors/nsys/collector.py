@@ -12,7 +12,7 @@ import contextlib
 import glob
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
@@ -39,8 +39,6 @@ IMPORTER_FIX = ("install the full Nsight Systems package (its host-linux-* folde
 
 # What `--trace` may name here: the APIs of nsys' documented list that make sense for a
 # command-line sweep (graphics-only and Windows-only ones are left out).
-TRACE_APIS = ("cuda", "nvtx", "osrt", "cublas", "cusparse", "cudnn", "cusolver", "mpi", "ucx",
-              "oshmem", "openacc", "openmp", "opengl", "vulkan")
 TraceApi = Literal["cuda", "nvtx", "osrt", "cublas", "cusparse", "cudnn", "cusolver", "mpi",
                    "ucx", "oshmem", "openacc", "openmp", "opengl", "vulkan"]
 DEFAULT_TRACE: tuple[TraceApi, ...] = ("cuda", "nvtx")
@@ -67,7 +65,7 @@ class NsysOptions(CollectorOptions):
         value = word_list(value)
         if isinstance(value, list) and "cuda" not in value:
             raise ValueError(f"must include cuda (the kernel summary comes from CUDA "
-                             f"tracing); allowed: {', '.join(TRACE_APIS)}")
+                             f"tracing); allowed: {', '.join(get_args(TraceApi))}")
         return value
 
     @model_validator(mode="after")
@@ -147,15 +145,11 @@ class NsysCollector(Collector[NsysOptions]):
 
 def nsys_argv(binary: str, options: NsysOptions, out_dir: Path) -> list[str]:
     """The nsys prefix for one trial, up to and including `--` (docs/collectors/nsys.md)."""
-    argv = [binary, "profile", "--trace=" + ",".join(options.trace), "--sample=" + options.sample,
-            "--cpuctxsw=none", f"--output={out_dir / REPORT_STEM}", "--force-overwrite=true"]
-    if options.cuda_graph_trace is not None:
-        argv.append("--cuda-graph-trace=" + options.cuda_graph_trace)
-    if options.capture_range is not None:
-        argv.append("--capture-range=" + options.capture_range)
-    if options.nvtx_capture is not None:
-        argv.append("--nvtx-capture=" + options.nvtx_capture)
-    return argv + ["--"]
+    given = {"cuda-graph-trace": options.cuda_graph_trace,
+             "capture-range": options.capture_range, "nvtx-capture": options.nvtx_capture}
+    return [binary, "profile", "--trace=" + ",".join(options.trace), "--sample=" + options.sample,
+            "--cpuctxsw=none", f"--output={out_dir / REPORT_STEM}", "--force-overwrite=true",
+            *[f"--{flag}={value}" for flag, value in given.items() if value is not None], "--"]
 
 
 def run_stats(binary: str, report: Path, out_dir: Path,

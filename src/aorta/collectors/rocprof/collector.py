@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from aorta.base.errors import SetupError
 from aorta.base.tools import run_tool
@@ -46,19 +46,15 @@ TraceDomain = Literal["kernel", "hip", "hip_runtime", "memory_copy", "rccl", "ma
 OutputFormat = Literal["csv", "json", "pftrace", "otf2", "rocpd"]
 DEFAULT_TRACE: tuple[TraceDomain, ...] = ("kernel",)
 DEFAULT_FORMATS: tuple[OutputFormat, ...] = ("csv",)
+_WHAT = {"trace": f"domain ({', '.join(TRACE_FLAGS)})",
+         "output_format": "format (csv, json, pftrace, otf2, rocpd)",
+         "pmc": "counter (leave the key out to collect none)"}
 # Counter names as rocprofv3-avail lists them: SQ_WAVES, TCC_HIT[0], GRBM_GUI_ACTIVE, MemUnitBusy.
 _COUNTER = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:]*(\[\d+\])?$")
 
 
 class RocprofUnavailableError(SetupError):
     """rocprofv3 is not on this machine (or not where $ROCPROF_BIN says)."""
-
-
-def _tokens(value: Any, lower: bool, what: str) -> Any:
-    value = word_list(value, lower)
-    if value == []:
-        raise ValueError(f"must name at least one {what}")
-    return value
 
 
 class RocprofOptions(CollectorOptions):
@@ -78,22 +74,14 @@ class RocprofOptions(CollectorOptions):
     summary_units: Literal["sec", "msec", "usec", "nsec"] | None = Field(
         None, description="time unit of the text summary file")
 
-    @field_validator("trace", mode="before")
+    @field_validator("trace", "output_format", "pmc", mode="before")
     @classmethod
-    def _trace_list(cls, value: Any) -> Any:
-        return _tokens(value, True, f"domain ({', '.join(TRACE_FLAGS)})")
-
-    @field_validator("output_format", mode="before")
-    @classmethod
-    def _format_list(cls, value: Any) -> Any:
-        return _tokens(value, True, "format (csv, json, pftrace, otf2, rocpd)")
-
-    @field_validator("pmc", mode="before")
-    @classmethod
-    def _counter_list(cls, value: Any) -> Any:
-        value = _tokens(value, False, "counter (leave the key out to collect none)")
+    def _word_list(cls, value: Any, info: ValidationInfo) -> Any:
+        value = word_list(value, lower=info.field_name != "pmc")
+        if value == []:
+            raise ValueError(f"must name at least one {_WHAT[str(info.field_name)]}")
         bad = [v for v in value if not (isinstance(v, str) and _COUNTER.match(v))] \
-            if isinstance(value, list) else []
+            if info.field_name == "pmc" and isinstance(value, list) else []
         if bad:
             raise ValueError(f"{bad[0]!r} is not a counter name (letters, digits, _ . : and an "
                              f"optional [index], e.g. SQ_WAVES or TCC_HIT[0])")
@@ -107,26 +95,22 @@ class RocprofOptions(CollectorOptions):
     @field_validator("kernel_include_regex")
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        return regex_option(value, "must not be empty (leave the key out to keep every kernel)")
+        return None if value is None else regex_option(
+            value, "must not be empty (leave the key out to keep every kernel)")
 
 
 def rocprof_argv(binary: str, options: RocprofOptions, out_dir: Path) -> list[str]:
     """The rocprofv3 prefix, ending with `--`, that makes `out_dir` hold the capture."""
     argv = [binary, "--output-directory", str(out_dir), "--output-file", OUTPUT_FILE,
-            "--output-format", *options.output_format]
-    argv += [TRACE_FLAGS[domain] for domain in options.trace]
-    if options.stats:
-        argv.append("--stats")
-    argv += ["--summary", "--summary-output-file", SUMMARY_STEM]
+            "--output-format", *options.output_format,
+            *[TRACE_FLAGS[domain] for domain in options.trace],
+            *(["--stats"] if options.stats else []),
+            "--summary", "--summary-output-file", SUMMARY_STEM]
     if options.summary_units:
         argv += ["--summary-units", options.summary_units]
     if options.kernel_include_regex is not None:
         argv += ["--kernel-include-regex", options.kernel_include_regex]
-    if options.pmc:
-        argv += ["--pmc", *options.pmc]
-    return argv + ["--"]
+    return argv + (["--pmc", *options.pmc] if options.pmc else []) + ["--"]
 
 
 class RocprofCollector(Collector[RocprofOptions]):
