@@ -1,10 +1,6 @@
-"""`cprofile`: Python's own deterministic profiler, for payloads that run anywhere.
-
-Wraps `python [safe flags] script.py args` into `python [flags] -m aorta.launchers.cprofile_run
---out <dir>/profile.pstats -- script.py args` (pytest launches into `... --pytest -- args`): the
-launcher profiles like `python -m cProfile` but keeps the payload's exit status. It needs no
-GPU, so a sweep can be tried on any machine before it goes near an expensive one. Options and
-metrics: docs/collectors/README.md.
+"""`cprofile`: Python's own deterministic profiler, run by `aorta.launchers.cprofile_run`. It
+needs no GPU, so a sweep can be tried on any machine before it goes near an expensive one.
+Argv, options and metrics: docs/collectors/README.md.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """`ncu`: Nsight Compute. GPU time and hardware metrics for every profiled kernel launch.
 
-Puts `<ncu> [options] --export <dir>/profile --log-file <dir>/ncu.log` in front of the command
-(`ncu_argv`): the tool's own messages go to `ncu.log`, so the payload's stdout stays its own.
-After the trial the report is exported with `ncu --import <dir>/profile.ncu-rep --csv --page
-raw` into `<dir>/raw.csv` (kept) and read by column name. The argv, metrics and capture states:
-docs/collectors/ncu.md.
+ncu's own messages go to `ncu.log`, so the payload's stdout stays its own; after the trial the
+report's raw page is exported to `raw.csv` and read by column name. The argv, metrics and
+capture states: docs/collectors/ncu.md.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""`nsys`: Nsight Systems. A whole-process timeline; aorta reads its CUDA kernel summary.
-
-`<nsys> profile [options] --output=<dir>/report --` goes in front of the command (`nsys_argv`);
-nsys turns its `.qdstrm` into `report.nsys-rep` with the `QdstrmImporter` of a full install.
-After the trial `nsys stats --report=cuda_gpu_kern_sum` (pre-2023: `gpukernsum`) writes the CSV
-aorta reads. Argv, metrics and capture states: docs/collectors/nsys.md.
+"""`nsys`: Nsight Systems. A whole-process timeline; aorta reads its CUDA kernel summary, which
+`nsys stats` exports after the trial. nsys turns its `.qdstrm` into a report with the
+`QdstrmImporter` of a full install. Argv, metrics and capture states: docs/collectors/nsys.md.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """`rocprof`: rocprofv3 (ROCprofiler-SDK), the whole-process tracer of AMD GPUs.
 
-    <rocprofv3> --output-directory <dir> --output-file aorta_%pid% --output-format csv
-        --kernel-trace [--hip-trace ...] [--stats] --summary --summary-output-file rocprof_summary
-        [--summary-units U] [--kernel-include-regex R] [--pmc C1 C2 ...] -- <command...>
-
 Numbers come from the CSV files only, `*kernel_stats.csv` else `*kernel_trace.csv`, summed over
-processes (`figures.py`). Flags:
-https://rocm.docs.amd.com/projects/rocprofiler-sdk/en/latest/how-to/using-rocprofv3.html
-Why each flag, metrics and capture states: docs/collectors/rocprof.md.
+processes (`figures.py`). The argv, why each flag, metrics and capture states:
+docs/collectors/rocprof.md.
 """
 
 from __future__ import annotations
