@@ -21,7 +21,7 @@ from aorta.collectors.base import (Capability, Collector, CollectorOptions, Laun
                                    TrialContext, TrialOutcome, capture_status, cut_short)
 from aorta.collectors.binaries import find_binary, read_tail, resolve_binary
 from aorta.collectors.options import regex_option, word_list
-from aorta.collectors.rocprof.figures import Verdict, numbers
+from aorta.collectors.rocprof.figures import numbers
 
 ENV_BIN = "ROCPROF_BIN"
 OUTPUT_FILE = "aorta_%pid%"
@@ -127,10 +127,7 @@ class RocprofCollector(Collector[RocprofOptions]):
 
     def summarize(self, out_dir: Path, options: RocprofOptions,
                   outcome: TrialOutcome) -> Metrics:
-        state, reason, figures = _read_capture(out_dir, options, outcome)
-        skipped = figures.pop("rocprof_skipped", None)
-        return {"rocprof_artifact_dir": str(out_dir)} | figures | capture_status(
-            self.name, state, reason, skipped)
+        return {"rocprof_artifact_dir": str(out_dir)} | _read_capture(out_dir, options, outcome)
 
     def probe(self) -> Capability:
         binary = find_binary(ENV_BIN, "rocprofv3", os.environ)
@@ -165,39 +162,45 @@ def rocprof_version(binary: str) -> str | None:
 # --- reading a capture ----------------------------------------------------------------------
 
 
-def _read_capture(out_dir: Path, options: RocprofOptions, outcome: TrialOutcome) -> Verdict:
+def _read_capture(out_dir: Path, options: RocprofOptions, outcome: TrialOutcome) -> Metrics:
     found = list_artifact_dir(out_dir)
     if found.problem:
-        return "unparsed", found.problem, {}
+        return capture_status("rocprof", "unparsed", found.problem)
     if not found.exists:
-        return "missing", f"the artifact directory {out_dir} does not exist", {}
+        return capture_status("rocprof", "missing",
+                              f"the artifact directory {out_dir} does not exist")
     if not found.files:
         if found.odd:
-            return "unparsed", (f"only links or special files here ({found.odd[0]}); aorta "
-                                "does not follow or read them"), {}
-        return (*_why_no_files(outcome), {})
+            return capture_status("rocprof", "unparsed", f"only links or special files here "
+                                  f"({found.odd[0]}); aorta does not follow or read them")
+        return _why_no_files(outcome)
     if "csv" not in options.output_format:
-        return "unparsed", (f"output_format {', '.join(options.output_format)} writes no CSV and "
-                            "aorta reads numbers only from CSV; add csv to output_format (or run "
-                            "`rocpd convert -i <db> --output-format csv` yourself)"), {}
+        return capture_status("rocprof", "unparsed", (
+            f"output_format {', '.join(options.output_format)} writes no CSV and aorta reads "
+            "numbers only from CSV; add csv to output_format (or run `rocpd convert -i <db> "
+            "--output-format csv` yourself)"))
     stats = [f for f in found.files if f.name.endswith("kernel_stats.csv")]
     traces = [f for f in found.files if f.name.endswith("kernel_trace.csv")]
-    if not stats and not traces:
-        if "kernel" not in options.trace:
-            return "unparsed", (f"trace {', '.join(options.trace)} records no kernel dispatch, "
-                                "so there is no GPU time; add kernel to trace"), {}
-        return "unparsed", "rocprofv3 wrote no *kernel_stats.csv or *kernel_trace.csv", {}
-    return numbers(stats, traces, outcome)
+    if stats or traces:
+        return numbers(stats, traces, outcome)
+    if "kernel" not in options.trace:
+        return capture_status("rocprof", "unparsed", f"trace {', '.join(options.trace)} records "
+                              "no kernel dispatch, so there is no GPU time; add kernel to trace")
+    return capture_status("rocprof", "unparsed",
+                          "rocprofv3 wrote no *kernel_stats.csv or *kernel_trace.csv")
 
 
-def _why_no_files(outcome: TrialOutcome) -> tuple[str, str]:
+def _why_no_files(outcome: TrialOutcome) -> Metrics:
     if not outcome.launched:
-        return "missing", "the payload never started, so rocprofv3 wrote nothing"
-    early = cut_short(outcome, "rocprofv3 wrote its files")
+        return capture_status("rocprof", "missing",
+                              "the payload never started, so rocprofv3 wrote nothing")
     fatal = [line for line in read_tail(outcome.stderr_path).splitlines()
              if line.startswith("Fatal error:")]
     if fatal:
-        return "missing", f"rocprofv3 failed: {fatal[-1][len('Fatal error:'):].strip()[:300]}"
+        why = f"rocprofv3 failed: {fatal[-1][len('Fatal error:'):].strip()[:300]}"
+        return capture_status("rocprof", "missing", why)
+    early = cut_short(outcome, "rocprofv3 wrote its files")
     if early:
-        return "missing", early
-    return "empty", "rocprofv3 wrote no files: the payload dispatched no GPU work"
+        return capture_status("rocprof", "missing", early)
+    return capture_status("rocprof", "empty",
+                          "rocprofv3 wrote no files: the payload dispatched no GPU work")
