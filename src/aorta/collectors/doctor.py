@@ -98,8 +98,7 @@ def interpreter_checks(name: str, command: Sequence[str], env: Mapping[str, str]
     (label "command"); without: `python3` and `python` on PATH (labelled so). An interpreter
     two labels name is checked once."""
     collector = get(name)
-    modules = collector.child_imports(options if options is not None
-                                      else collector.validate(None))
+    modules = collector.child_imports(options if options is not None else collector.validate(None))
     if not modules:
         return []
     checks: list[Check] = []

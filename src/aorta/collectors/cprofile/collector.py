@@ -46,8 +46,7 @@ class CProfileCollector(Collector[CProfileOptions]):
         argv = py.through(LAUNCHER, ["--out", str(dump)])
         return importable_by_child(Launch(argv, launch.env, launch.unset), ctx, py.flags)
 
-    def summarize(self, out_dir: Path, options: CProfileOptions,
-                  outcome: TrialOutcome) -> Metrics:
+    def summarize(self, out_dir: Path, options: CProfileOptions, outcome: TrialOutcome) -> Metrics:
         metrics: Metrics = {"cprofile_artifact_dir": str(out_dir)}
         ranked = {rank_of(p.name): p for p in sorted(out_dir.glob("profile.rank*.pstats"))}
         ranked.pop(None, None)

@@ -164,8 +164,7 @@ def available_profilers(python: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in answer.split(",") if name.strip())
 
 
-def _child_answer(python: str, code: str, env: Mapping[str, str] | None = None
-                  ) -> tuple[str, str]:
+def _child_answer(python: str, code: str, env: Mapping[str, str] | None = None) -> tuple[str, str]:
     """(the last line `python -c code` printed, '' unless it exited 0; why there is none)."""
     done = run_tool([python, "-c", code], CHILD_TIMEOUT_S, env=env, merge_stderr=False)
     lines = done.output.strip().splitlines()

@@ -125,8 +125,7 @@ class RocprofCollector(Collector[RocprofOptions]):
                                 error=RocprofUnavailableError)
         return launch.with_prefix(rocprof_argv(os.path.abspath(binary), options, out_dir))
 
-    def summarize(self, out_dir: Path, options: RocprofOptions,
-                  outcome: TrialOutcome) -> Metrics:
+    def summarize(self, out_dir: Path, options: RocprofOptions, outcome: TrialOutcome) -> Metrics:
         return {"rocprof_artifact_dir": str(out_dir)} | _read_capture(out_dir, options, outcome)
 
     def probe(self) -> Capability:
@@ -157,9 +156,6 @@ def rocprof_version(binary: str) -> str | None:
         return None
     rocm = found.get("rocm_version")
     return f"{found['version']} (ROCm {rocm})" if rocm and "@" not in rocm else found["version"]
-
-
-# --- reading a capture ----------------------------------------------------------------------
 
 
 def _read_capture(out_dir: Path, options: RocprofOptions, outcome: TrialOutcome) -> Metrics:

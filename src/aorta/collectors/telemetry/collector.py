@@ -26,8 +26,7 @@ from aorta.store.files import write_json_file
 from aorta.store.reading import RecordError, read_json_file
 
 SAMPLES = "samples.json"
-QUANTITIES = ("sm_clock_mhz", "mem_clock_mhz", "power_w", "temp_c", "gpu_util_pct",
-              "mem_util_pct")
+QUANTITIES = ("sm_clock_mhz", "mem_clock_mhz", "power_w", "temp_c", "gpu_util_pct", "mem_util_pct")
 _MAX_SAMPLES = 20_000     # per device; past it, every other sample is dropped and the pace halves
 _MAX_PIDS = 32            # other processes' pids kept per device
 

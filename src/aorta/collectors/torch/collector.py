@@ -169,8 +169,7 @@ class TorchCollector(Collector[TorchOptions]):
         return with_attach_failure(self.name, metrics, outcome,
                                    f"install aorta into that interpreter, or {ESCAPE}")
 
-    def _summarize_one(self, out_dir: Path, opts: TorchOptions,
-                       outcome: TrialOutcome) -> Metrics:
+    def _summarize_one(self, out_dir: Path, opts: TorchOptions, outcome: TrialOutcome) -> Metrics:
         launcher = _read_summary(out_dir / SUMMARY)
         metrics: Metrics = {"torch_artifact_dir": str(out_dir)} | _launcher_metrics(launcher)
         # trace.json, then trace.2.json... (one per schedule cycle), or tensorboard_trace_handler's
