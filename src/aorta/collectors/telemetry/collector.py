@@ -74,9 +74,8 @@ class _Recorder:
         own = other = 0
         for pid in pids:
             ours = self.ours.get(pid)
-            # Before the payload started, as far as this thread knows (the warden's word may be
-            # on its way, and the payload already listed), whose a pid is cannot be told yet, and
-            # no trial work can be contended with: it is asked again in the next sample.
+            # Before this thread knows the payload started (the warden's word may be on its way),
+            # whose a pid is cannot be told yet: it is asked again in the next sample.
             if ours is None and self.payload is not None:
                 ours = in_trial(pid, *self.payload)
                 if ours is not None:
