@@ -22,11 +22,11 @@ from typing import Any
 
 from aorta.base.tools import run_tool
 
-BACKENDS = ("auto", "cupti", "roctracer", "rocprofiler", "instrumentation")
 #: Backends that install an HSA queue interceptor on AMD (`auto` resolves to one of them there).
 QUEUE_INTERCEPTING = frozenset({"auto", "rocprofiler", "roctracer"})
 #: Backends that subscribe to CUPTI on NVIDIA (`auto` resolves to cupti there).
 CUPTI_BACKENDS = frozenset({"auto", "cupti"})
+#: Every backend aorta knows but `auto`, and the GPUs it measures.
 _VENDOR = {"cupti": ("nvidia",), "roctracer": ("amd",), "rocprofiler": ("amd",),
            "instrumentation": ("nvidia", "amd")}
 _VENDOR_NAMES = {"nvidia": "an NVIDIA GPU", "amd": "an AMD GPU"}
@@ -178,21 +178,18 @@ def backend_table(offered: Sequence[str], vendor: str | None, triton: str | None
     """backend -> {usable, reason, fix} for every backend aorta knows (`auto` aside)."""
     table: dict[str, dict[str, Any]] = {}
     here = {"nvidia", "amd"} if vendor == "both" else {vendor} if vendor else set()
-    for backend in BACKENDS[1:]:
-        needs = _VENDOR[backend]
+    for backend, needs in _VENDOR.items():
         if offered and backend not in offered:
-            table[backend] = {"usable": False,
-                              "reason": f"Triton {triton}'s CLI does not offer it "
-                                        f"(it offers {', '.join(offered)})",
-                              "fix": "install a Triton that has it, or use another backend"}
+            row = (False, f"Triton {triton}'s CLI does not offer it (it offers "
+                          f"{', '.join(offered)})",
+                   "install a Triton that has it, or use another backend")
         elif not here & set(needs):
-            table[backend] = {"usable": False,
-                              "reason": f"needs {' or '.join(_VENDOR_NAMES[v] for v in needs)}",
-                              "fix": "run on a machine with that GPU"}
+            row = (False, f"needs {' or '.join(_VENDOR_NAMES[v] for v in needs)}",
+                   "run on a machine with that GPU")
         else:
-            table[backend] = {"usable": True, "reason": "offered by Triton and the GPU matches"
-                              if offered else "the GPU matches (Triton's offer unknown)",
-                              "fix": ""}
+            row = (True, "offered by Triton and the GPU matches" if offered
+                   else "the GPU matches (Triton's offer unknown)", "")
+        table[backend] = dict(zip(("usable", "reason", "fix"), row))
     return table
 
 
