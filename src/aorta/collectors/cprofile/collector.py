@@ -48,10 +48,10 @@ class CProfileCollector(Collector[CProfileOptions]):
 
     def summarize(self, out_dir: Path, options: CProfileOptions, outcome: TrialOutcome) -> Metrics:
         metrics: Metrics = {"cprofile_artifact_dir": str(out_dir)}
-        ranked = {rank_of(p.name): p for p in sorted(out_dir.glob("profile.rank*.pstats"))}
-        ranked.pop(None, None)
-        if ranked:
-            per_rank = {str(rank): self._read(dump, options) for rank, dump in ranked.items()}
+        per_rank = {rank: self._read(dump, options)
+                    for dump in sorted(out_dir.glob("profile.rank*.pstats"))
+                    if (rank := rank_of(dump.name)) is not None}
+        if per_rank:
             return metrics | summarize_ranks(self.name, per_rank, "time_ms", "call_count")
         if not (out_dir / DUMP).is_file():
             why = cut_short(outcome, "cProfile wrote its profile") or \
