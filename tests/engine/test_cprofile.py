@@ -49,7 +49,7 @@ def test_bare_pytest_reads_the_interpreter_from_its_shebang(tmp_path: Path):
     fake.write_text("#!/usr/bin/env python3.11\n")
     fake.chmod(0o755)
     launch = split_python_launch([str(fake), "-x"], "c", "fix")
-    assert (launch.python, launch.is_pytest, launch.args) == ("python3.11", True, ("-x",))
+    assert (launch.python, launch.script is None, launch.args) == ("python3.11", True, ("-x",))
 
 
 def test_summarize_a_real_dump(tmp_path: Path):

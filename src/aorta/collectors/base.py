@@ -136,8 +136,7 @@ def settle(name: str, figures: Metrics, skipped: int, why: str) -> Metrics:
         return figures | capture_status(name, "ok")
     if not figures:
         return capture_status(name, "unparsed", why, skipped)
-    kept = {k: v for k, v in figures.items()
-            if k not in {f"{name}_{c}" for c in COUNT_KEYS}}
+    kept = {k: v for k, v in figures.items() if k not in {f"{name}_{c}" for c in COUNT_KEYS}}
     return kept | capture_status(name, "partial", why, skipped)
 
 
@@ -183,8 +182,7 @@ class Collector(ABC, Generic[OptionsT]):
         return frozenset()
 
     @abstractmethod
-    def wrap(self, launch: Launch, out_dir: Path, options: OptionsT,
-             ctx: TrialContext) -> Launch:
+    def wrap(self, launch: Launch, out_dir: Path, options: OptionsT, ctx: TrialContext) -> Launch:
         """Attach to `launch`, writing into `out_dir`. Pure apart from resolving binaries.
 
         Raises `SetupError` (naming the escape hatch) when it cannot attach; a sampler-only

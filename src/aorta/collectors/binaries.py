@@ -30,10 +30,8 @@ def resolve_binary(env_var: str, default: str, env: Mapping[str, str], collector
     if found:
         return found
     given = env.get(env_var, "").strip()
-    if given:
-        problem = f"${env_var}={given!r} is not an executable file on this machine"
-    else:
-        problem = f"${env_var} is not set and {default!r} is not on PATH"
+    problem = (f"${env_var}={given!r} is not an executable file on this machine" if given
+               else f"${env_var} is not set and {default!r} is not on PATH")
     raise error(f"{collector}: {problem}; set {env_var} to the {default} binary or put {default} "
                 f"on PATH, or remove {collector} from collect")
 

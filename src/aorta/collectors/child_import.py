@@ -28,11 +28,7 @@ def importable_by_child(launch: Launch, ctx: TrialContext, flags: tuple[str, ...
         raise error(f"the interpreter option {' '.join(ignoring)} ignores PYTHONPATH, and aorta "
                     f"is not installed (it runs from {root}), so the payload's Python could not "
                     f"import aorta's launcher; {fix}, or drop {ignoring[0]}")
-    if "PYTHONPATH" in launch.env:
-        current = launch.env["PYTHONPATH"]
-    elif "PYTHONPATH" in launch.unset:
-        current = ""
-    else:
-        current = ctx.base_env.get("PYTHONPATH", "")
+    inherited = "" if "PYTHONPATH" in launch.unset else ctx.base_env.get("PYTHONPATH", "")
+    current = launch.env.get("PYTHONPATH", inherited)
     entries = [root] + [p for p in current.split(os.pathsep) if p and p != root]
     return launch.with_env({"PYTHONPATH": os.pathsep.join(entries)})

@@ -58,8 +58,7 @@ def check_import(python: str, module: str, env: Mapping[str, str],
     if key not in _cache:
         if not module.replace(".", "").replace("_", "").isalnum():
             raise ValueError(f"not a module name: {module!r}")
-        result = run_tool([python, "-c", f"import {module}"], timeout, env=env,
-                          merge_stderr=False)
+        result = run_tool([python, "-c", f"import {module}"], timeout, env=env, merge_stderr=False)
         if result.returncode is None:
             found = ChildImport(python, module, None, result.problem)
         elif result.ok:

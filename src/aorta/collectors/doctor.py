@@ -11,7 +11,6 @@ from typing import Any
 
 from aorta.collectors.base import Capability, Collector, CollectorOptions
 from aorta.collectors.child_python import DEFAULT_PYTHONS, ChildImport, check_imports
-from aorta.collectors.options import option_table
 from aorta.collectors.registry import (PLUGIN_FIX, BrokenCollectorError, capability, get,
                                       plugin_fault)
 from aorta.collectors.registry import names as all_names
@@ -34,11 +33,14 @@ def collector_rows() -> list[Row]:
     rows = []
     for name in all_names():
         collector, cap = _loaded(name), capability(name)
-        options = option_table(collector.options_model) if collector else []
+        fields = collector.options_model.model_fields if collector else {}
         rows.append({
             "name": name, "summary": collector.summary if collector else "",
             "usable": cap.usable, "version": cap.version, "reason": cap.reason, "fix": cap.fix,
-            "options": [{"key": k, "default": d, "description": t} for k, d, t in options],
+            "options": [{"key": key, "default": "required" if field.is_required() else
+                         repr(field.get_default(call_default_factory=True)),
+                         "description": field.description or ""}
+                        for key, field in fields.items()],
         })
     return rows
 
@@ -96,8 +98,7 @@ def interpreter_checks(name: str, command: Sequence[str], env: Mapping[str, str]
     (label "command"); without: `python3` and `python` on PATH (labelled so). An interpreter
     two labels name is checked once."""
     collector = get(name)
-    modules = collector.child_imports(options if options is not None
-                                      else collector.validate(None))
+    modules = collector.child_imports(options if options is not None else collector.validate(None))
     if not modules:
         return []
     checks: list[Check] = []

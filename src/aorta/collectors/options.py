@@ -34,15 +34,6 @@ def validate_options(name: str, model: type[M], raw: Mapping[str, Any] | None) -
             exc, ("collect", name), lambda parent: None if parent else list(known))) from None
 
 
-def option_table(model: type[BaseModel]) -> list[tuple[str, str, str]]:
-    """(option, default, description) rows, for `aorta collectors` and the docs."""
-    rows = []
-    for key, field in model.model_fields.items():
-        default = "required" if field.is_required() else repr(field.get_default(call_default_factory=True))
-        rows.append((key, default, field.description or ""))
-    return rows
-
-
 def word_list(value: Any, lower: bool = False) -> Any:
     """A list option written as one string or as a list: `"kernel, hip rccl"` ->
     ["kernel", "hip", "rccl"]; strings stripped (and lower-cased with `lower`), empty ones and

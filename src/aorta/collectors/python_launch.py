@@ -33,15 +33,11 @@ class PythonLaunch:
     script: str | None          # None: the target is pytest
     args: tuple[str, ...]
 
-    @property
-    def is_pytest(self) -> bool:
-        return self.script is None
-
     def through(self, module: str, options: Sequence[str],
                 python: str | None = None) -> tuple[str, ...]:
         """This launch run by aorta's launcher `module`, by `python` when given:
         `python [flags] -m module [options] [--pytest] -- <script and args, or pytest's args>`."""
-        target = ("--pytest", "--") if self.is_pytest else ("--", self.script or "")
+        target = ("--pytest", "--") if self.script is None else ("--", self.script or "")
         return (python or self.python, *self.flags, "-m", module, *options, *target, *self.args)
 
 

@@ -27,7 +27,6 @@ _MPI_LAUNCHERS = frozenset({"srun", "mpirun", "mpiexec", "mpiexec.hydra", "orter
 class RankLaunch:
     prefix: tuple[str, ...]     # the launcher and its options, ready to run a program per rank
     inner: tuple[str, ...]      # the per-rank command: `python [flags] script.py args`
-    launcher: str               # torchrun | srun | mpirun ...
 
 
 def split_rank_launch(argv: tuple[str, ...] | list[str]) -> RankLaunch | None:
@@ -43,7 +42,7 @@ def split_rank_launch(argv: tuple[str, ...] | list[str]) -> RankLaunch | None:
     if name in _MPI_LAUNCHERS:
         for i, token in enumerate(argv[1:], start=1):
             if is_python(token):
-                return RankLaunch(argv[:i], argv[i:], name)
+                return RankLaunch(argv[:i], argv[i:])
     return None
 
 
@@ -61,4 +60,4 @@ def _torchrun(head: tuple[str, ...], rest: tuple[str, ...], python: str) -> Rank
         i += 1
     if i >= len(rest):
         return None
-    return RankLaunch(head + tuple(opts) + ("--no-python",), (python,) + rest[i:], "torchrun")
+    return RankLaunch(head + tuple(opts) + ("--no-python",), (python,) + rest[i:])

@@ -1,10 +1,6 @@
-"""`cprofile`: Python's own deterministic profiler, for payloads that run anywhere.
-
-Wraps `python [safe flags] script.py args` into `python [flags] -m aorta.launchers.cprofile_run
---out <dir>/profile.pstats -- script.py args` (pytest launches into `... --pytest -- args`): the
-launcher profiles like `python -m cProfile` but keeps the payload's exit status. It needs no
-GPU, so a sweep can be tried on any machine before it goes near an expensive one. Options and
-metrics: docs/collectors/README.md.
+"""`cprofile`: Python's own deterministic profiler, run by `aorta.launchers.cprofile_run`. It
+needs no GPU, so a sweep can be tried on any machine before it goes near an expensive one.
+Argv, options and metrics: docs/collectors/README.md.
 """
 
 from __future__ import annotations
@@ -50,13 +46,12 @@ class CProfileCollector(Collector[CProfileOptions]):
         argv = py.through(LAUNCHER, ["--out", str(dump)])
         return importable_by_child(Launch(argv, launch.env, launch.unset), ctx, py.flags)
 
-    def summarize(self, out_dir: Path, options: CProfileOptions,
-                  outcome: TrialOutcome) -> Metrics:
+    def summarize(self, out_dir: Path, options: CProfileOptions, outcome: TrialOutcome) -> Metrics:
         metrics: Metrics = {"cprofile_artifact_dir": str(out_dir)}
-        ranked = {rank_of(p.name): p for p in sorted(out_dir.glob("profile.rank*.pstats"))}
-        ranked.pop(None, None)
-        if ranked:
-            per_rank = {str(rank): self._read(dump, options) for rank, dump in ranked.items()}
+        per_rank = {rank: self._read(dump, options)
+                    for dump in sorted(out_dir.glob("profile.rank*.pstats"))
+                    if (rank := rank_of(dump.name)) is not None}
+        if per_rank:
             return metrics | summarize_ranks(self.name, per_rank, "time_ms", "call_count")
         if not (out_dir / DUMP).is_file():
             why = cut_short(outcome, "cProfile wrote its profile") or \

@@ -1,10 +1,8 @@
 """`ncu`: Nsight Compute. GPU time and hardware metrics for every profiled kernel launch.
 
-Puts `<ncu> [options] --export <dir>/profile --log-file <dir>/ncu.log` in front of the command
-(`ncu_argv`): the tool's own messages go to `ncu.log`, so the payload's stdout stays its own.
-After the trial the report is exported with `ncu --import <dir>/profile.ncu-rep --csv --page
-raw` into `<dir>/raw.csv` (kept) and read by column name. The argv, metrics and capture states:
-docs/collectors/ncu.md.
+ncu's own messages go to `ncu.log`, so the payload's stdout stays its own; after the trial the
+report's raw page is exported to `raw.csv` and read by column name. The argv, metrics and
+capture states: docs/collectors/ncu.md.
 """
 
 from __future__ import annotations
@@ -35,6 +33,8 @@ RAW_CSV = "raw.csv"
 LOG = "ncu.log"
 LAUNCH_RECORD_LIMIT = 10_000
 EXPORT_TIMEOUT_S = 300.0
+NO_LAUNCH = ("ncu profiled no kernel launch (check kernel_regex, launch_skip and launch_count, "
+             "and that the command runs GPU work)")
 
 _METRIC_NAME = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$")
 _SET_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -82,8 +82,7 @@ class NcuOptions(CollectorOptions):
                 raise ValueError(f"{name!r} is not a metric name such as {TIME_METRIC} "
                                  f"(regex:, group: and breakdown: expressions are not supported: "
                                  f"each launch's value is read from the column of that exact name)")
-        ordered = [TIME_METRIC] + [n for n in names if n != TIME_METRIC]
-        return list(dict.fromkeys(ordered))
+        return list(dict.fromkeys([TIME_METRIC, *names]))
 
     @field_validator("set")
     @classmethod
@@ -95,9 +94,8 @@ class NcuOptions(CollectorOptions):
     @field_validator("kernel_regex")
     @classmethod
     def _regex(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        return regex_option(value.removeprefix("regex:"), "must be a non-empty regular expression")
+        return None if value is None else regex_option(value.removeprefix("regex:"),
+                                                        "must be a non-empty regular expression")
 
 
 class NcuCollector(Collector[NcuOptions]):
@@ -163,22 +161,15 @@ class NcuCollector(Collector[NcuOptions]):
 
 def ncu_argv(binary: str, options: NcuOptions, out_dir: Path) -> list[str]:
     """The ncu prefix for one trial (long options only; see the module docstring)."""
-    argv = [binary, "--target-processes", options.target_processes,
-            "--clock-control", options.clock_control, "--cache-control", options.cache_control]
-    if options.set is not None:
-        argv += ["--set", options.set]
-    argv += ["--metrics", ",".join(options.metrics)]
-    if options.kernel_regex is not None:
-        argv += ["--kernel-name", "regex:" + options.kernel_regex]
-    if options.launch_skip is not None:
-        argv += ["--launch-skip", str(options.launch_skip)]
-    if options.launch_count is not None:
-        argv += ["--launch-count", str(options.launch_count)]
-    if options.replay_mode is not None:
-        argv += ["--replay-mode", options.replay_mode]
-    argv += ["--export", str(out_dir / REPORT_STEM), "--force-overwrite",
-             "--log-file", str(out_dir / LOG)]
-    return argv
+    regex = None if options.kernel_regex is None else "regex:" + options.kernel_regex
+    given = [("--set", options.set), ("--metrics", ",".join(options.metrics)),
+             ("--kernel-name", regex), ("--launch-skip", options.launch_skip),
+             ("--launch-count", options.launch_count), ("--replay-mode", options.replay_mode)]
+    return [binary, "--target-processes", options.target_processes,
+            "--clock-control", options.clock_control, "--cache-control", options.cache_control,
+            *[part for flag, value in given if value is not None for part in (flag, str(value))],
+            "--export", str(out_dir / REPORT_STEM), "--force-overwrite",
+            "--log-file", str(out_dir / LOG)]
 
 
 def export_raw(binary: str, report: Path, csv_path: Path,
@@ -203,8 +194,7 @@ def profile_metrics(profile: NcuProfile, requested: list[str],
         if profile.skips:
             return capture_status("ncu", "unparsed", f"{RAW_CSV}: "
                                   f"{profile.skips.describe('row')}", profile.skips.count)
-        return capture_status("ncu", "empty", "ncu profiled no kernel launch (check kernel_regex, "
-                              "launch_skip and launch_count, and that the command runs GPU work)")
+        return capture_status("ncu", "empty", NO_LAUNCH)
     records = [{"kernel": launch.kernel, "id": launch.id, "metrics": launch.values}
                for launch in profile.launches[:LAUNCH_RECORD_LIMIT]]
     out: Metrics = {"ncu_launches": records, "ncu_metric_units": profile.units}
@@ -270,8 +260,7 @@ def _no_report(out_dir: Path, outcome: TrialOutcome) -> tuple[str, str]:
     if errors:
         return "missing", f"ncu wrote no report: {errors[0].strip()}"
     if "No kernels were profiled" in text:
-        return "empty", ("ncu profiled no kernel launch (check kernel_regex, launch_skip and "
-                         "launch_count, and that the command runs GPU work)")
+        return "empty", NO_LAUNCH
     early = cut_short(outcome, "ncu wrote its report")
     if early:
         return "missing", early

@@ -1,9 +1,6 @@
-"""`nsys`: Nsight Systems. A whole-process timeline; aorta reads its CUDA kernel summary.
-
-`<nsys> profile [options] --output=<dir>/report --` goes in front of the command (`nsys_argv`);
-nsys turns its `.qdstrm` into `report.nsys-rep` with the `QdstrmImporter` of a full install.
-After the trial `nsys stats --report=cuda_gpu_kern_sum` (pre-2023: `gpukernsum`) writes the CSV
-aorta reads. Argv, metrics and capture states: docs/collectors/nsys.md.
+"""`nsys`: Nsight Systems. A whole-process timeline; aorta reads its CUDA kernel summary, which
+`nsys stats` exports after the trial. nsys turns its `.qdstrm` into a report with the
+`QdstrmImporter` of a full install. Argv, metrics and capture states: docs/collectors/nsys.md.
 """
 
 from __future__ import annotations
@@ -12,7 +9,7 @@ import contextlib
 import glob
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
@@ -39,8 +36,6 @@ IMPORTER_FIX = ("install the full Nsight Systems package (its host-linux-* folde
 
 # What `--trace` may name here: the APIs of nsys' documented list that make sense for a
 # command-line sweep (graphics-only and Windows-only ones are left out).
-TRACE_APIS = ("cuda", "nvtx", "osrt", "cublas", "cusparse", "cudnn", "cusolver", "mpi", "ucx",
-              "oshmem", "openacc", "openmp", "opengl", "vulkan")
 TraceApi = Literal["cuda", "nvtx", "osrt", "cublas", "cusparse", "cudnn", "cusolver", "mpi",
                    "ucx", "oshmem", "openacc", "openmp", "opengl", "vulkan"]
 DEFAULT_TRACE: tuple[TraceApi, ...] = ("cuda", "nvtx")
@@ -67,7 +62,7 @@ class NsysOptions(CollectorOptions):
         value = word_list(value)
         if isinstance(value, list) and "cuda" not in value:
             raise ValueError(f"must include cuda (the kernel summary comes from CUDA "
-                             f"tracing); allowed: {', '.join(TRACE_APIS)}")
+                             f"tracing); allowed: {', '.join(get_args(TraceApi))}")
         return value
 
     @model_validator(mode="after")
@@ -147,15 +142,11 @@ class NsysCollector(Collector[NsysOptions]):
 
 def nsys_argv(binary: str, options: NsysOptions, out_dir: Path) -> list[str]:
     """The nsys prefix for one trial, up to and including `--` (docs/collectors/nsys.md)."""
-    argv = [binary, "profile", "--trace=" + ",".join(options.trace), "--sample=" + options.sample,
-            "--cpuctxsw=none", f"--output={out_dir / REPORT_STEM}", "--force-overwrite=true"]
-    if options.cuda_graph_trace is not None:
-        argv.append("--cuda-graph-trace=" + options.cuda_graph_trace)
-    if options.capture_range is not None:
-        argv.append("--capture-range=" + options.capture_range)
-    if options.nvtx_capture is not None:
-        argv.append("--nvtx-capture=" + options.nvtx_capture)
-    return argv + ["--"]
+    given = {"cuda-graph-trace": options.cuda_graph_trace,
+             "capture-range": options.capture_range, "nvtx-capture": options.nvtx_capture}
+    return [binary, "profile", "--trace=" + ",".join(options.trace), "--sample=" + options.sample,
+            "--cpuctxsw=none", f"--output={out_dir / REPORT_STEM}", "--force-overwrite=true",
+            *[f"--{flag}={value}" for flag, value in given.items() if value is not None], "--"]
 
 
 def run_stats(binary: str, report: Path, out_dir: Path,

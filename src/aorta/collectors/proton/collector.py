@@ -150,10 +150,9 @@ class ProtonCollector(Collector[ProtonOptions]):
     def resolved(self, options: ProtonOptions, ctx: TrialContext) -> Metrics:
         python = proton_python_override(ctx.base_env)
         install = find_triton(python, ctx.base_env if python else None)
-        out: Metrics = {
-            "proton_backend": resolve_backend(options.backend, gpu_vendor(), install.version),
-            "proton_triton_version": install.version or f"unknown ({install.problem})",
-        }
+        out: Metrics = {"proton_backend": resolve_backend(options.backend, gpu_vendor(),
+                                                          install.version),
+                        "proton_triton_version": install.version or f"unknown ({install.problem})"}
         devices = translate_devices(options.backend, ctx.base_env)
         if devices.note:
             out["proton_device_note"] = devices.note
@@ -219,9 +218,7 @@ _OTHER_OUTPUTS = (".hatchet", ".hatchet_msgpack", ".chrome_trace")
 
 
 def _figures(files: list[Path], opts: ProtonOptions, outcome: TrialOutcome) -> Metrics:
-    if opts.data == "trace":
-        return _trace_metrics(files)
-    return _tree_metrics(files, opts, outcome)
+    return _trace_metrics(files) if opts.data == "trace" else _tree_metrics(files, opts, outcome)
 
 
 def _tree_metrics(files: list[Path], opts: ProtonOptions, outcome: TrialOutcome) -> Metrics:

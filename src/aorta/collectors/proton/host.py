@@ -23,11 +23,11 @@ from typing import Any
 from aorta.base.tools import run_tool
 from aorta.base.version import dist_version
 
-BACKENDS = ("auto", "cupti", "roctracer", "rocprofiler", "instrumentation")
 #: Backends that install an HSA queue interceptor on AMD (`auto` resolves to one of them there).
 QUEUE_INTERCEPTING = frozenset({"auto", "rocprofiler", "roctracer"})
 #: Backends that subscribe to CUPTI on NVIDIA (`auto` resolves to cupti there).
 CUPTI_BACKENDS = frozenset({"auto", "cupti"})
+#: Every backend aorta knows but `auto`, and the GPUs it measures.
 _VENDOR = {"cupti": ("nvidia",), "roctracer": ("amd",), "rocprofiler": ("amd",),
            "instrumentation": ("nvidia", "amd")}
 _VENDOR_NAMES = {"nvidia": "an NVIDIA GPU", "amd": "an AMD GPU"}
@@ -165,8 +165,7 @@ def available_profilers(python: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in answer.split(",") if name.strip())
 
 
-def _child_answer(python: str, code: str, env: Mapping[str, str] | None = None
-                  ) -> tuple[str, str]:
+def _child_answer(python: str, code: str, env: Mapping[str, str] | None = None) -> tuple[str, str]:
     """(the last line `python -c code` printed, '' unless it exited 0; why there is none)."""
     done = run_tool([python, "-c", code], CHILD_TIMEOUT_S, env=env, merge_stderr=False)
     lines = done.output.strip().splitlines()
@@ -180,21 +179,18 @@ def backend_table(offered: Sequence[str], vendor: str | None, triton: str | None
     """backend -> {usable, reason, fix} for every backend aorta knows (`auto` aside)."""
     table: dict[str, dict[str, Any]] = {}
     here = {"nvidia", "amd"} if vendor == "both" else {vendor} if vendor else set()
-    for backend in BACKENDS[1:]:
-        needs = _VENDOR[backend]
+    for backend, needs in _VENDOR.items():
         if offered and backend not in offered:
-            table[backend] = {"usable": False,
-                              "reason": f"Triton {triton}'s CLI does not offer it "
-                                        f"(it offers {', '.join(offered)})",
-                              "fix": "install a Triton that has it, or use another backend"}
+            row = (False, f"Triton {triton}'s CLI does not offer it (it offers "
+                          f"{', '.join(offered)})",
+                   "install a Triton that has it, or use another backend")
         elif not here & set(needs):
-            table[backend] = {"usable": False,
-                              "reason": f"needs {' or '.join(_VENDOR_NAMES[v] for v in needs)}",
-                              "fix": "run on a machine with that GPU"}
+            row = (False, f"needs {' or '.join(_VENDOR_NAMES[v] for v in needs)}",
+                   "run on a machine with that GPU")
         else:
-            table[backend] = {"usable": True, "reason": "offered by Triton and the GPU matches"
-                              if offered else "the GPU matches (Triton's offer unknown)",
-                              "fix": ""}
+            row = (True, "offered by Triton and the GPU matches" if offered
+                   else "the GPU matches (Triton's offer unknown)", "")
+        table[backend] = dict(zip(("usable", "reason", "fix"), row))
     return table
 
 

@@ -1,13 +1,8 @@
 """`rocprof`: rocprofv3 (ROCprofiler-SDK), the whole-process tracer of AMD GPUs.
 
-    <rocprofv3> --output-directory <dir> --output-file aorta_%pid% --output-format csv
-        --kernel-trace [--hip-trace ...] [--stats] --summary --summary-output-file rocprof_summary
-        [--summary-units U] [--kernel-include-regex R] [--pmc C1 C2 ...] -- <command...>
-
 Numbers come from the CSV files only, `*kernel_stats.csv` else `*kernel_trace.csv`, summed over
-processes (`figures.py`). Flags:
-https://rocm.docs.amd.com/projects/rocprofiler-sdk/en/latest/how-to/using-rocprofv3.html
-Why each flag, metrics and capture states: docs/collectors/rocprof.md.
+processes (`figures.py`). The argv, why each flag, metrics and capture states:
+docs/collectors/rocprof.md.
 """
 
 from __future__ import annotations
@@ -17,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from aorta.base.errors import SetupError
 from aorta.base.tools import run_tool
@@ -26,7 +21,7 @@ from aorta.collectors.base import (Capability, Collector, CollectorOptions, Laun
                                    TrialContext, TrialOutcome, capture_status, cut_short)
 from aorta.collectors.binaries import find_binary, read_tail, resolve_binary
 from aorta.collectors.options import regex_option, word_list
-from aorta.collectors.rocprof.figures import Verdict, numbers
+from aorta.collectors.rocprof.figures import numbers
 
 ENV_BIN = "ROCPROF_BIN"
 OUTPUT_FILE = "aorta_%pid%"
@@ -46,19 +41,15 @@ TraceDomain = Literal["kernel", "hip", "hip_runtime", "memory_copy", "rccl", "ma
 OutputFormat = Literal["csv", "json", "pftrace", "otf2", "rocpd"]
 DEFAULT_TRACE: tuple[TraceDomain, ...] = ("kernel",)
 DEFAULT_FORMATS: tuple[OutputFormat, ...] = ("csv",)
+_WHAT = {"trace": f"domain ({', '.join(TRACE_FLAGS)})",
+         "output_format": "format (csv, json, pftrace, otf2, rocpd)",
+         "pmc": "counter (leave the key out to collect none)"}
 # Counter names as rocprofv3-avail lists them: SQ_WAVES, TCC_HIT[0], GRBM_GUI_ACTIVE, MemUnitBusy.
 _COUNTER = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:]*(\[\d+\])?$")
 
 
 class RocprofUnavailableError(SetupError):
     """rocprofv3 is not on this machine (or not where $ROCPROF_BIN says)."""
-
-
-def _tokens(value: Any, lower: bool, what: str) -> Any:
-    value = word_list(value, lower)
-    if value == []:
-        raise ValueError(f"must name at least one {what}")
-    return value
 
 
 class RocprofOptions(CollectorOptions):
@@ -78,22 +69,14 @@ class RocprofOptions(CollectorOptions):
     summary_units: Literal["sec", "msec", "usec", "nsec"] | None = Field(
         None, description="time unit of the text summary file")
 
-    @field_validator("trace", mode="before")
+    @field_validator("trace", "output_format", "pmc", mode="before")
     @classmethod
-    def _trace_list(cls, value: Any) -> Any:
-        return _tokens(value, True, f"domain ({', '.join(TRACE_FLAGS)})")
-
-    @field_validator("output_format", mode="before")
-    @classmethod
-    def _format_list(cls, value: Any) -> Any:
-        return _tokens(value, True, "format (csv, json, pftrace, otf2, rocpd)")
-
-    @field_validator("pmc", mode="before")
-    @classmethod
-    def _counter_list(cls, value: Any) -> Any:
-        value = _tokens(value, False, "counter (leave the key out to collect none)")
+    def _word_list(cls, value: Any, info: ValidationInfo) -> Any:
+        value = word_list(value, lower=info.field_name != "pmc")
+        if value == []:
+            raise ValueError(f"must name at least one {_WHAT[str(info.field_name)]}")
         bad = [v for v in value if not (isinstance(v, str) and _COUNTER.match(v))] \
-            if isinstance(value, list) else []
+            if info.field_name == "pmc" and isinstance(value, list) else []
         if bad:
             raise ValueError(f"{bad[0]!r} is not a counter name (letters, digits, _ . : and an "
                              f"optional [index], e.g. SQ_WAVES or TCC_HIT[0])")
@@ -107,26 +90,22 @@ class RocprofOptions(CollectorOptions):
     @field_validator("kernel_include_regex")
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        return regex_option(value, "must not be empty (leave the key out to keep every kernel)")
+        return None if value is None else regex_option(
+            value, "must not be empty (leave the key out to keep every kernel)")
 
 
 def rocprof_argv(binary: str, options: RocprofOptions, out_dir: Path) -> list[str]:
     """The rocprofv3 prefix, ending with `--`, that makes `out_dir` hold the capture."""
     argv = [binary, "--output-directory", str(out_dir), "--output-file", OUTPUT_FILE,
-            "--output-format", *options.output_format]
-    argv += [TRACE_FLAGS[domain] for domain in options.trace]
-    if options.stats:
-        argv.append("--stats")
-    argv += ["--summary", "--summary-output-file", SUMMARY_STEM]
+            "--output-format", *options.output_format,
+            *[TRACE_FLAGS[domain] for domain in options.trace],
+            *(["--stats"] if options.stats else []),
+            "--summary", "--summary-output-file", SUMMARY_STEM]
     if options.summary_units:
         argv += ["--summary-units", options.summary_units]
     if options.kernel_include_regex is not None:
         argv += ["--kernel-include-regex", options.kernel_include_regex]
-    if options.pmc:
-        argv += ["--pmc", *options.pmc]
-    return argv + ["--"]
+    return argv + (["--pmc", *options.pmc] if options.pmc else []) + ["--"]
 
 
 class RocprofCollector(Collector[RocprofOptions]):
@@ -146,12 +125,8 @@ class RocprofCollector(Collector[RocprofOptions]):
                                 error=RocprofUnavailableError)
         return launch.with_prefix(rocprof_argv(os.path.abspath(binary), options, out_dir))
 
-    def summarize(self, out_dir: Path, options: RocprofOptions,
-                  outcome: TrialOutcome) -> Metrics:
-        state, reason, figures = _read_capture(out_dir, options, outcome)
-        skipped = figures.pop("rocprof_skipped", None)
-        return {"rocprof_artifact_dir": str(out_dir)} | figures | capture_status(
-            self.name, state, reason, skipped)
+    def summarize(self, out_dir: Path, options: RocprofOptions, outcome: TrialOutcome) -> Metrics:
+        return {"rocprof_artifact_dir": str(out_dir)} | _read_capture(out_dir, options, outcome)
 
     def probe(self) -> Capability:
         binary = find_binary(ENV_BIN, "rocprofv3", os.environ)
@@ -183,42 +158,45 @@ def rocprof_version(binary: str) -> str | None:
     return f"{found['version']} (ROCm {rocm})" if rocm and "@" not in rocm else found["version"]
 
 
-# --- reading a capture ----------------------------------------------------------------------
-
-
-def _read_capture(out_dir: Path, options: RocprofOptions, outcome: TrialOutcome) -> Verdict:
+def _read_capture(out_dir: Path, options: RocprofOptions, outcome: TrialOutcome) -> Metrics:
     found = list_artifact_dir(out_dir)
     if found.problem:
-        return "unparsed", found.problem, {}
+        return capture_status("rocprof", "unparsed", found.problem)
     if not found.exists:
-        return "missing", f"the artifact directory {out_dir} does not exist", {}
+        return capture_status("rocprof", "missing",
+                              f"the artifact directory {out_dir} does not exist")
     if not found.files:
         if found.odd:
-            return "unparsed", (f"only links or special files here ({found.odd[0]}); aorta "
-                                "does not follow or read them"), {}
-        return (*_why_no_files(outcome), {})
+            return capture_status("rocprof", "unparsed", f"only links or special files here "
+                                  f"({found.odd[0]}); aorta does not follow or read them")
+        return _why_no_files(outcome)
     if "csv" not in options.output_format:
-        return "unparsed", (f"output_format {', '.join(options.output_format)} writes no CSV and "
-                            "aorta reads numbers only from CSV; add csv to output_format (or run "
-                            "`rocpd convert -i <db> --output-format csv` yourself)"), {}
+        return capture_status("rocprof", "unparsed", (
+            f"output_format {', '.join(options.output_format)} writes no CSV and aorta reads "
+            "numbers only from CSV; add csv to output_format (or run `rocpd convert -i <db> "
+            "--output-format csv` yourself)"))
     stats = [f for f in found.files if f.name.endswith("kernel_stats.csv")]
     traces = [f for f in found.files if f.name.endswith("kernel_trace.csv")]
-    if not stats and not traces:
-        if "kernel" not in options.trace:
-            return "unparsed", (f"trace {', '.join(options.trace)} records no kernel dispatch, "
-                                "so there is no GPU time; add kernel to trace"), {}
-        return "unparsed", "rocprofv3 wrote no *kernel_stats.csv or *kernel_trace.csv", {}
-    return numbers(stats, traces, outcome)
+    if stats or traces:
+        return numbers(stats, traces, outcome)
+    if "kernel" not in options.trace:
+        return capture_status("rocprof", "unparsed", f"trace {', '.join(options.trace)} records "
+                              "no kernel dispatch, so there is no GPU time; add kernel to trace")
+    return capture_status("rocprof", "unparsed",
+                          "rocprofv3 wrote no *kernel_stats.csv or *kernel_trace.csv")
 
 
-def _why_no_files(outcome: TrialOutcome) -> tuple[str, str]:
+def _why_no_files(outcome: TrialOutcome) -> Metrics:
     if not outcome.launched:
-        return "missing", "the payload never started, so rocprofv3 wrote nothing"
-    early = cut_short(outcome, "rocprofv3 wrote its files")
+        return capture_status("rocprof", "missing",
+                              "the payload never started, so rocprofv3 wrote nothing")
     fatal = [line for line in read_tail(outcome.stderr_path).splitlines()
              if line.startswith("Fatal error:")]
     if fatal:
-        return "missing", f"rocprofv3 failed: {fatal[-1][len('Fatal error:'):].strip()[:300]}"
+        why = f"rocprofv3 failed: {fatal[-1][len('Fatal error:'):].strip()[:300]}"
+        return capture_status("rocprof", "missing", why)
+    early = cut_short(outcome, "rocprofv3 wrote its files")
     if early:
-        return "missing", early
-    return "empty", "rocprofv3 wrote no files: the payload dispatched no GPU work"
+        return capture_status("rocprof", "missing", early)
+    return capture_status("rocprof", "empty",
+                          "rocprofv3 wrote no files: the payload dispatched no GPU work")

@@ -13,12 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from aorta.collectors.base import Metrics, TrialOutcome, settle
+from aorta.collectors.base import Metrics, TrialOutcome, capture_status, settle
 from aorta.parsers.kernel_table import KernelTable
 from aorta.parsers.rocprof_csv import FileReport, read_stats, read_trace
 from aorta.parsers.skips import Skips
 
-Verdict = tuple[str, str, Metrics]      # capture state, reason, metrics
 Reader = Callable[[Path, KernelTable], FileReport]
 
 
@@ -36,32 +35,31 @@ class _Source:
         return bool(self.table.rows) and not self.skips
 
 
-def numbers(stats: list[Path], traces: list[Path], outcome: TrialOutcome) -> Verdict:
+def numbers(stats: list[Path], traces: list[Path], outcome: TrialOutcome) -> Metrics:
     """Kernel figures and the capture state from the stats and trace files found."""
     from_stats, from_trace = _read("stats", stats, read_stats), _read("trace", traces, read_trace)
     everything = from_stats.reports + from_trace.reports
     overflow = [r for r in everything if r.overflow]
     if overflow:
-        return "unparsed", "; ".join(_describe(r) for r in overflow), {}
+        return capture_status("rocprof", "unparsed", "; ".join(_describe(r) for r in overflow))
     chosen, notes = _choose(from_stats, from_trace)
     if not chosen.table.rows:
         if all(r.rows == 0 and not r.note for r in everything):
-            return "empty", ("rocprofv3 recorded no kernel dispatch (its kernel CSV files hold "
-                             "a header only)"), {}
-        return "unparsed", "; ".join(_describe(r) for r in everything)[:1000], {}
+            return capture_status("rocprof", "empty", "rocprofv3 recorded no kernel dispatch "
+                                  "(its kernel CSV files hold a header only)")
+        return capture_status("rocprof", "unparsed",
+                              "; ".join(_describe(r) for r in everything)[:1000])
     figures = chosen.table.metrics("rocprof")
     if not figures:
-        return "unparsed", "the summed kernel time is not a finite number", {}
+        return capture_status("rocprof", "unparsed",
+                              "the summed kernel time is not a finite number")
     why = [f"{chosen.kind}: {chosen.skips.describe('row')}"] if chosen.skips else []
     killed = _killed(outcome)
     if killed:
         why.append(killed)
-    metrics = _source_metrics(chosen) | notes
-    settled = settle("rocprof", figures, chosen.skips.count + bool(killed),
-                     "; ".join(why + ["figures cover only the rows read"]))
-    state = settled.pop("rocprof_capture")
-    reason = settled.pop("rocprof_capture_reason", "")
-    return state, reason, metrics | settled
+    return _source_metrics(chosen) | notes | settle(
+        "rocprof", figures, chosen.skips.count + bool(killed),
+        "; ".join(why + ["figures cover only the rows read"]))
 
 
 def _read(kind: str, paths: list[Path], reader: Reader) -> _Source:

@@ -26,8 +26,7 @@ from aorta.store.files import write_json_file
 from aorta.store.reading import RecordError, read_json_file
 
 SAMPLES = "samples.json"
-QUANTITIES = ("sm_clock_mhz", "mem_clock_mhz", "power_w", "temp_c", "gpu_util_pct",
-              "mem_util_pct")
+QUANTITIES = ("sm_clock_mhz", "mem_clock_mhz", "power_w", "temp_c", "gpu_util_pct", "mem_util_pct")
 _MAX_SAMPLES = 20_000     # per device; past it, every other sample is dropped and the pace halves
 _MAX_PIDS = 32            # other processes' pids kept per device
 
@@ -75,9 +74,8 @@ class _Recorder:
         own = other = 0
         for pid in pids:
             ours = self.ours.get(pid)
-            # Before the payload started, as far as this thread knows (the warden's word may be
-            # on its way, and the payload already listed), whose a pid is cannot be told yet, and
-            # no trial work can be contended with: it is asked again in the next sample.
+            # Before this thread knows the payload started (the warden's word may be on its way),
+            # whose a pid is cannot be told yet: it is asked again in the next sample.
             if ours is None and self.payload is not None:
                 ours = in_trial(pid, *self.payload)
                 if ours is not None:

@@ -109,9 +109,9 @@ class TorchOptions(CollectorOptions):
 
 def cli_flags(out_dir: Path, opts: TorchOptions) -> list[str]:
     """The launcher's options, mirrored by `env_overlay`."""
-    flags = ["--out", str(out_dir), "--activities", ",".join(opts.activities)]
-    flags += ["--" + key.replace("_", "-") for key in SWITCHES if getattr(opts, key)]
-    return flags + ["--row-limit", str(opts.row_limit)]
+    return ["--out", str(out_dir), "--activities", ",".join(opts.activities),
+            *["--" + key.replace("_", "-") for key in SWITCHES if getattr(opts, key)],
+            "--row-limit", str(opts.row_limit)]
 
 
 def env_overlay(out_dir: Path, opts: TorchOptions) -> dict[str, str]:
@@ -121,9 +121,7 @@ def env_overlay(out_dir: Path, opts: TorchOptions) -> dict[str, str]:
     env |= {ENV_PREFIX + key.upper(): "1" if getattr(opts, key) else "0" for key in SWITCHES}
     env[ENV_PREFIX + "ROW_LIMIT"] = str(opts.row_limit)
     if opts.schedule is not None:
-        s = opts.schedule
-        env[ENV_PREFIX + "SCHEDULE"] = (f"wait={s.wait},warmup={s.warmup},active={s.active},"
-                                        f"repeat={s.repeat}")
+        env[ENV_PREFIX + "SCHEDULE"] = ",".join(f"{k}={v}" for k, v in opts.schedule)
     return env
 
 
@@ -158,11 +156,9 @@ class TorchCollector(Collector[TorchOptions]):
                                    TorchLaunchError, f"{INSTALL_FIX}, or {ESCAPE}")
 
     def summarize(self, out_dir: Path, options: TorchOptions, outcome: TrialOutcome) -> Metrics:
-        rank_dirs = {d.name[len("rank"):]: d for d in sorted(out_dir.glob("rank*"))
-                     if d.is_dir() and not d.is_symlink()}
-        if rank_dirs:
-            per_rank = {rank: self._summarize_one(d, options, outcome)
-                        for rank, d in rank_dirs.items()}
+        per_rank = {d.name[len("rank"):]: self._summarize_one(d, options, outcome)
+                    for d in sorted(out_dir.glob("rank*")) if d.is_dir() and not d.is_symlink()}
+        if per_rank:
             gpu = any("torch_gpu_time_ms" in m for m in per_rank.values())
             keys = ("gpu_time_ms", "kernel_count") if gpu else ("cpu_time_ms", "cpu_op_count")
             metrics = {"torch_artifact_dir": str(out_dir)} | summarize_ranks(self.name, per_rank,
@@ -174,11 +170,9 @@ class TorchCollector(Collector[TorchOptions]):
         return with_attach_failure(self.name, metrics, outcome,
                                    f"install aorta into that interpreter, or {ESCAPE}")
 
-    def _summarize_one(self, out_dir: Path, opts: TorchOptions,
-                       outcome: TrialOutcome) -> Metrics:
-        metrics: Metrics = {"torch_artifact_dir": str(out_dir)}
+    def _summarize_one(self, out_dir: Path, opts: TorchOptions, outcome: TrialOutcome) -> Metrics:
         launcher = _read_summary(out_dir / SUMMARY)
-        metrics.update(_launcher_metrics(launcher))
+        metrics: Metrics = {"torch_artifact_dir": str(out_dir)} | _launcher_metrics(launcher)
         # trace.json, then trace.2.json... (one per schedule cycle), or tensorboard_trace_handler's
         traces = sorted({*out_dir.glob("trace*.json"), *out_dir.glob("*.pt.trace.json")})
         if not traces:
