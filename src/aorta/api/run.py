@@ -6,6 +6,7 @@ compare` prints. All is read through `aorta.store`, with the same rules as `aort
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -190,18 +191,15 @@ def kernel_columns(run: str, trials: Sequence[Trial], allow_partial: bool = Fals
 
 def frame(columns: Columns, backend: str = "pandas") -> Any:
     """The columns as a DataFrame of `backend` ("pandas" or "polars")."""
-    if backend == "pandas":
-        try:
-            import pandas
-        except ImportError:
-            raise UserError("pandas is not installed: pip install pandas (or use "
-                            "backend='polars', or `aorta export` for CSV)") from None
-        return pandas.DataFrame(columns)
+    if backend not in ("pandas", "polars"):
+        raise UserError(f"backend {backend!r}: use 'pandas' or 'polars'")
+    try:
+        module = importlib.import_module(backend)
+    except ImportError:
+        other = "backend='polars', or `aorta export` for CSV" if backend == "pandas" \
+            else "backend='pandas'"
+        raise UserError(f"{backend} is not installed: pip install {backend} (or use "
+                        f"{other})") from None
     if backend == "polars":
-        try:
-            import polars
-        except ImportError:
-            raise UserError("polars is not installed: pip install polars (or use "
-                            "backend='pandas')") from None
-        return polars.DataFrame(columns, strict=False)
-    raise UserError(f"backend {backend!r}: use 'pandas' or 'polars'")
+        return module.DataFrame(columns, strict=False)
+    return module.DataFrame(columns)

@@ -17,7 +17,7 @@ from typing import Any
 
 from aorta.base.redaction import PATTERN_ONLY
 from aorta.base.version import VERSION as __version__
-from aorta.host.health import nvidia_query, system_health
+from aorta.host.health import nvidia_rows, system_health
 from aorta.host.stack import container_info, hip_info, hipblaslt_info, python_env_info, tool_output
 
 ENV_SCHEMA = 1
@@ -55,7 +55,7 @@ def snapshot(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "python": {"version": platform.python_version(), "executable": sys.executable,
                    "implementation": platform.python_implementation()},
         "packages": attempt("packages", _packages),
-        "nvidia": attempt("nvidia", _nvidia),
+        "nvidia": attempt("nvidia", lambda: nvidia_rows(_NV_FIELDS)),
         "amd": attempt("amd", _amd),
         "cuda_version": attempt("cuda_version", _cuda_version),
         "rocm_version": attempt("rocm_version", _rocm_version),
@@ -125,15 +125,6 @@ def _packages() -> dict[str, str | None]:
 
 _NV_FIELDS = ("index", "name", "uuid", "driver_version", "memory.total", "clocks.sm",
               "clocks.max.sm", "clocks.mem", "power.limit", "temperature.gpu", "pci.bus_id")
-
-
-def _nvidia() -> list[dict[str, str]] | None:
-    out = tool_output(nvidia_query(_NV_FIELDS))
-    if out is None:
-        return None
-    # "0, NVIDIA H200, GPU-..., 580.159.04, 143771, 1980, 1980, 3201, 700.00, 31, 00000000:..."
-    return [dict(zip(_NV_FIELDS, (f.strip() for f in line.split(",")))) for line in
-            out.splitlines() if line.strip()]
 
 
 def _amd() -> dict[str, Any] | None:
