@@ -20,7 +20,7 @@ from aorta.run.executors.slurm.commands import (JobState, SlurmError, cancel_job
                                                 sbatch, wait_gone)
 from aorta.run.executors.slurm.options import SlurmOptions
 from aorta.run.executors.slurm.probe import ANSWER_SCHEMA
-from aorta.run.executors.slurm.script import job_script, resource_options
+from aorta.run.executors.slurm.script import job_options, job_script
 from aorta.run.executors.slurm.worker import write_manifest
 from aorta.run.trial import TrialSpec, utc_now
 from aorta.store.reading import read_tail
@@ -63,12 +63,9 @@ def check_on_node(job: ProbeJob, spec: TrialSpec, caller_env: Mapping[str, str],
         comment, job.setup, [job.python, "-m", "aorta.run.executors.slurm.probe",
                              str(folder / f"{stem}.json"), answer_name]),
         parts=("slurm",), executable=True)
-    pattern = str(folder).replace("%", "%%")   # '%' starts a Slurm filename pattern
     cwd = Path(os.getcwd())
-    options = [f"--job-name={job.name}", f"--output={pattern}/{stem}.out",
-               f"--error={pattern}/{stem}.err", f"--chdir={cwd}",
-               *resource_options(job.config), *job.config.sbatch_args]
-    job_id = sbatch(options, folder / f"{stem}.sh", {**caller_env, **secrets}, cwd)
+    job_id = sbatch(job_options(job.config, job.name, folder, stem, cwd), folder / f"{stem}.sh",
+                    {**caller_env, **secrets}, cwd)
     record: dict[str, Any] = {"job": job_id, "submitted_at": utc_now(),
                               "collectors": list(spec.collectors),
                               "answer": f"slurm/{answer_name}"}
