@@ -18,7 +18,7 @@ from aorta.base.errors import UserError
 from aorta.store.layout import ENV, SlotState
 from aorta.store.record_checks import TRIAL_SCHEMA
 from aorta.store.records import RunRecord, TrialResult
-from aorta.store.run_dir import RunStore, Slot
+from aorta.store.run_dir import RunStore
 
 if TYPE_CHECKING:
     from aorta.comparison.model import Comparison
@@ -48,11 +48,6 @@ class Trial:
     problem: str | None            # why the record is corrupt or newer
     dir: Path
 
-    @classmethod
-    def _of(cls, slot: Slot, root: Path) -> Trial:
-        return cls(slot.cell, slot.name, slot.index, slot.baseline, slot.state, slot.result,
-                   slot.problem, root / slot.dir)
-
 
 class Run:
     """A run directory, read once when opened (`open_run`)."""
@@ -63,8 +58,9 @@ class Run:
         self.record: RunRecord = self._store.read_run("open")
         cells = self.record.cells + [c for c in self._store.cells_on_disk()
                                      if c not in self.record.cells]
-        self.trials: list[Trial] = [Trial._of(s, path) for s in self._store.slots(self.record,
-                                                                                   cells)]
+        self.trials: list[Trial] = [
+            Trial(s.cell, s.name, s.index, s.baseline, s.state, s.result, s.problem, path / s.dir)
+            for s in self._store.slots(self.record, cells)]
         #: How the `aorta.sweep` call that returned this run went; None when opened.
         self.outcome: SweepOutcome | None = None
 

@@ -132,11 +132,9 @@ def container_info(env: Mapping[str, str]) -> dict[str, Any]:
             info["image"] = env[key]
             info["runtime"] = info["runtime"] or ("apptainer" if "TAINER" in key
                                                   or "SINGULARITY" in key else "unknown")
-    if env.get("CONTAINER_NAME") and info["name"] is None:
-        info["name"] = env["CONTAINER_NAME"]
-    for key in ("CONTAINER_IMAGE_DIGEST", "IMAGE_DIGEST"):
-        if env.get(key) and info["digest"] is None:
-            info["digest"] = env[key]
+    info["name"] = info["name"] or env.get("CONTAINER_NAME") or None
+    info["digest"] = info["digest"] or env.get("CONTAINER_IMAGE_DIGEST") or \
+        env.get("IMAGE_DIGEST") or None
     # An image reference may carry a registry password (user:pw@host): scrubbed.
     return {k: PATTERN_ONLY.text(v) if isinstance(v, str) else v for k, v in info.items()}
 

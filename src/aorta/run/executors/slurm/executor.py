@@ -113,13 +113,10 @@ class SlurmExecutor(Executor):
         # A finished job of a pending trial wrote a result that was deleted: it runs again.
         found = {k: e for k, e in jobs.items() if k in pending and not e.get("finished")}
         asked = {str(e["job"]) for e in found.values() if not e.get("cancelled")}
-        queue: dict[str, JobState] | None = {}
-        note = None
-        if asked:
-            note = missing_command("squeue")
-            queue = None if note else query_jobs(asked)
-            if queue is None and note is None:
-                note = "squeue failed, so the state of submitted jobs is unknown"
+        note = missing_command("squeue") if asked else None
+        queue = None if note else query_jobs(asked)
+        if queue is None and note is None:
+            note = "squeue failed, so the state of submitted jobs is unknown"
         states = {k: TrialState("complete", str(e["job"])) for k, e in jobs.items()
                   if k not in pending}
         for key, entry in found.items():
