@@ -18,7 +18,8 @@ from typing import Any
 from aorta.base.redaction import PATTERN_ONLY
 from aorta.base.version import VERSION as __version__
 from aorta.host.health import nvidia_rows, system_health
-from aorta.host.stack import container_info, hip_info, hipblaslt_info, python_env_info, tool_output
+from aorta.host.stack import (container_info, hip_info, hipblaslt_info, python_env_info, read_text,
+                              tool_output)
 
 ENV_SCHEMA = 1
 PACKAGES = ("torch", "triton", "numpy", "jax", "jaxlib", "pytorch-triton-rocm", "nvidia-ml-py",
@@ -76,14 +77,9 @@ def snapshot(env: Mapping[str, str] | None = None) -> dict[str, Any]:
 
 def _host() -> dict[str, Any]:
     uname = os.uname()
-    mem_kib = None
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:  # "MemTotal:       24576000 kB"
-                if line.startswith("MemTotal:"):
-                    mem_kib = int(line.split()[1])
-    except OSError:
-        pass
+    # "MemTotal:       24576000 kB"
+    found = re.search(r"^MemTotal:\s+(\d+)", read_text("/proc/meminfo") or "", re.MULTILINE)
+    mem_kib = int(found.group(1)) if found else None
     return {
         "hostname": uname.nodename, "os": uname.sysname, "kernel": uname.release,
         "machine": uname.machine, "distro": _distro(), "cpu": _cpu_model(),
@@ -101,14 +97,10 @@ def _distro() -> str | None:
 
 
 def _cpu_model() -> str | None:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:  # "model name	: AMD EPYC 9654 96-Core Processor"
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or None   # no /proc: another system, where platform knows better
+    # "model name	: AMD EPYC 9654 96-Core Processor", in the first CPU's block
+    found = re.search(r"^model name\s*:(.*)$", read_text("/proc/cpuinfo") or "", re.MULTILINE)
+    # No /proc (another system) or no model name line (many ARM CPUs): platform knows better.
+    return found.group(1).strip() if found else platform.processor() or None
 
 
 def _packages() -> dict[str, str | None]:
@@ -148,10 +140,5 @@ def _version_after(text: str, label: str) -> str | None:
 
 
 def _rocm_version() -> str | None:
-    for path in ("/opt/rocm/.info/version", "/opt/rocm/.info/version-dev"):
-        try:
-            with open(path) as fh:
-                return fh.read().strip()
-        except OSError:
-            continue
-    return None
+    versions = (read_text(p) for p in ("/opt/rocm/.info/version", "/opt/rocm/.info/version-dev"))
+    return next((text.strip() for text in versions if text is not None), None)
