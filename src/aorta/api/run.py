@@ -142,14 +142,11 @@ def compare(base: str | PathLike[str], new: str | PathLike[str], *, threshold: f
 def trial_columns(run: str, trials: Sequence[Trial], allow_partial: bool = False
                   ) -> Columns:
     """One row per trial of run `run`."""
-    cols: Columns = {name: [] for name in TRIAL_FIELDS}
     captures = sorted({c for t in trials if t.result for c in t.result.captures})
-    for c in captures:
-        cols[f"capture_{c}"] = []
     metrics = sorted({k for t in trials if t.result
                       for k in t.result.numeric_metrics(allow_partial)} - set(TRIAL_FIELDS))
-    for key in metrics:
-        cols[key] = []
+    cols: Columns = {key: [] for key in (*TRIAL_FIELDS, *(f"capture_{c}" for c in captures),
+                                         *metrics)}
     for t in trials:
         r = t.result
         values: dict[str, Any] = {"run": run, "cell": t.cell, "trial": t.name,
