@@ -208,10 +208,10 @@ class SlurmExecutor(Executor):
             self.record["probe"] = record
             self.save()
 
-        outcome = check_on_node(probe, spec, caller_env, self.note, submitted)
-        submitted(outcome.record)
-        if outcome.refusal is not None:
-            raise SetupError(outcome.refusal)
+        record, refusal = check_on_node(probe, spec, caller_env, self.note, submitted)
+        submitted(record)
+        if refusal is not None:
+            raise SetupError(refusal)
         self.probed = True
 
     def _submit(self, specs: Sequence[TrialSpec], caller_env: Mapping[str, str]
