@@ -109,11 +109,9 @@ class LocalExecutor(Executor):
                 future.result()
         except BaseException:
             self.cancel()
-            for future in futures:
-                future.cancel()
-            pool.shutdown(wait=True)
             raise
-        pool.shutdown(wait=True)
+        finally:    # trials not yet started are dropped; running ones end, then are waited for
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def check_child_imports(plan: Plan, caller_env: Mapping[str, str]) -> None:
