@@ -6,6 +6,7 @@ compare` prints. All is read through `aorta.store`, with the same rules as `aort
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -17,7 +18,7 @@ from aorta.base.errors import UserError
 from aorta.store.layout import ENV, SlotState
 from aorta.store.record_checks import TRIAL_SCHEMA
 from aorta.store.records import RunRecord, TrialResult
-from aorta.store.run_dir import RunStore, Slot
+from aorta.store.run_dir import RunStore
 
 if TYPE_CHECKING:
     from aorta.comparison.model import Comparison
@@ -47,11 +48,6 @@ class Trial:
     problem: str | None            # why the record is corrupt or newer
     dir: Path
 
-    @classmethod
-    def _of(cls, slot: Slot, root: Path) -> Trial:
-        return cls(slot.cell, slot.name, slot.index, slot.baseline, slot.state, slot.result,
-                   slot.problem, root / slot.dir)
-
 
 class Run:
     """A run directory, read once when opened (`open_run`)."""
@@ -62,8 +58,9 @@ class Run:
         self.record: RunRecord = self._store.read_run("open")
         cells = self.record.cells + [c for c in self._store.cells_on_disk()
                                      if c not in self.record.cells]
-        self.trials: list[Trial] = [Trial._of(s, path) for s in self._store.slots(self.record,
-                                                                                   cells)]
+        self.trials: list[Trial] = [
+            Trial(s.cell, s.name, s.index, s.baseline, s.state, s.result, s.problem, path / s.dir)
+            for s in self._store.slots(self.record, cells)]
         #: How the `aorta.sweep` call that returned this run went; None when opened.
         self.outcome: SweepOutcome | None = None
 
@@ -145,14 +142,11 @@ def compare(base: str | PathLike[str], new: str | PathLike[str], *, threshold: f
 def trial_columns(run: str, trials: Sequence[Trial], allow_partial: bool = False
                   ) -> Columns:
     """One row per trial of run `run`."""
-    cols: Columns = {name: [] for name in TRIAL_FIELDS}
     captures = sorted({c for t in trials if t.result for c in t.result.captures})
-    for c in captures:
-        cols[f"capture_{c}"] = []
     metrics = sorted({k for t in trials if t.result
                       for k in t.result.numeric_metrics(allow_partial)} - set(TRIAL_FIELDS))
-    for key in metrics:
-        cols[key] = []
+    cols: Columns = {key: [] for key in (*TRIAL_FIELDS, *(f"capture_{c}" for c in captures),
+                                         *metrics)}
     for t in trials:
         r = t.result
         values: dict[str, Any] = {"run": run, "cell": t.cell, "trial": t.name,
@@ -190,18 +184,15 @@ def kernel_columns(run: str, trials: Sequence[Trial], allow_partial: bool = Fals
 
 def frame(columns: Columns, backend: str = "pandas") -> Any:
     """The columns as a DataFrame of `backend` ("pandas" or "polars")."""
-    if backend == "pandas":
-        try:
-            import pandas
-        except ImportError:
-            raise UserError("pandas is not installed: pip install pandas (or use "
-                            "backend='polars', or `aorta export` for CSV)") from None
-        return pandas.DataFrame(columns)
+    if backend not in ("pandas", "polars"):
+        raise UserError(f"backend {backend!r}: use 'pandas' or 'polars'")
+    try:
+        module = importlib.import_module(backend)
+    except ImportError:
+        other = "backend='polars', or `aorta export` for CSV" if backend == "pandas" \
+            else "backend='pandas'"
+        raise UserError(f"{backend} is not installed: pip install {backend} (or use "
+                        f"{other})") from None
     if backend == "polars":
-        try:
-            import polars
-        except ImportError:
-            raise UserError("polars is not installed: pip install polars (or use "
-                            "backend='pandas')") from None
-        return polars.DataFrame(columns, strict=False)
-    raise UserError(f"backend {backend!r}: use 'pandas' or 'polars'")
+        return module.DataFrame(columns, strict=False)
+    return module.DataFrame(columns)

@@ -50,7 +50,6 @@ def _typed(func: Callable[P, R]) -> Callable[P, R]:
 
 
 @_typed
-
 def plan(recipe: str | PathLike[str] | None = None, *, command: Command = (),
          output: str | PathLike[str] = "aorta_results", collect: Collect = None,
          trials: int | None = None, timeout: float | None = None, ticket: str | None = None,
@@ -71,10 +70,8 @@ def plan(recipe: str | PathLike[str] | None = None, *, command: Command = (),
         words = shlex.split(command) if isinstance(command, str) else tuple(command)
     except ValueError as exc:       # an unclosed quote
         raise UserError(f"aorta.plan: command: {exc}") from None
-    if collect is None:
-        names = None
-    else:
-        names = parse_collect_flag(collect if isinstance(collect, str) else ",".join(collect))
+    names = None if collect is None else \
+        parse_collect_flag(collect if isinstance(collect, str) else ",".join(collect))
     if gpus is not None and not isinstance(gpus, str):
         gpus = ",".join(str(g) for g in gpus)
     overrides = Overrides(command=tuple(words) or None, trials=trials, timeout=timeout,

@@ -43,27 +43,26 @@ def _guarded(reader: Callable[[], Any], tools: str) -> Any:
 
 
 def _nvidia_health() -> list[dict[str, str | None]] | None:
-    fields: tuple[str, ...] = NV_HEALTH_FIELDS
     try:
-        out = tool_output(nvidia_query(fields))
+        rows = nvidia_rows(NV_HEALTH_FIELDS)
     except RuntimeError as exc:
         if "valid field" not in str(exc):
             raise
         # Drivers before R535 call the throttle field by its older name.
-        fields = tuple("clocks_throttle_reasons.active" if f == "clocks_event_reasons.active"
-                       else f for f in fields)
-        out = tool_output(nvidia_query(fields))
-    if out is None:
-        return None
+        rows = nvidia_rows(tuple(f.replace("clocks_event", "clocks_throttle")
+                                 for f in NV_HEALTH_FIELDS))
+    return None if rows is None else [
+        {k: None if v in _NOT_VALUES else v for k, v in zip(NV_HEALTH_FIELDS, row.values())}
+        for row in rows]
+
+
+def nvidia_rows(fields: tuple[str, ...]) -> list[dict[str, str]] | None:
+    """These fields of every GPU, as nvidia-smi reports them; None when it is not on PATH."""
+    out = tool_output(["nvidia-smi", f"--query-gpu={','.join(fields)}",
+                       "--format=csv,noheader,nounits"])
     # "0, GPU-5f1..., 1980, 3201, 1980, 31, 40, 120.45, P0, 0x0000000000000000, Enabled, 0, 0, No"
-    rows = [[v.strip() for v in line.split(",")] for line in out.splitlines() if line.strip()]
-    return [{k: None if v in _NOT_VALUES else v for k, v in zip(NV_HEALTH_FIELDS, values)}
-            for values in rows]
-
-
-def nvidia_query(fields: tuple[str, ...]) -> list[str]:
-    """nvidia-smi's argv for these fields of every GPU, as CSV without header or units."""
-    return ["nvidia-smi", f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"]
+    return None if out is None else [dict(zip(fields, (v.strip() for v in line.split(","))))
+                                     for line in out.splitlines() if line.strip()]
 
 
 def _amd_health() -> dict[str, Any] | None:

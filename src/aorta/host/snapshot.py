@@ -18,8 +18,9 @@ from typing import Any
 from aorta.base.redaction import PATTERN_ONLY
 from aorta.base.version import VERSION as __version__
 from aorta.base.version import dist_version
-from aorta.host.health import nvidia_query, system_health
-from aorta.host.stack import container_info, hip_info, hipblaslt_info, python_env_info, tool_output
+from aorta.host.health import nvidia_rows, system_health
+from aorta.host.stack import (container_info, hip_info, hipblaslt_info, python_env_info, read_text,
+                              tool_output)
 
 ENV_SCHEMA = 1
 PACKAGES = ("torch", "triton", "numpy", "jax", "jaxlib", "pytorch-triton-rocm", "nvidia-ml-py",
@@ -56,7 +57,7 @@ def snapshot(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "python": {"version": platform.python_version(), "executable": sys.executable,
                    "implementation": platform.python_implementation()},
         "packages": attempt("packages", _packages),
-        "nvidia": attempt("nvidia", _nvidia),
+        "nvidia": attempt("nvidia", lambda: nvidia_rows(_NV_FIELDS)),
         "amd": attempt("amd", _amd),
         "cuda_version": attempt("cuda_version", _cuda_version),
         "rocm_version": attempt("rocm_version", _rocm_version),
@@ -77,14 +78,9 @@ def snapshot(env: Mapping[str, str] | None = None) -> dict[str, Any]:
 
 def _host() -> dict[str, Any]:
     uname = os.uname()
-    mem_kib = None
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:  # "MemTotal:       24576000 kB"
-                if line.startswith("MemTotal:"):
-                    mem_kib = int(line.split()[1])
-    except OSError:
-        pass
+    # "MemTotal:       24576000 kB"
+    found = re.search(r"^MemTotal:\s+(\d+)", read_text("/proc/meminfo") or "", re.MULTILINE)
+    mem_kib = int(found.group(1)) if found else None
     return {
         "hostname": uname.nodename, "os": uname.sysname, "kernel": uname.release,
         "machine": uname.machine, "distro": _distro(), "cpu": _cpu_model(),
@@ -102,14 +98,10 @@ def _distro() -> str | None:
 
 
 def _cpu_model() -> str | None:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:  # "model name	: AMD EPYC 9654 96-Core Processor"
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or None   # no /proc: another system, where platform knows better
+    # "model name	: AMD EPYC 9654 96-Core Processor", in the first CPU's block
+    found = re.search(r"^model name\s*:(.*)$", read_text("/proc/cpuinfo") or "", re.MULTILINE)
+    # No /proc (another system) or no model name line (many ARM CPUs): platform knows better.
+    return found.group(1).strip() if found else platform.processor() or None
 
 
 def _packages() -> dict[str, str | None]:
@@ -125,15 +117,6 @@ def _packages() -> dict[str, str | None]:
 
 _NV_FIELDS = ("index", "name", "uuid", "driver_version", "memory.total", "clocks.sm",
               "clocks.max.sm", "clocks.mem", "power.limit", "temperature.gpu", "pci.bus_id")
-
-
-def _nvidia() -> list[dict[str, str]] | None:
-    out = tool_output(nvidia_query(_NV_FIELDS))
-    if out is None:
-        return None
-    # "0, NVIDIA H200, GPU-..., 580.159.04, 143771, 1980, 1980, 3201, 700.00, 31, 00000000:..."
-    return [dict(zip(_NV_FIELDS, (f.strip() for f in line.split(",")))) for line in
-            out.splitlines() if line.strip()]
 
 
 def _amd() -> dict[str, Any] | None:
@@ -157,10 +140,5 @@ def _version_after(text: str, label: str) -> str | None:
 
 
 def _rocm_version() -> str | None:
-    for path in ("/opt/rocm/.info/version", "/opt/rocm/.info/version-dev"):
-        try:
-            with open(path) as fh:
-                return fh.read().strip()
-        except OSError:
-            continue
-    return None
+    versions = (read_text(p) for p in ("/opt/rocm/.info/version", "/opt/rocm/.info/version-dev"))
+    return next((text.strip() for text in versions if text is not None), None)

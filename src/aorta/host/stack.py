@@ -61,7 +61,7 @@ def hip_info(env: Mapping[str, str]) -> dict[str, Any]:
         if version:
             return {"version": version, "source": " ".join(argv)}
     for root in _rocm_roots(env):
-        version = _first_line(_read_text(os.path.join(root, ".info", "version"), 256) or "")
+        version = _first_line(read_text(os.path.join(root, ".info", "version"), 256) or "")
         if version and os.path.exists(os.path.join(root, "bin", "hipcc")):
             return {"version": version, "source": f"{root}/.info/version (the ROCm release)"}
     why = ("no hipconfig or hipcc on PATH, and no ROCm installation under "
@@ -83,7 +83,7 @@ def hipblaslt_info(env: Mapping[str, str]) -> dict[str, Any]:
     file name (`libhipblaslt.so.0.10.60200`, newer than `...so.0.9.60100`)."""
     for root in _rocm_roots(env):
         header = os.path.join(root, "include", "hipblaslt", "hipblaslt-version.h")
-        text = _read_text(header)
+        text = read_text(header)
         if text:
             # "#define HIPBLASLT_VERSION_MAJOR 0" ... MINOR, PATCH, TWEAK
             parts = [re.search(rf"#define\s+HIPBLASLT_VERSION_{p}\s+(\w+)", text)
@@ -110,7 +110,7 @@ def container_info(env: Mapping[str, str]) -> dict[str, Any]:
     """The container runtime, image and image id when visible from inside, else `{"runtime":
     None}`, from /.dockerenv, /run/.containerenv, /proc/1/cgroup and platforms' variables."""
     info: dict[str, Any] = {"runtime": None, "image": None, "digest": None, "name": None}
-    podman = _read_text("/run/.containerenv")
+    podman = read_text("/run/.containerenv")
     if podman is not None:
         info["runtime"] = "podman"
         # 'image="quay.io/rocm/pytorch:latest"' / 'imageid="1b2c..."' / 'name="bench"'
@@ -121,7 +121,7 @@ def container_info(env: Mapping[str, str]) -> dict[str, Any]:
     elif os.path.exists("/.dockerenv"):
         info["runtime"] = "docker"
     else:
-        cgroup = _read_text("/proc/1/cgroup") or ""
+        cgroup = read_text("/proc/1/cgroup") or ""
         for marker, runtime in (("kubepods", "kubernetes"), ("docker", "docker"),
                                 ("containerd", "containerd"), ("lxc", "lxc")):
             if marker in cgroup:
@@ -132,11 +132,9 @@ def container_info(env: Mapping[str, str]) -> dict[str, Any]:
             info["image"] = env[key]
             info["runtime"] = info["runtime"] or ("apptainer" if "TAINER" in key
                                                   or "SINGULARITY" in key else "unknown")
-    if env.get("CONTAINER_NAME") and info["name"] is None:
-        info["name"] = env["CONTAINER_NAME"]
-    for key in ("CONTAINER_IMAGE_DIGEST", "IMAGE_DIGEST"):
-        if env.get(key) and info["digest"] is None:
-            info["digest"] = env[key]
+    info["name"] = info["name"] or env.get("CONTAINER_NAME") or None
+    info["digest"] = info["digest"] or env.get("CONTAINER_IMAGE_DIGEST") or \
+        env.get("IMAGE_DIGEST") or None
     # An image reference may carry a registry password (user:pw@host): scrubbed.
     return {k: PATTERN_ONLY.text(v) if isinstance(v, str) else v for k, v in info.items()}
 
@@ -153,7 +151,7 @@ def python_env_info(env: Mapping[str, str]) -> dict[str, Any]:
             "virtual_env": env.get("VIRTUAL_ENV") or None}
 
 
-def _read_text(path: str, limit: int = 1 << 16) -> str | None:
+def read_text(path: str, limit: int = 1 << 16) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             return fh.read(limit)

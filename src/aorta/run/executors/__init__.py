@@ -36,15 +36,12 @@ def executor_options(block: Mapping[str, Any], where: str) -> ExecutorOptions:
         raise UserError(f"{where}: executor.kind: {printable(str(kind))} is not one of "
                         f"{', '.join(EXECUTORS)}")
     model = executor_class(kind).options_model
-
-    def allowed(parent: tuple[Any, ...]) -> list[str] | None:   # the block's own keys
-        return sorted(model.model_fields) if not parent else None
-
     try:
         return model.model_validate({**block, "kind": kind})
-    except ValidationError as exc:
-        raise UserError(f"{where}: {format_validation_error(exc, ('executor',), allowed)}"
-                        ) from None
+    except ValidationError as exc:   # an unknown key: the block's own keys are listed
+        keys = sorted(model.model_fields)
+        message = format_validation_error(exc, ("executor",), lambda p: None if p else keys)
+        raise UserError(f"{where}: {message}") from None
 
 
 def executor_for(options: ExecutorOptions) -> Executor:

@@ -73,12 +73,6 @@ class Devices:
         return "; ".join(" = ".join(n) for n in names.values())
 
 
-def list_devices() -> Devices:
-    """The AMD GPUs of the kfd driver's topology where /dev/kfd exists (the order ROCR counts),
-    else the NVIDIA GPUs and MIG instances `nvidia-smi -L` lists."""
-    return amd_devices(_KFD_NODES) if os.path.exists("/dev/kfd") else nvidia_devices()
-
-
 def nvidia_devices() -> Devices:
     source = "nvidia-smi -L"
     run = run_tool(["nvidia-smi", "-L"], 30)
@@ -124,14 +118,12 @@ def amd_devices(kfd_nodes: Path) -> Devices:
 
 def resolve_gpus(value: str | list[str | int], devices: Devices | None = None) -> list[str]:
     """The device ids trials are pinned to: `all` -> every GPU's index, else the ids given,
-    each checked against the GPUs here (`list_devices`). `UserError` naming the devices that
-    exist, or why none could be listed, and the fix."""
-    try:
-        check_device_ids(value)
-    except ValueError as exc:
-        raise UserError(f"--gpus/executor.gpus: {exc}") from None
+    each checked against the GPUs here. `UserError` naming the devices that exist, or why none
+    could be listed, and the fix."""
     shown = value if isinstance(value, str) else ",".join(map(str, value))
-    devices = devices or list_devices()
+    # The AMD GPUs in the order ROCR counts them where /dev/kfd exists, else nvidia-smi's.
+    devices = devices or (amd_devices(_KFD_NODES) if os.path.exists("/dev/kfd")
+                          else nvidia_devices())
     if devices.problem:
         raise UserError(f"--gpus/executor.gpus {shown}: no GPU found on this host "
                         f"({devices.problem}); run on a GPU host, or drop --gpus to run trials "

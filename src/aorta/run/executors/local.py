@@ -54,21 +54,18 @@ class LocalExecutor(Executor):
                 raise SetupError(f"collector {name} cannot measure on this machine: "
                                  f"{cap.reason}{fix}")
         check_child_imports(plan, caller_env)
-        self.devices()
+        _ = self.devices    # listed and checked here, before any trial
         return launch, notes
 
     @functools.cached_property
-    def _devices(self) -> list[str] | None:
+    def devices(self) -> list[str] | None:
+        """The devices trials are pinned to, checked against those here (listed once), or None."""
         gpus = getattr(self.options, "gpus", None)
         return None if gpus is None else resolve_gpus(gpus)
 
-    def devices(self) -> list[str] | None:
-        """The devices trials are pinned to, checked against those here (listed once), or None."""
-        return self._devices
-
     def launch(self, specs: Sequence[TrialSpec], caller_env: Mapping[str, str],
                on_start: OnStart, on_done: OnDone, warden: Warden) -> None:
-        devices = self.devices()
+        devices = self.devices
         if devices is None:
             for spec in specs:
                 on_start(spec)
@@ -112,11 +109,9 @@ class LocalExecutor(Executor):
                 future.result()
         except BaseException:
             self.cancel()
-            for future in futures:
-                future.cancel()
-            pool.shutdown(wait=True)
             raise
-        pool.shutdown(wait=True)
+        finally:    # trials not yet started are dropped; running ones end, then are waited for
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def check_child_imports(plan: Plan, caller_env: Mapping[str, str]) -> None:

@@ -92,15 +92,7 @@ def parse_squeue(text: str) -> dict[str, JobState]:
 
         12_3|RUNNING|None|node07
     """
-    jobs = {}
-    for line in text.splitlines():
-        parts = line.strip().split("|")
-        if len(parts) != 4 or not parts[0]:
-            continue
-        job, state, reason, node = parts
-        jobs[job] = JobState(job, state.split()[0] if state else "UNKNOWN",
-                             None if reason in ("", "None") else reason, node or None)
-    return jobs
+    return _parse(text, ("job", "state", "reason", "node"))
 
 
 def parse_sacct(text: str) -> dict[str, JobState]:
@@ -108,15 +100,21 @@ def parse_sacct(text: str) -> dict[str, JobState]:
 
         12_3|CANCELLED by 0|0:15|None|node07
     """
+    return _parse(text, ("job", "state", "exit", "reason", "node"))
+
+
+def _parse(text: str, columns: tuple[str, ...]) -> dict[str, JobState]:
     jobs = {}
     for line in text.splitlines():
         parts = line.strip().split("|")
-        if len(parts) != 5 or not parts[0] or "[" in parts[0]:
-            continue   # "12_[4-9]" stands for tasks that never started
-        job, state, exit_code, reason, node = parts
+        if len(parts) != len(columns) or not parts[0] or "[" in parts[0]:
+            continue   # sacct's "12_[4-9]" stands for tasks that never started
+        row = dict(zip(columns, parts))
+        job, state, reason, node = row["job"], row["state"], row["reason"], row["node"]
         jobs[job] = JobState(job, state.split()[0] if state else "UNKNOWN",
                              None if reason in ("", "None") else reason,
-                             None if node in ("", "None assigned") else node, exit_code or None)
+                             None if node in ("", "None assigned") else node,
+                             row.get("exit") or None)
     return jobs
 
 

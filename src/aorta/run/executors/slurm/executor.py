@@ -24,7 +24,7 @@ from aorta.run.executors.slurm.commands import (JobState, SlurmError, cancel_job
                                                 query_jobs, sbatch, wait_gone)
 from aorta.run.executors.slurm.lost import describe_end, lost_result
 from aorta.run.executors.slurm.options import SlurmOptions
-from aorta.run.executors.slurm.script import job_script, resource_options, setup_files
+from aorta.run.executors.slurm.script import job_options, job_script, setup_files
 from aorta.run.executors.slurm.worker import write_manifest
 from aorta.run.plan import Plan
 from aorta.run.trial import TrialSpec, utc_now
@@ -44,16 +44,10 @@ def job_name(run_dir: Path) -> str:
 
 def sbatch_options(config: SlurmOptions, name: str, logs: Path, tasks: int,
                    cwd: Path, after: str | None = None) -> list[str]:
-    """The sbatch argv for one array of `tasks` trials. The recipe's `sbatch_args` come last,
-    so they override aorta's own choices."""
-    pattern = str(logs).replace("%", "%%")   # '%' starts a Slurm filename pattern
+    """The sbatch argv for one array of `tasks` trials, after the array `after` (so that
+    max_parallel holds across arrays)."""
     throttle = f"%{config.max_parallel}" if config.max_parallel else ""
-    options = [f"--job-name={name}", f"--array=0-{tasks - 1}{throttle}",
-               f"--output={pattern}/%A_%a.out", f"--error={pattern}/%A_%a.err",
-               f"--chdir={cwd}", *resource_options(config)]
-    if after is not None:   # the previous array, so max_parallel holds across arrays
-        options.append(f"--dependency=afterany:{after}")
-    return options + list(config.sbatch_args)
+    return job_options(config, name, logs, "%A_%a", cwd, f"0-{tasks - 1}{throttle}", after)
 
 
 def batch_script(python: str, manifest: Path, run_name: str, setup: Sequence[str] = ()) -> str:
@@ -119,13 +113,10 @@ class SlurmExecutor(Executor):
         # A finished job of a pending trial wrote a result that was deleted: it runs again.
         found = {k: e for k, e in jobs.items() if k in pending and not e.get("finished")}
         asked = {str(e["job"]) for e in found.values() if not e.get("cancelled")}
-        queue: dict[str, JobState] | None = {}
-        note = None
-        if asked:
-            note = missing_command("squeue")
-            queue = None if note else query_jobs(asked)
-            if queue is None and note is None:
-                note = "squeue failed, so the state of submitted jobs is unknown"
+        note = missing_command("squeue") if asked else None
+        queue = None if note else query_jobs(asked)
+        if queue is None and note is None:
+            note = "squeue failed, so the state of submitted jobs is unknown"
         states = {k: TrialState("complete", str(e["job"])) for k, e in jobs.items()
                   if k not in pending}
         for key, entry in found.items():
@@ -154,7 +145,8 @@ class SlurmExecutor(Executor):
         previous = dict(block or {})
         name = job_name(run_dir)
         if previous.get("discarded"):
-            old_jobs = _live_ids(previous)
+            old_jobs = {str(e["job"]) for e in (previous.get("jobs") or {}).values()
+                        if isinstance(e, dict) and e.get("job") and not e.get("cancelled")}
             cancel_jobs(old_jobs, name, getpass.getuser())
             wait_gone(old_jobs, seconds=30.0)   # before new jobs use the same directories
             previous = {}
@@ -167,9 +159,7 @@ class SlurmExecutor(Executor):
 
     def launch(self, specs: Sequence[TrialSpec], caller_env: Mapping[str, str],
                on_start: OnStart, on_done: OnDone, warden: Warden | None = None) -> None:
-        if self.store is None:
-            raise RuntimeError("SlurmExecutor.launch before attach: the run directory is "
-                               "unknown")
+        assert self.store is not None, "launch before attach: the run directory is unknown"
         by_key = {s.key: s for s in specs}
         watched: dict[str, str] = {}
         try:
@@ -218,10 +208,10 @@ class SlurmExecutor(Executor):
             self.record["probe"] = record
             self.save()
 
-        outcome = check_on_node(probe, spec, caller_env, self.note, submitted)
-        submitted(outcome.record)
-        if outcome.refusal is not None:
-            raise SetupError(outcome.refusal)
+        record, refusal = check_on_node(probe, spec, caller_env, self.note, submitted)
+        submitted(record)
+        if refusal is not None:
+            raise SetupError(refusal)
         self.probed = True
 
     def _submit(self, specs: Sequence[TrialSpec], caller_env: Mapping[str, str]
@@ -285,11 +275,6 @@ class SlurmExecutor(Executor):
             wait_gone(set(open_jobs.values()), seconds=15.0)
         except KeyboardInterrupt:
             pass   # a second Ctrl-C: stop waiting; the scancel has been sent
-
-
-def _live_ids(record: Mapping[str, Any]) -> set[str]:
-    return {str(e["job"]) for e in (record.get("jobs") or {}).values()
-            if isinstance(e, dict) and e.get("job") and not e.get("cancelled")}
 
 
 class _Watch:

@@ -20,7 +20,7 @@ from aorta.run.executors.slurm.commands import (JobState, SlurmError, cancel_job
                                                 sbatch, wait_gone)
 from aorta.run.executors.slurm.options import SlurmOptions
 from aorta.run.executors.slurm.probe import ANSWER_SCHEMA
-from aorta.run.executors.slurm.script import job_script, resource_options
+from aorta.run.executors.slurm.script import job_options, job_script
 from aorta.run.executors.slurm.worker import write_manifest
 from aorta.run.trial import TrialSpec, utc_now
 from aorta.store.reading import read_tail
@@ -43,16 +43,12 @@ class ProbeJob:
     settle_s: float = 15.0
 
 
-@dataclass(frozen=True)
-class ProbeOutcome:
-    record: dict[str, Any]    # run.json's executor.probe
-    refusal: str | None       # one line; None when the sweep may be submitted
-
-
 def check_on_node(job: ProbeJob, spec: TrialSpec, caller_env: Mapping[str, str], note: Note,
-                  submitted: Callable[[dict[str, Any]], None]) -> ProbeOutcome:
-    """Submit the probe job for `spec`'s collectors, wait for the node's answer and judge it.
-    `submitted` gets the record as soon as the job has an id (to keep it in run.json)."""
+                  submitted: Callable[[dict[str, Any]], None]
+                  ) -> tuple[dict[str, Any], str | None]:
+    """Submit the probe job for `spec`'s collectors, wait for the node's answer and judge it:
+    (run.json's executor.probe record, the one-line refusal or None when the sweep may be
+    submitted). `submitted` gets the record as soon as the job has an id."""
     folder = job.store.root / "slurm"
     stem = _free_stem(folder)
     answer_name = f"{stem}.answer.json"
@@ -63,12 +59,9 @@ def check_on_node(job: ProbeJob, spec: TrialSpec, caller_env: Mapping[str, str],
         comment, job.setup, [job.python, "-m", "aorta.run.executors.slurm.probe",
                              str(folder / f"{stem}.json"), answer_name]),
         parts=("slurm",), executable=True)
-    pattern = str(folder).replace("%", "%%")   # '%' starts a Slurm filename pattern
     cwd = Path(os.getcwd())
-    options = [f"--job-name={job.name}", f"--output={pattern}/{stem}.out",
-               f"--error={pattern}/{stem}.err", f"--chdir={cwd}",
-               *resource_options(job.config), *job.config.sbatch_args]
-    job_id = sbatch(options, folder / f"{stem}.sh", {**caller_env, **secrets}, cwd)
+    job_id = sbatch(job_options(job.config, job.name, folder, stem, cwd), folder / f"{stem}.sh",
+                    {**caller_env, **secrets}, cwd)
     record: dict[str, Any] = {"job": job_id, "submitted_at": utc_now(),
                               "collectors": list(spec.collectors),
                               "answer": f"slurm/{answer_name}"}
@@ -82,7 +75,7 @@ def check_on_node(job: ProbeJob, spec: TrialSpec, caller_env: Mapping[str, str],
         raise
     if answer is None:
         _cancel(job_id)
-        return ProbeOutcome({**record, "ok": False, "problem": lost}, lost)
+        return {**record, "ok": False, "problem": lost}, lost
     node, refusal = judge_answer(answer, job_id)
     lines = [str(line) for line in answer.get("lines") or []] if isinstance(answer, dict) else []
     if refusal is not None and lines:
@@ -93,8 +86,8 @@ def check_on_node(job: ProbeJob, spec: TrialSpec, caller_env: Mapping[str, str],
     elif refusal is None:
         note(f"the collectors can measure on Slurm node {node} (probe job {job_id}): "
              f"{_usable(answer)}")
-    return ProbeOutcome({**record, "node": node, "ok": refusal is None, "lines": lines,
-                         "checked_at": utc_now(), "problem": refusal}, refusal)
+    return ({**record, "node": node, "ok": refusal is None, "lines": lines,
+             "checked_at": utc_now(), "problem": refusal}, refusal)
 
 
 def judge_answer(answer: Any, job_id: str) -> tuple[str | None, str | None]:

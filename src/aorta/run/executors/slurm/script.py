@@ -30,6 +30,20 @@ def resource_options(config: SlurmOptions) -> list[str]:
     return options
 
 
+def job_options(config: SlurmOptions, name: str, logs: Path, stem: str, cwd: Path,
+                array: str | None = None, after: str | None = None) -> list[str]:
+    """The sbatch argv of a job (an array of tasks `array`) called `name`, logging to
+    `<logs>/<stem>.out` and `.err`, run after job `after`. The recipe's `sbatch_args` come
+    last, so they override aorta's own choices."""
+    pattern = str(logs).replace("%", "%%")   # '%' starts a Slurm filename pattern
+    options = [f"--job-name={name}", *([f"--array={array}"] if array else []),
+               f"--output={pattern}/{stem}.out", f"--error={pattern}/{stem}.err",
+               f"--chdir={cwd}", *resource_options(config)]
+    if after is not None:
+        options.append(f"--dependency=afterany:{after}")
+    return options + list(config.sbatch_args)
+
+
 def setup_files(paths: Sequence[str], cwd: Path) -> tuple[str, ...]:
     """The recipe's `executor.setup` as absolute paths (relative to `cwd`, the jobs' too).
     SetupError for one that is not a readable regular file here: the nodes must see it too."""
