@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -17,21 +18,15 @@ from aorta.store.run_dir import RunStore, Slot
 
 
 @dataclass(frozen=True)
-class KernelRow:
-    trial: int
-    total_ms: float
-    calls: int | None
-
-
-@dataclass(frozen=True)
 class CellData:
-    """One cell of a run: passing trials' numbers, one (trial, value) per trial."""
+    """One cell of a run: its passing trials' numbers, one row per trial and metric: `samples`
+    (metric, trial, value) and `kernels` (table, kernel, trial, total_ms, calls)."""
 
     name: str
     passed: int
     total: int
-    metrics: Mapping[str, tuple[tuple[int, float], ...]]
-    kernels: Mapping[tuple[str, str], tuple[KernelRow, ...]]   # (table, kernel) -> rows
+    samples: tuple[tuple[str, int, float], ...]
+    kernels: tuple[tuple[str, str, int, float, int | None], ...]
 
 
 @dataclass(frozen=True)
@@ -103,17 +98,14 @@ def _collect(store: RunStore, run: RunRecord) -> dict[str, Any]:
 
 def _cell(name: str, slots: Sequence[Slot]) -> CellData:
     passing = [s.result for s in slots if s.result is not None and s.result.verdict == "pass"]
-    metrics: dict[str, list[tuple[int, float]]] = {}
-    kernels: dict[tuple[str, str], list[KernelRow]] = {}
+    metrics: dict[str, list[tuple[str, int, float]]] = {}     # rows by metric, trials in order
+    kernels: dict[tuple[str, str], list[tuple[str, str, int, float, int | None]]] = {}
     for trial in passing:
         for key, value in trial.numeric_metrics().items():
-            metrics.setdefault(key, []).append((trial.index, value))
+            metrics.setdefault(key, []).append((key, trial.index, value))
         for table, entries in trial.kernel_tables().items():
             for kernel, entry in entries.items():
                 kernels.setdefault((table, kernel), []).append(
-                    KernelRow(trial.index, entry.total_ms, entry.calls))
-    return CellData(name, len(passing), len(slots),
-                    {k: tuple(v) for k, v in metrics.items()},
-                    {k: tuple(v) for k, v in kernels.items()})
-
-
+                    (table, kernel, trial.index, entry.total_ms, entry.calls))
+    return CellData(name, len(passing), len(slots), tuple(chain(*metrics.values())),
+                    tuple(chain(*kernels.values())))
