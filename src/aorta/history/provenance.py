@@ -4,7 +4,6 @@ the repository is looked for, and what marks a commit dirty: docs/history.md, "T
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -56,12 +55,9 @@ def _script(command: Sequence[str], cwd: Path | None) -> Path | None:
 
 
 def find_commit(candidates: Sequence[tuple[str, Path]]) -> Commit | None:
-    """The commit checked out in the first candidate inside a git work tree; None without one."""
-    if shutil.which("git") is None:
-        return None
+    """The commit checked out in the first candidate inside a git work tree; None without one
+    (or without git)."""
     for source, folder in candidates:
-        if not folder.is_dir():
-            continue
         sha = _git(folder, "rev-parse", "--verify", "HEAD")
         if sha is None:
             continue
@@ -98,8 +94,6 @@ def _git(folder: Path, *args: str) -> str | None:
 
 def repo_relative(path: Path) -> str | None:
     """`path` relative to the top of the git work tree holding it, or None outside one."""
-    if shutil.which("git") is None or not path.parent.is_dir():
-        return None
     top = _git(path.parent, "rev-parse", "--show-toplevel")
     if top is None:
         return None
