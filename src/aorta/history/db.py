@@ -33,6 +33,7 @@ _QUIET_WAIT_MS = 500        # a lock held longer than this is announced before w
 _FULL_BELOW = 1 << 20       # bytes free under which an SQLite I/O error means a full disk
 # An arbitrary, fixed 63-bit key: every aorta takes the same advisory lock on PostgreSQL.
 _PG_LOCK_KEY = 0x616F727461_0001
+_KINDS = {stat.S_IFDIR: "a folder", stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket"}
 
 
 @dataclass(frozen=True)
@@ -43,10 +44,6 @@ class Database:
     shown: str
     secrets: tuple[str, ...]    # strings that must never appear in anything printed
     path: Path | None = None    # the SQLite file
-
-    @property
-    def dialect(self) -> str:
-        return str(self.engine.dialect.name)
 
     def scrub(self, text: str) -> str:
         for secret in self.secrets:
@@ -115,9 +112,16 @@ def connect(given: str | None, create: bool = True) -> Database:
     shown = redact(url)
     if url.get_backend_name() == "sqlite":
         path = sqlite_file(url, create)
+        # A reader opens a file it can write as usual (it may upgrade the schema, and leaves no
+        # -wal, -shm behind), else read-only. On a read-only mount SQLite cannot make the -shm a
+        # WAL reader needs: there, unless a -wal holds pages it would skip, `immutable`.
         writable = create or all(os.access(p, os.W_OK) for p in (path, path.parent))
         if not writable:
-            url = _read_only(url, path)
+            query = {"mode": "ro", "uri": "true"}
+            if os.statvfs(path.parent).f_flag & os.ST_RDONLY \
+                    and not path.with_name(path.name + "-wal").exists():
+                query["immutable"] = "1"
+            url = url.set(database="file:" + quote(str(path.absolute())), query=query)
         engine = create_engine(url, connect_args={"timeout": _BUSY_TIMEOUT_S})
         _sqlite_events(engine, shown, writable)
         return Database(engine, shown, _secrets(url), path)
@@ -141,7 +145,9 @@ def sqlite_file(url: URL, create: bool) -> Path:
     try:
         if path.exists():
             if not path.is_file():
-                raise UserError(f"--db {path}: {_file_kind(path)}, not a database file; {fix}")
+                kind = _KINDS.get(stat.S_IFMT(path.stat().st_mode), "a device")
+                link = "a link to " if path.is_symlink() else ""
+                raise UserError(f"--db {path}: {link}{kind}, not a database file; {fix}")
             return path
         if path.is_symlink():
             raise UserError(f"--db {path}: a link to {os.readlink(path)}, which does not "
@@ -158,26 +164,6 @@ def sqlite_file(url: URL, create: bool) -> Path:
         raise UserError(f"--db {path}: {exc.strerror or exc}{where}; {fix} in a folder that "
                         f"exists or can be made") from None
     return path
-
-
-def _file_kind(path: Path) -> str:
-    mode = path.stat().st_mode
-    kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
-            else "a socket" if stat.S_ISSOCK(mode) else "a device")
-    return f"a link to {kind}" if path.is_symlink() else kind
-
-
-def _read_only(url: URL, path: Path) -> URL:
-    """`url` opened read-only, for reading a file that cannot be written (a writable one is
-    opened as usual: a reader may upgrade its schema, and leaves no `-wal`, `-shm` behind). On
-    a read-only mount SQLite cannot make the `-shm` file a WAL reader needs; there, and only
-    without a `-wal` file (whose pages `immutable` would skip), the file is opened as
-    immutable: nothing can change it through this mount."""
-    query = {"mode": "ro", "uri": "true"}
-    wal = path.with_name(path.name + "-wal")
-    if os.statvfs(path.parent).f_flag & os.ST_RDONLY and not wal.exists():
-        query["immutable"] = "1"
-    return url.set(database="file:" + quote(str(path.absolute())), query=query)
 
 
 def _sqlite_events(engine: Engine, shown: str, writable: bool) -> None:
@@ -222,15 +208,10 @@ def _begin_immediate(conn: Connection, shown: str) -> None:
 
 
 @contextmanager
-def write_transaction(db: Database) -> Iterator[Connection]:
-    """A writing transaction (SQLite: `BEGIN IMMEDIATE`), rolled back on any exception."""
-    with db.engine.connect().execution_options(aorta_write=True) as conn, conn.begin():
-        yield conn
-
-
-@contextmanager
-def read_connection(db: Database) -> Iterator[Connection]:
-    with db.engine.connect() as conn, conn.begin():
+def transaction(db: Database, write: bool = False) -> Iterator[Connection]:
+    """A transaction, rolled back on any exception; a writing one starts (SQLite) with `BEGIN
+    IMMEDIATE`."""
+    with db.engine.connect().execution_options(aorta_write=write) as conn, conn.begin():
         yield conn
 
 
@@ -245,7 +226,7 @@ def open_history(db_url: str | None, create: bool = True) -> Iterator[Database]:
     db = connect(db_url, create=create)
     try:
         upgrade(db)
-        with read_connection(db) as conn:
+        with transaction(db) as conn:
             check_tables(conn, db.shown)
         yield db
     except SQLAlchemyError as exc:
@@ -290,14 +271,14 @@ def upgrade(db: Database, migrations: Sequence[Migration] | None = None) -> int:
 
     migrations = migrations or MIGRATIONS
     latest = migrations[-1].version
-    with read_connection(db) as conn:
+    with transaction(db) as conn:
         before = current_version(conn)
     _refuse_newer(db, before, latest)
     if before == latest:
         return before
     # Under the write lock, the version is read again: another process may have just upgraded.
-    with write_transaction(db) as conn:
-        if db.dialect == "postgresql":
+    with transaction(db, write=True) as conn:
+        if conn.dialect.name == "postgresql":
             conn.execute(select(func.pg_advisory_xact_lock(_PG_LOCK_KEY)))
         MIGRATIONS_TABLE.create(conn, checkfirst=True)
         at = current_version(conn)
