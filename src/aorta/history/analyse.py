@@ -49,6 +49,7 @@ class View:
     items: list[Analysed]
     db: str                                     # the database, password redacted
     failing: list[tuple[Analysed, Change]]      # the regressions --fail-on fails on
+    settings: Settings
 
 
 def load_view(db_url: str | None, filters: Filters, settings: Settings,
@@ -69,21 +70,19 @@ def load_view(db_url: str | None, filters: Filters, settings: Settings,
     analysed = [Analysed(s, tuple(detect_changes(s, settings.method, settings.threshold,
                                                  settings.level))) for s in series]
     items = top_kernels(analysed, settings.top)
-    return View(items, db.shown, regressions(items, gate, settings.recent) if gate else [])
+    return View(items, db.shown, regressions(items, gate, settings.recent) if gate else [],
+                settings)
 
 
 def top_kernels(items: Sequence[Analysed], count: int) -> list[Analysed]:
     """All metrics; of kernels, the `count` largest per (context, cell) at newest run (0: all)."""
-    metrics = [a for a in items if a.series.kernel is None]
     groups: dict[tuple[int, str], list[Analysed]] = {}
     for a in items:
         if a.series.kernel is not None:
             groups.setdefault((a.series.context.id, a.series.cell), []).append(a)
-    kernels = []
-    for group in groups.values():
-        ranked = sorted(group, key=lambda a: -a.latest_median)
-        kernels += ranked[:count] if count else ranked
-    return metrics + kernels
+    kernels = [a for group in groups.values()
+               for a in sorted(group, key=lambda a: -a.latest_median)[:count or None]]
+    return [a for a in items if a.series.kernel is None] + kernels
 
 
 def regressions(items: Sequence[Analysed], fail_on: Sequence[str],
@@ -94,14 +93,7 @@ def regressions(items: Sequence[Analysed], fail_on: Sequence[str],
         if name not in FAIL_ON_WORDS and name not in names:
             raise UserError(f"--fail-on {name}: no series of this metric in the history; "
                             f"recorded: {', '.join(sorted(names)) or '(none)'}")
-    out = []
-    for item in items:
-        for change in item.changes:
-            later = sum(p.run.complete for p in item.series.points[change.position:])
-            if not change.regression or (recent and later > recent):
-                continue
-            series = item.series
-            if watched(series.kernel is not None, series.metric, metric_kind(series.unit_name),
-                       fail_on):
-                out.append((item, change))
-    return out
+    return [(a, c) for a in items for c in a.changes if c.regression
+            and not (recent and sum(p.run.complete for p in a.series.points[c.position:]) > recent)
+            and watched(a.series.kernel is not None, a.series.metric,
+                        metric_kind(a.series.unit_name), fail_on)]

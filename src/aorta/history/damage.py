@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import reprlib
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from sqlalchemy import Column, Table, inspect
@@ -34,14 +35,17 @@ def check_tables(conn: Connection, shown: str) -> None:
                                 f"{column.name}; {FIX}")
 
 
-def check_row(shown: str, table: Table, row: Any) -> None:
-    """UserError naming the table, the row and the value when `row` breaks its columns."""
-    values = row._mapping
-    for column in table.columns:
-        problem = _problem(column, values[column.name])
-        if problem is not None:
-            raise UserError(f"{shown}: damaged history: table {table.name}, row "
-                            f"{_row_name(table, values)}: {column.name} {problem}; {FIX}")
+def check_rows(shown: str, table: Table, rows: Iterable[Any]) -> Iterator[Any]:
+    """`rows`, checked: one that breaks its columns is a UserError naming the table, the row
+    and the value."""
+    for row in rows:
+        values = row._mapping
+        for column in table.columns:
+            problem = _problem(column, values[column.name])
+            if problem is not None:
+                raise UserError(f"{shown}: damaged history: table {table.name}, row "
+                                f"{_row_name(table, values)}: {column.name} {problem}; {FIX}")
+        yield row
 
 
 def _problem(column: Column[Any], value: Any) -> str | None:

@@ -35,25 +35,26 @@ def default_page(db_url: str | None) -> Path:
     return Path("history.html")
 
 
-def write_page(view: View, settings_text: str, target: Path) -> None:
+def write_page(view: View, target: Path) -> None:
     """Write the page to `target` (replacing it), credential shapes scrubbed."""
-    write_anywhere(target, PATTERN_ONLY.text(render_html(view, settings_text)))
+    write_anywhere(target, PATTERN_ONLY.text(render_html(view)))
 
 
-def render_html(view: View, settings_text: str) -> str:
+def render_html(view: View) -> str:
     items = view.items
-    changes = [(a, c) for a in items for c in a.changes]
-    changes.sort(key=lambda ac: (not ac[1].regression, ac[0].series.context.id,
-                                 ac[0].series.cell, ac[0].series.name))
+    changes = sorted(((a, c) for a in items for c in a.changes), key=lambda ac: (
+        not ac[1].regression, ac[0].series.context.id, ac[0].series.cell, ac[0].series.name))
     runs = {p.run.id for a in items for p in a.series.points}
+    incomplete = {p.run.id for a in items for p in a.series.points if not p.run.complete}
     contexts = {a.series.context.id: a.series.context for a in items}
     lines = [*page_open("aorta performance history", _EXTRA_CSS),
              "<h1>aorta performance history</h1>",
              f'<p class="lead">{len(runs)} run(s) in {len(contexts)} context(s), '
              f"{len(items)} series, {len(changes)} change(s) detected, "
              f"{sum(c.regression for _, c in changes)} regression(s).</p>",
-             *_incomplete(items),
-             f"<p><small>database: {h(view.db)}; {h(settings_text)}</small></p>"]
+             *([f'<p class="warn">{len(incomplete)} run(s) were not complete, hollow points: '
+                f"{h(INCOMPLETE_NOTE)}.</p>"] if incomplete else []),
+             f"<p><small>database: {h(view.db)}; {h(view.settings.text)}</small></p>"]
     lines += _changes(changes, view.failing)
     for context_id, context in contexts.items():
         mine = [a for a in items if a.series.context.id == context_id]
@@ -63,14 +64,6 @@ def render_html(view: View, settings_text: str) -> str:
             lines += _cell(cell, [a for a in mine if a.series.cell == cell])
         lines.append("</section>")
     return "\n".join(lines + PAGE_END) + "\n"
-
-
-def _incomplete(items: Sequence[Analysed]) -> list[str]:
-    runs = {p.run.id for a in items for p in a.series.points if not p.run.complete}
-    if not runs:
-        return []
-    return [f'<p class="warn">{len(runs)} run(s) were not complete, hollow points: '
-            f"{h(INCOMPLETE_NOTE)}.</p>"]
 
 
 def _tone(change: Change) -> str:

@@ -93,7 +93,6 @@ def _v1_initial(conn: Connection) -> None:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "contexts, runs, samples and kernel rows", _v1_initial),
 )
-LATEST = MIGRATIONS[-1].version
 
 
 def current_version(conn: Connection) -> int:
