@@ -221,7 +221,7 @@ def open_history(db_url: str | None, create: bool = True) -> Iterator[Database]:
     `create=False`: a missing SQLite file is an error instead of a new, empty history."""
     from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-    from aorta.history.damage import check_tables
+    from aorta.history.schema import check_tables
 
     db = connect(db_url, create=create)
     try:
