@@ -28,11 +28,6 @@ class Settings:
     recent: int = 1               # --fail-on: changes at the newest N runs of a series
     top: int = 5                  # kernels kept per (context, cell); 0 keeps all
 
-    @property
-    def text(self) -> str:
-        return (f"method {self.method}, threshold {self.threshold:g}, "
-                f"top {self.top or 'all'} kernel(s) per cell")
-
 
 @dataclass(frozen=True)
 class Analysed:

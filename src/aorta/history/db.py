@@ -175,7 +175,6 @@ def _sqlite_events(engine: Engine, shown: str, writable: bool) -> None:
         dbapi_conn.isolation_level = None
         if writable:
             dbapi_conn.execute("PRAGMA journal_mode=WAL")
-        dbapi_conn.execute(f"PRAGMA busy_timeout={int(_BUSY_TIMEOUT_S * 1000)}")
         dbapi_conn.execute("PRAGMA foreign_keys=ON")
 
     @event.listens_for(engine, "begin")

@@ -38,18 +38,8 @@ class RunSnapshot:
     host: str
     gpu: str
     cells: tuple[CellData, ...]
-
-    @property
-    def cwd(self) -> Path | None:
-        return Path(self.run.cwd) if self.run.cwd else None
-
-    @property
-    def recipe_path(self) -> Path | None:
-        """The recipe file as run.json recorded it, relative ones taken from `cwd`."""
-        if not self.run.recipe:
-            return None
-        path = Path(self.run.recipe)
-        return self.cwd / path if self.cwd is not None and not path.is_absolute() else path
+    cwd: Path | None
+    recipe_path: Path | None        # as run.json recorded it, a relative one taken from `cwd`
 
 
 def read_run(run_dir: Path) -> RunSnapshot:
@@ -67,10 +57,12 @@ def read_run(run_dir: Path) -> RunSnapshot:
         raise UserError(f"{run_dir / 'run.json'}: no created_at time; cannot place the run in "
                         f"a history")
     host: dict[str, Any] = env["host"] if isinstance(env.get("host"), dict) else {}
+    cwd = Path(run.cwd) if run.cwd else None
     return RunSnapshot(
         path=run_dir.resolve(), run=run, created_at=created, collect=_collect(store, run),
         host=str(host.get("hostname") or "unknown"), gpu=gpu_text(env),
-        cells=tuple(_cell(name, slots) for name, slots in by_cell.items()))
+        cells=tuple(_cell(name, slots) for name, slots in by_cell.items()), cwd=cwd,
+        recipe_path=(cwd or Path()) / run.recipe if run.recipe else None)
 
 
 def gpu_text(env: Mapping[str, Any]) -> str:

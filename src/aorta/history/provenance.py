@@ -26,15 +26,10 @@ def candidate_dirs(command: Sequence[str], cwd: Path | None,
                    recipe: Path | None) -> list[tuple[str, Path]]:
     """(source, folder) pairs to try, in order; `recipe` is already resolved against `cwd`.
     `python3 bench/matmul.py` is measured at bench/'s checkout wherever the sweep started."""
-    out: list[tuple[str, Path]] = []
     script = _script(command, cwd)
-    if script is not None:
-        out.append(("command", script.parent))
-    if cwd is not None:
-        out.append(("cwd", cwd))
-    if recipe is not None:
-        out.append(("recipe", recipe.parent))
-    return out
+    found = [("command", script.parent if script else None), ("cwd", cwd),
+             ("recipe", recipe.parent if recipe else None)]
+    return [(source, folder) for source, folder in found if folder is not None]
 
 
 def _script(command: Sequence[str], cwd: Path | None) -> Path | None:

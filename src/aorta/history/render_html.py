@@ -47,6 +47,8 @@ def render_html(view: View) -> str:
     runs = {p.run.id for a in items for p in a.series.points}
     incomplete = {p.run.id for a in items for p in a.series.points if not p.run.complete}
     contexts = {a.series.context.id: a.series.context for a in items}
+    settings = (f"method {view.settings.method}, threshold {view.settings.threshold:g}, "
+                f"top {view.settings.top or 'all'} kernel(s) per cell")
     lines = [*page_open("aorta performance history", _EXTRA_CSS),
              "<h1>aorta performance history</h1>",
              f'<p class="lead">{len(runs)} run(s) in {len(contexts)} context(s), '
@@ -54,7 +56,7 @@ def render_html(view: View) -> str:
              f"{sum(c.regression for _, c in changes)} regression(s).</p>",
              *([f'<p class="warn">{len(incomplete)} run(s) were not complete, hollow points: '
                 f"{h(INCOMPLETE_NOTE)}.</p>"] if incomplete else []),
-             f"<p><small>database: {h(view.db)}; {h(view.settings.text)}</small></p>"]
+             f"<p><small>database: {h(view.db)}; {h(settings)}</small></p>"]
     lines += _changes(changes, view.failing)
     for context_id, context in contexts.items():
         mine = [a for a in items if a.series.context.id == context_id]
