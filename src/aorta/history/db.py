@@ -68,8 +68,10 @@ def resolve_url(given: str | None) -> URL:
         text = "postgresql+psycopg://" + text.split("://", 1)[1]
     try:
         url = make_url(text)
-    except ArgumentError:
-        raise UserError(f"--db {_redact_text(text)}: not a database URL; write a file path, "
+    except ArgumentError:     # not even a URL: everything between `://` and `@` hidden
+        head, _, rest = text.partition("://")
+        shown = f"{head}://***@{rest.rsplit('@', 1)[1]}" if "@" in rest else text
+        raise UserError(f"--db {shown}: not a database URL; write a file path, "
                         f"sqlite:///FILE or postgresql://USER@HOST/DB") from None
     if url.get_backend_name() not in ("sqlite", "postgresql"):
         raise UserError(f"--db {redact(url)}: unsupported database "
@@ -84,14 +86,6 @@ def redact(url: URL) -> str:
     """The URL with its password, and any password query parameter, shown as `***`."""
     query = {k: ("***" if looks_secret(k) else v) for k, v in url.query.items()}
     return str(url.set(query=query).render_as_string(hide_password=True))
-
-
-def _redact_text(text: str) -> str:
-    """For a string that is not even a URL: hide everything between `://` and `@`."""
-    head, sep, rest = text.partition("://")
-    if sep and "@" in rest:
-        return f"{head}://***@{rest.rsplit('@', 1)[1]}"
-    return text
 
 
 def _secrets(url: URL) -> tuple[str, ...]:
@@ -167,6 +161,8 @@ def sqlite_file(url: URL, create: bool) -> Path:
 
 
 def _sqlite_events(engine: Engine, shown: str, writable: bool) -> None:
+    import sqlite3
+
     from sqlalchemy import event
 
     @event.listens_for(engine, "connect")
@@ -179,31 +175,24 @@ def _sqlite_events(engine: Engine, shown: str, writable: bool) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        if conn.get_execution_options().get("aorta_write", False):
-            _begin_immediate(conn, shown)
-        else:
+        if not conn.get_execution_options().get("aorta_write", False):
             conn.exec_driver_sql("BEGIN")
-
-
-def _begin_immediate(conn: Connection, shown: str) -> None:
-    """`BEGIN IMMEDIATE`; a lock held by another writer is announced once, then waited on
-    for up to the busy timeout."""
-    import sqlite3
-
-    raw = conn.connection.dbapi_connection
-    assert raw is not None
-    raw.execute(f"PRAGMA busy_timeout={_QUIET_WAIT_MS}")
-    try:
-        raw.execute("BEGIN IMMEDIATE")
-        return
-    except sqlite3.OperationalError as exc:
-        if "locked" not in str(exc):
-            raise
-    finally:
-        raw.execute(f"PRAGMA busy_timeout={int(_BUSY_TIMEOUT_S * 1000)}")
-    print(f"aorta: {shown}: another writer holds the database's lock; waiting for it up to "
-          f"{_BUSY_TIMEOUT_S:g} s", file=sys.stderr, flush=True)
-    conn.exec_driver_sql("BEGIN IMMEDIATE")
+            return
+        # A writer: a lock held by another one is announced once, then waited on.
+        raw = conn.connection.dbapi_connection
+        assert raw is not None
+        raw.execute(f"PRAGMA busy_timeout={_QUIET_WAIT_MS}")
+        try:
+            raw.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc):
+                raise
+        finally:
+            raw.execute(f"PRAGMA busy_timeout={int(_BUSY_TIMEOUT_S * 1000)}")
+        print(f"aorta: {shown}: another writer holds the database's lock; waiting for it up "
+              f"to {_BUSY_TIMEOUT_S:g} s", file=sys.stderr, flush=True)
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 @contextmanager
@@ -282,9 +271,7 @@ def upgrade(db: Database, migrations: Sequence[Migration] | None = None) -> int:
         MIGRATIONS_TABLE.create(conn, checkfirst=True)
         at = current_version(conn)
         _refuse_newer(db, at, latest)
-        for migration in migrations:
-            if migration.version <= at:
-                continue
+        for migration in (m for m in migrations if m.version > at):
             migration.apply(conn)
             conn.execute(MIGRATIONS_TABLE.insert().values(
                 version=migration.version, name=migration.name,
