@@ -4,6 +4,7 @@ collector's figures only when its capture is `ok`: a partial capture would read 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -69,11 +70,8 @@ def gpu_text(env: Mapping[str, Any]) -> str:
     """The GPUs env.json saw, as one key: `NVIDIA H200`, `8x AMD Instinct MI300X`, `none`."""
     if not env:
         return "unknown"
-    names = [g.name for g in env_gpus(env)[0]]
-    if not names:
-        return "none"
-    counts = {n: names.count(n) for n in dict.fromkeys(names)}
-    return " + ".join(n if c == 1 else f"{c}x {n}" for n, c in counts.items())
+    counts = Counter(g.name for g in env_gpus(env)[0])
+    return " + ".join(n if c == 1 else f"{c}x {n}" for n, c in counts.items()) or "none"
 
 
 def _collect(store: RunStore, run: RunRecord) -> dict[str, Any]:

@@ -69,9 +69,7 @@ def render_html(view: View) -> str:
 
 
 def _tone(change: Change) -> str:
-    if change.regression:
-        return "reg"
-    return "imp" if change.verdict in ("FASTER", "SMALLER") else ""
+    return "reg" if change.regression else "imp" if change.verdict in ("FASTER", "SMALLER") else ""
 
 
 def _verdict(change: Change) -> str:

@@ -151,14 +151,11 @@ def load_series(db: Database, filters: Filters = Filters()) -> list[Series]:
                     values[(by_id[row.run_id].context_id, row.cell, row.source, row.name)][
                         row.run_id].append(row.total_ms)
     order = {r.id: position for position, r in enumerate(runs)}
-    out = []
-    for (context_id, cell, metric, kernel), per_run in values.items():
-        points = tuple(Point(by_id[run_id], tuple(v))
-                       for run_id, v in sorted(per_run.items(), key=lambda kv: order[kv[0]]))
-        out.append(Series(contexts[context_id], cell, metric, kernel, points))
-    out.sort(key=lambda s: (s.kernel is not None, s.context.id, s.cell, s.metric,
-                            s.kernel or ""))
-    return out
+    out = [Series(contexts[context_id], cell, metric, kernel, tuple(
+               Point(by_id[i], tuple(per_run[i])) for i in sorted(per_run, key=order.__getitem__)))
+           for (context_id, cell, metric, kernel), per_run in values.items()]
+    return sorted(out, key=lambda s: (s.kernel is not None, s.context.id, s.cell, s.metric,
+                                      s.kernel or ""))
 
 
 def _rows(conn: Connection, table: Any, ids: list[int], filters: Filters,
