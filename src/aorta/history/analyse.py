@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 class Settings:
     method: str = DEFAULT_METHOD
     threshold: float = 0.05       # steps smaller than this fraction are not reported
-    level: float = 0.95           # of the ratio's interval
     recent: int = 1               # --fail-on: changes at the newest N runs of a series
     top: int = 5                  # kernels kept per (context, cell); 0 keeps all
 
@@ -62,8 +61,8 @@ def load_view(db_url: str | None, filters: Filters, settings: Settings,
                           if value is not None)
         raise UserError(f"{db.shown}: no series matches "
                         f"{given or 'anything (the history is empty)'}")
-    analysed = [Analysed(s, tuple(detect_changes(s, settings.method, settings.threshold,
-                                                 settings.level))) for s in series]
+    analysed = [Analysed(s, tuple(detect_changes(s, settings.method, settings.threshold)))
+                for s in series]
     items = top_kernels(analysed, settings.top)
     return View(items, db.shown, regressions(items, gate, settings.recent) if gate else [],
                 settings)

@@ -197,8 +197,7 @@ def _sqlite_events(engine: Engine, shown: str, writable: bool) -> None:
 
 @contextmanager
 def transaction(db: Database, write: bool = False) -> Iterator[Connection]:
-    """A transaction, rolled back on any exception; a writing one starts (SQLite) with `BEGIN
-    IMMEDIATE`."""
+    """A transaction, rolled back on any exception; SQLite begins a writing one IMMEDIATE."""
     with db.engine.connect().execution_options(aorta_write=write) as conn, conn.begin():
         yield conn
 

@@ -34,13 +34,9 @@ def candidate_dirs(command: Sequence[str], cwd: Path | None,
 
 def _script(command: Sequence[str], cwd: Path | None) -> Path | None:
     for position, word in enumerate(command):
-        if word.startswith("-"):
-            continue
-        if position == 0 and "/" not in word:
-            continue          # an interpreter or launcher found on PATH
-        path = Path(word)
-        if not path.is_absolute() and cwd is not None:
-            path = cwd / path
+        if word.startswith("-") or (position == 0 and "/" not in word):
+            continue          # an option, or an interpreter or launcher found on PATH
+        path = (cwd or Path()) / word
         try:
             if path.is_file():
                 return path.resolve()
