@@ -8,16 +8,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import median
-from typing import TYPE_CHECKING
 
 from aorta.base.errors import UserError
 from aorta.comparison.gate import FAIL_ON_WORDS, parse_fail_on, watched
 from aorta.comparison.kinds import metric_kind
 from aorta.history.changes import DEFAULT_METHOD, detect_changes
+from aorta.history.db import open_history
 from aorta.history.model import Change, Series
-
-if TYPE_CHECKING:
-    from aorta.history.store import Filters
+from aorta.history.store import Filters, load_series
 
 
 @dataclass(frozen=True)
@@ -50,9 +48,6 @@ def load_view(db_url: str | None, filters: Filters, settings: Settings,
               fail_on: Iterable[str] = ()) -> View:
     """The series of the history at `db_url` that pass `filters`, analysed. Raises UserError
     for a history that does not exist, a `--fail-on` that cannot gate, or no matching series."""
-    from aorta.history.db import open_history
-    from aorta.history.store import load_series
-
     gate = parse_fail_on(fail_on)
     with open_history(db_url, create=False) as db:
         series = load_series(db, filters)

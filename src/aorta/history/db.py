@@ -7,7 +7,9 @@ locked"; readers open the file read-only. A URL's password is never printed (`re
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sqlite3
 import stat
 import sys
 from collections.abc import Iterator, Sequence
@@ -15,16 +17,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
+
+from sqlalchemy import create_engine, event, func, select
+from sqlalchemy.engine import URL, Connection, Engine, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 
 from aorta.base.errors import UserError
 from aorta.base.redaction import looks_secret
-
-if TYPE_CHECKING:
-    from sqlalchemy.engine import URL, Connection, Engine
-
-    from aorta.history.schema import Migration
+from aorta.history.schema import (MIGRATIONS, MIGRATIONS_TABLE, Migration, check_tables,
+                                  current_version)
 
 DEFAULT_DB = Path("aorta_results") / "history.sqlite"
 ENV_VAR = "AORTA_HISTORY_DB"
@@ -54,9 +57,6 @@ class Database:
 def resolve_url(given: str | None) -> URL:
     """The SQLAlchemy URL of `given` (a URL, or an SQLite file's path; None: `$AORTA_HISTORY_DB`,
     else the default file); PostgreSQL through psycopg 3. UserError for a URL it cannot use."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
     if given is not None and not given.strip():
         raise UserError("--db '': empty; give a file path or a postgresql:// URL, or leave "
                         "--db out for $AORTA_HISTORY_DB, else the default file")
@@ -100,8 +100,6 @@ def connect(given: str | None, create: bool = True) -> Database:
     """An engine for `given` (see `resolve_url`). SQLite: the file's folder is created when
     `create`; without `create` the file must exist (else a `UserError`: nothing recorded yet)
     and, where it cannot be written, is opened read-only."""
-    from sqlalchemy import create_engine
-
     url = resolve_url(given)
     shown = redact(url)
     if url.get_backend_name() == "sqlite":
@@ -119,8 +117,6 @@ def connect(given: str | None, create: bool = True) -> Database:
         engine = create_engine(url, connect_args={"timeout": _BUSY_TIMEOUT_S})
         _sqlite_events(engine, shown, writable)
         return Database(engine, shown, _secrets(url), path)
-    import importlib.util
-
     if importlib.util.find_spec("psycopg") is None:
         raise UserError(f"--db {shown}: PostgreSQL needs psycopg 3; install it with "
                         f"pip install 'aorta-profiling[postgres]'")
@@ -161,10 +157,6 @@ def sqlite_file(url: URL, create: bool) -> Path:
 
 
 def _sqlite_events(engine: Engine, shown: str, writable: bool) -> None:
-    import sqlite3
-
-    from sqlalchemy import event
-
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         # The driver's own transaction handling is turned off so that `_on_begin` decides.
@@ -206,10 +198,6 @@ def transaction(db: Database, write: bool = False) -> Iterator[Connection]:
 def open_history(db_url: str | None, create: bool = True) -> Iterator[Database]:
     """The history at `db_url`, upgraded to the newest schema; disposed of on exit.
     `create=False`: a missing SQLite file is an error instead of a new, empty history."""
-    from sqlalchemy.exc import DBAPIError, SQLAlchemyError
-
-    from aorta.history.schema import check_tables
-
     db = connect(db_url, create=create)
     try:
         upgrade(db)
@@ -252,10 +240,6 @@ def _explained(db: Database, detail: str) -> str:
 def upgrade(db: Database, migrations: Sequence[Migration] | None = None) -> int:
     """Bring the database to the newest of `migrations` (default: the released ones); returns its
     version before. UserError when it is newer: an old aorta never writes an unknown schema."""
-    from sqlalchemy import func, select
-
-    from aorta.history.schema import MIGRATIONS, MIGRATIONS_TABLE, current_version
-
     migrations = migrations or MIGRATIONS
     latest = migrations[-1].version
     with transaction(db) as conn:

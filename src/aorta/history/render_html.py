@@ -10,6 +10,7 @@ from statistics import median
 
 from aorta.base.redaction import PATTERN_ONLY
 from aorta.history.analyse import Analysed, View
+from aorta.history.db import resolve_url
 from aorta.history.model import Change, RunInfo
 from aorta.history.render_text import INCOMPLETE_NOTE, mark_text, size_text
 from aorta.rendering import PAGE_END, fmt_with_unit, h, html_table, page_open, unit_of
@@ -27,8 +28,6 @@ _COLOURS = {"reg": "#d62728", "imp": "#2ca02c", "": "#888"}
 
 def default_page(db_url: str | None) -> Path:
     """`history.html` beside an SQLite file, else in the current folder."""
-    from aorta.history.db import resolve_url
-
     url = resolve_url(db_url)
     if url.get_backend_name() == "sqlite" and url.database:
         return Path(url.database).parent / "history.html"

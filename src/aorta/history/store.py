@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import delete, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from aorta.base.errors import UserError
@@ -75,8 +76,6 @@ def recipe_key(snapshot: RunSnapshot) -> str:
 
 
 def _context_id(conn: Connection, fields: Mapping[str, str]) -> int:
-    from sqlalchemy.dialects import postgresql, sqlite
-
     key = hashlib.sha256(json.dumps([fields["recipe"], fields["host"], fields["gpu"],
                                      fields["collect"]]).encode()).hexdigest()
     # Two writers may record the first run of a context at once: the loser's insert is a no-op.
