@@ -2,7 +2,7 @@
 to date, through SQLAlchemy Core. SQLite: WAL, and every writing transaction starts with `BEGIN
 IMMEDIATE`, so writers queue on the busy timeout instead of failing halfway with "database is
 locked"; readers open the file read-only. A URL's password is never printed (`redact`,
-`Database.scrub`). Why: docs/history.md.
+`Database.secrets`). Why: docs/history.md.
 """
 
 from __future__ import annotations
@@ -48,11 +48,6 @@ class Database:
     secrets: tuple[str, ...]    # strings that must never appear in anything printed
     path: Path | None = None    # the SQLite file
 
-    def scrub(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, "***")
-        return text
-
 
 def resolve_url(given: str | None) -> URL:
     """The SQLAlchemy URL of `given` (a URL, or an SQLite file's path; None: `$AORTA_HISTORY_DB`,
@@ -97,9 +92,8 @@ def _secrets(url: URL) -> tuple[str, ...]:
 
 
 def connect(given: str | None, create: bool = True) -> Database:
-    """An engine for `given` (see `resolve_url`). SQLite: the file's folder is created when
-    `create`; without `create` the file must exist (else a `UserError`: nothing recorded yet)
-    and, where it cannot be written, is opened read-only."""
+    """An engine for `given` (see `resolve_url`); SQLite: the file as `sqlite_file` allows, opened
+    read-only where it cannot be written."""
     url = resolve_url(given)
     shown = redact(url)
     if url.get_backend_name() == "sqlite":
@@ -207,8 +201,10 @@ def open_history(db_url: str | None, create: bool = True) -> Iterator[Database]:
     except SQLAlchemyError as exc:
         # A driver's error carries its own message, which says the most.
         cause = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
-        detail = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
-        raise UserError(f"{db.shown}: {db.scrub(_explained(db, detail))}") from None
+        detail = _explained(db, (str(cause).strip().splitlines() or [type(cause).__name__])[0])
+        for secret in db.secrets:
+            detail = detail.replace(secret, "***")
+        raise UserError(f"{db.shown}: {detail}") from None
     finally:
         db.engine.dispose()
 

@@ -124,10 +124,9 @@ def check_tables(conn: Connection, shown: str) -> None:
         if table.name not in names:
             raise UserError(f"{shown}: damaged history: table {table.name} is missing; {FIX}")
         columns = {c["name"] for c in found.get_columns(table.name)}
-        for column in table.columns:
-            if column.name not in columns:
-                raise UserError(f"{shown}: damaged history: table {table.name} has no column "
-                                f"{column.name}; {FIX}")
+        for missing in (c.name for c in table.columns if c.name not in columns):
+            raise UserError(f"{shown}: damaged history: table {table.name} has no column "
+                            f"{missing}; {FIX}")
 
 
 def check_rows(shown: str, table: Table, rows: Iterable[Any]) -> Iterator[Any]:
