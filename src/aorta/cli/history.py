@@ -83,8 +83,7 @@ def run_add(opts: AddOptions) -> int:
     from aorta.history import record_run
 
     for run_dir in opts.runs:
-        click.echo(recorded_line(record_run(run_dir, opts.db, commit=opts.commit,
-                                            host=opts.host,
+        click.echo(recorded_line(record_run(run_dir, opts.db, commit=opts.commit, host=opts.host,
                                             allow_incomplete=opts.allow_incomplete)))
     return EXIT_OK
 

@@ -114,29 +114,22 @@ class Filters:
     kernel: str | None = None
 
 
-def load_runs(conn: Connection, filters: Filters,
-              shown: str) -> tuple[dict[int, Context], list[RunInfo]]:
-    """Contexts and runs that pass the context filters, oldest run first; a damaged row is a
-    UserError naming it (`shown`: the database)."""
+def load_series(db: Database, filters: Filters = Filters()) -> list[Series]:
+    """Every series passing `filters`, each oldest run first; series with no point are left
+    out. Metrics come before kernels, then by context, cell and name. A damaged row is a
+    UserError naming it."""
     query = select(CONTEXTS)
     for column in ("recipe", "host", "gpu"):
         if getattr(filters, column) is not None:
             query = query.where(CONTEXTS.c[column] == getattr(filters, column))
-    contexts = {r.id: Context(r.id, r.recipe, r.host, r.gpu, r.collect)
-                for r in check_rows(shown, CONTEXTS, conn.execute(query))}
-    rows = conn.execute(select(RUNS).where(RUNS.c.context_id.in_(list(contexts)))
-                        .order_by(RUNS.c.created_at, RUNS.c.id))
-    runs = [RunInfo(r.id, r.context_id, r.name, r.created_at, tuple(json.loads(r.command)),
-                    r.commit_sha, r.commit_dirty, r.commit_source, r.status)
-            for r in check_rows(shown, RUNS, rows)]
-    return contexts, runs
-
-
-def load_series(db: Database, filters: Filters = Filters()) -> list[Series]:
-    """Every series passing `filters`, each oldest run first; series with no point are left
-    out. Metrics come before kernels, then by context, cell and name."""
     with transaction(db) as conn:
-        contexts, runs = load_runs(conn, filters, db.shown)
+        contexts = {r.id: Context(r.id, r.recipe, r.host, r.gpu, r.collect)
+                    for r in check_rows(db.shown, CONTEXTS, conn.execute(query))}
+        rows = conn.execute(select(RUNS).where(RUNS.c.context_id.in_(list(contexts)))
+                            .order_by(RUNS.c.created_at, RUNS.c.id))
+        runs = [RunInfo(r.id, r.context_id, r.name, r.created_at, tuple(json.loads(r.command)),
+                        r.commit_sha, r.commit_dirty, r.commit_source, r.status)
+                for r in check_rows(db.shown, RUNS, rows)]
         by_id = {r.id: r for r in runs}
         values: dict[tuple[int, str, str, str | None], dict[int, list[float]]] = \
             defaultdict(lambda: defaultdict(list))
