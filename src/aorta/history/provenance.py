@@ -65,8 +65,7 @@ def clean_remote(url: str | None) -> str | None:
         return None
     if "://" in url:
         parts = urlsplit(url)
-        host = parts.hostname or ""
-        netloc = host + (f":{parts.port}" if parts.port else "")
+        netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
         return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
     if "@" in url.split(":", 1)[0]:          # scp-like: git@host:org/repo.git
         return url.split("@", 1)[1]
