@@ -68,8 +68,7 @@ def detect_changes(series: Series, method: str = DEFAULT_METHOD, threshold: floa
         after = [v for g in groups[position:after_end] for v in g]
         if ratio_problem(before, after):     # as compare's INCOMPARABLE: no ratio, no step
             continue
-        base, new = median(before), median(after)
-        ratio = new / base
+        ratio = median(after) / median(before)
         if abs(ratio - 1) < threshold:
             continue
         low, high = ratio_interval(before, after, level)
