@@ -7,15 +7,16 @@ import pytest
 from sqlalchemy import Column, Integer, MetaData, Table, inspect
 
 from aorta.base.errors import UserError
-from aorta.history.db import connect, read_connection, upgrade, write_transaction
-from aorta.history.schema import (LATEST, METADATA, MIGRATIONS, MIGRATIONS_TABLE, Migration,
-                                  current_version)
+from aorta.history.db import connect, transaction, upgrade
+from aorta.history.schema import METADATA, MIGRATIONS, MIGRATIONS_TABLE, Migration, current_version
+
+LATEST = MIGRATIONS[-1].version
 
 
 def test_migrated_database_matches_the_declared_tables(db_url: str) -> None:
     db = connect(db_url)
     assert upgrade(db) == 0
-    with read_connection(db) as conn:
+    with transaction(db) as conn:
         found = inspect(conn)
         tables = set(found.get_table_names())
         assert tables == set(METADATA.tables)
@@ -44,13 +45,13 @@ def test_later_migrations_run_in_order_once(db_url: str) -> None:
     assert upgrade(db, newer) == LATEST
     assert upgrade(db, newer) == LATEST + 2
     assert applied == [2, 3]
-    with read_connection(db) as conn:
+    with transaction(db) as conn:
         assert inspect(conn).has_table("test_notes")
         rows = conn.execute(MIGRATIONS_TABLE.select().order_by(MIGRATIONS_TABLE.c.version))
         assert [r.version for r in rows] == [1, LATEST + 1, LATEST + 2]
     # This aorta (which knows only up to LATEST) now refuses the database.
     with pytest.raises(UserError, match=f"history schema {LATEST + 2} was written by a newer"):
         upgrade(db)
-    with write_transaction(db) as conn:
+    with transaction(db, write=True) as conn:
         notes.drop(conn)
     db.engine.dispose()

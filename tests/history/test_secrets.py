@@ -10,7 +10,7 @@ from sqlalchemy import MetaData, select
 
 from aorta.cli import main
 from aorta.base.errors import UserError
-from aorta.history.db import open_history, read_connection, redact, resolve_url
+from aorta.history.db import open_history, redact, resolve_url, transaction
 from history_helpers import PG_PASSWORD, POSTGRES_URL, series_runs
 
 
@@ -55,7 +55,7 @@ def test_password_never_reaches_output_page_or_database(db_url: str, tmp_path: P
         outputs.append(result.output)
     assert all(PG_PASSWORD not in text for text in outputs)
     assert PG_PASSWORD not in page.read_text()
-    with open_history(db_url) as db, read_connection(db) as conn:
+    with open_history(db_url) as db, transaction(db) as conn:
         meta = MetaData()
         meta.reflect(conn)
         for table in meta.sorted_tables:

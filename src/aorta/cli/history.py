@@ -13,7 +13,7 @@ import click
 from aorta.base.errors import EXIT_OK, EXIT_REGRESSION, doing
 
 if TYPE_CHECKING:
-    from aorta.history.analyse import Settings, View
+    from aorta.history.analyse import View
     from aorta.history.model import Recorded
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -168,7 +168,7 @@ def run_report(opts: ViewOptions) -> int:
     view = _load(opts)
     target = opts.output or default_page(opts.db)
     with doing("writing the history page", "--output"):
-        write_page(view, _settings(opts).text, target)
+        write_page(view, target)
     changes = [c for a in view.items for c in a.changes]
     incomplete = {p.run.id for a in view.items for p in a.series.points if not p.run.complete}
     click.echo(f"{target}: {len(view.items)} series, {len(changes)} change(s) detected, "
@@ -178,19 +178,14 @@ def run_report(opts: ViewOptions) -> int:
     return _gate(view)
 
 
-def _settings(opts: ViewOptions) -> Settings:
-    from aorta.history.analyse import Settings
-
-    return Settings(opts.method, opts.threshold, recent=opts.recent, top=opts.top)
-
-
 def _load(opts: ViewOptions) -> View:
-    from aorta.history.analyse import load_view
+    from aorta.history.analyse import Settings, load_view
     from aorta.history.store import Filters
 
     filters = Filters(opts.recipe, opts.host, opts.gpu, opts.cell, opts.metric, opts.kernel)
+    settings = Settings(opts.method, opts.threshold, recent=opts.recent, top=opts.top)
     with doing("reading the history database", "--db"):
-        return load_view(opts.db, filters, _settings(opts), opts.fail_on)
+        return load_view(opts.db, filters, settings, opts.fail_on)
 
 
 def _gate(view: View) -> int:

@@ -6,10 +6,8 @@ this package loads nothing heavy; SQLAlchemy loads when a function is called.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from aorta.history.model import Recorded
+from aorta.history.model import Recorded    # dataclasses only: light
 
 __all__ = ["record_run"]
 

@@ -8,30 +8,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import median
-from typing import TYPE_CHECKING
 
 from aorta.base.errors import UserError
 from aorta.comparison.gate import FAIL_ON_WORDS, parse_fail_on, watched
 from aorta.comparison.kinds import metric_kind
 from aorta.history.changes import DEFAULT_METHOD, detect_changes
+from aorta.history.db import open_history
 from aorta.history.model import Change, Series
-
-if TYPE_CHECKING:
-    from aorta.history.store import Filters
+from aorta.history.store import Filters, load_series
 
 
 @dataclass(frozen=True)
 class Settings:
     method: str = DEFAULT_METHOD
     threshold: float = 0.05       # steps smaller than this fraction are not reported
-    level: float = 0.95           # of the ratio's interval
     recent: int = 1               # --fail-on: changes at the newest N runs of a series
     top: int = 5                  # kernels kept per (context, cell); 0 keeps all
-
-    @property
-    def text(self) -> str:
-        return (f"method {self.method}, threshold {self.threshold:g}, "
-                f"top {self.top or 'all'} kernel(s) per cell")
 
 
 @dataclass(frozen=True)
@@ -49,15 +41,13 @@ class View:
     items: list[Analysed]
     db: str                                     # the database, password redacted
     failing: list[tuple[Analysed, Change]]      # the regressions --fail-on fails on
+    settings: Settings
 
 
 def load_view(db_url: str | None, filters: Filters, settings: Settings,
               fail_on: Iterable[str] = ()) -> View:
     """The series of the history at `db_url` that pass `filters`, analysed. Raises UserError
     for a history that does not exist, a `--fail-on` that cannot gate, or no matching series."""
-    from aorta.history.db import open_history
-    from aorta.history.store import load_series
-
     gate = parse_fail_on(fail_on)
     with open_history(db_url, create=False) as db:
         series = load_series(db, filters)
@@ -66,24 +56,22 @@ def load_view(db_url: str | None, filters: Filters, settings: Settings,
                           if value is not None)
         raise UserError(f"{db.shown}: no series matches "
                         f"{given or 'anything (the history is empty)'}")
-    analysed = [Analysed(s, tuple(detect_changes(s, settings.method, settings.threshold,
-                                                 settings.level))) for s in series]
+    analysed = [Analysed(s, tuple(detect_changes(s, settings.method, settings.threshold)))
+                for s in series]
     items = top_kernels(analysed, settings.top)
-    return View(items, db.shown, regressions(items, gate, settings.recent) if gate else [])
+    return View(items, db.shown, regressions(items, gate, settings.recent) if gate else [],
+                settings)
 
 
 def top_kernels(items: Sequence[Analysed], count: int) -> list[Analysed]:
     """All metrics; of kernels, the `count` largest per (context, cell) at newest run (0: all)."""
-    metrics = [a for a in items if a.series.kernel is None]
     groups: dict[tuple[int, str], list[Analysed]] = {}
     for a in items:
         if a.series.kernel is not None:
             groups.setdefault((a.series.context.id, a.series.cell), []).append(a)
-    kernels = []
-    for group in groups.values():
-        ranked = sorted(group, key=lambda a: -a.latest_median)
-        kernels += ranked[:count] if count else ranked
-    return metrics + kernels
+    kernels = [a for group in groups.values()
+               for a in sorted(group, key=lambda a: -a.latest_median)[:count or None]]
+    return [a for a in items if a.series.kernel is None] + kernels
 
 
 def regressions(items: Sequence[Analysed], fail_on: Sequence[str],
@@ -94,14 +82,7 @@ def regressions(items: Sequence[Analysed], fail_on: Sequence[str],
         if name not in FAIL_ON_WORDS and name not in names:
             raise UserError(f"--fail-on {name}: no series of this metric in the history; "
                             f"recorded: {', '.join(sorted(names)) or '(none)'}")
-    out = []
-    for item in items:
-        for change in item.changes:
-            later = sum(p.run.complete for p in item.series.points[change.position:])
-            if not change.regression or (recent and later > recent):
-                continue
-            series = item.series
-            if watched(series.kernel is not None, series.metric, metric_kind(series.unit_name),
-                       fail_on):
-                out.append((item, change))
-    return out
+    return [(a, c) for a in items for c in a.changes if c.regression
+            and not (recent and sum(p.run.complete for p in a.series.points[c.position:]) > recent)
+            and watched(a.series.kernel is not None, a.series.metric,
+                        metric_kind(a.series.unit_name), fail_on)]

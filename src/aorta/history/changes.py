@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from statistics import median
+from typing import cast
 
 from aorta.comparison.kinds import REGRESSIONS, direction_words, metric_kind
 from aorta.comparison.verdict import ratio_problem
@@ -67,22 +68,13 @@ def detect_changes(series: Series, method: str = DEFAULT_METHOD, threshold: floa
         after = [v for g in groups[position:after_end] for v in g]
         if ratio_problem(before, after):     # as compare's INCOMPARABLE: no ratio, no step
             continue
-        base, new = median(before), median(after)
-        ratio = new / base
+        ratio = median(after) / median(before)
         if abs(ratio - 1) < threshold:
             continue
         low, high = ratio_interval(before, after, level)
-        verdict = _verdict(kind, ratio)
+        verdict = "CHANGED" if kind == "count" else direction_words(kind)[ratio > 1]
         regression = verdict in REGRESSIONS and (low > 1 if ratio > 1 else high < 1)
         out.append(Change(trusted[position], series.points[trusted[position - 1]].run,
                           series.points[trusted[position]].run, ratio, low, high, level,
-                          verdict, regression, method))
+                          cast(ChangeVerdict, verdict), regression, method))
     return out
-
-
-def _verdict(kind: str, ratio: float) -> ChangeVerdict:
-    if kind == "count":
-        return "CHANGED"
-    down, up = direction_words(kind)   # type: ignore[arg-type]
-    word = up if ratio > 1 else down
-    return word  # type: ignore[return-value]

@@ -2,12 +2,14 @@
 to date, through SQLAlchemy Core. SQLite: WAL, and every writing transaction starts with `BEGIN
 IMMEDIATE`, so writers queue on the busy timeout instead of failing halfway with "database is
 locked"; readers open the file read-only. A URL's password is never printed (`redact`,
-`Database.scrub`). Why: docs/history.md.
+`Database.secrets`). Why: docs/history.md.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sqlite3
 import stat
 import sys
 from collections.abc import Iterator, Sequence
@@ -15,17 +17,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
+
+from sqlalchemy import create_engine, event, func, select
+from sqlalchemy.engine import URL, Connection, Engine, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 
 from aorta.base.errors import UserError
 from aorta.base.redaction import looks_secret
+from aorta.history.schema import (MIGRATIONS, MIGRATIONS_TABLE, Migration, check_tables,
+                                  current_version)
 from aorta.store.files import short_of_space
-
-if TYPE_CHECKING:
-    from sqlalchemy.engine import URL, Connection, Engine
-
-    from aorta.history.schema import Migration
 
 DEFAULT_DB = Path("aorta_results") / "history.sqlite"
 ENV_VAR = "AORTA_HISTORY_DB"
@@ -34,6 +37,7 @@ _QUIET_WAIT_MS = 500        # a lock held longer than this is announced before w
 _FULL_BELOW = 1 << 20       # bytes free under which an SQLite I/O error means a full disk
 # An arbitrary, fixed 63-bit key: every aorta takes the same advisory lock on PostgreSQL.
 _PG_LOCK_KEY = 0x616F727461_0001
+_KINDS = {stat.S_IFDIR: "a folder", stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket"}
 
 
 @dataclass(frozen=True)
@@ -45,22 +49,10 @@ class Database:
     secrets: tuple[str, ...]    # strings that must never appear in anything printed
     path: Path | None = None    # the SQLite file
 
-    @property
-    def dialect(self) -> str:
-        return str(self.engine.dialect.name)
-
-    def scrub(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, "***")
-        return text
-
 
 def resolve_url(given: str | None) -> URL:
     """The SQLAlchemy URL of `given` (a URL, or an SQLite file's path; None: `$AORTA_HISTORY_DB`,
     else the default file); PostgreSQL through psycopg 3. UserError for a URL it cannot use."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
     if given is not None and not given.strip():
         raise UserError("--db '': empty; give a file path or a postgresql:// URL, or leave "
                         "--db out for $AORTA_HISTORY_DB, else the default file")
@@ -72,8 +64,10 @@ def resolve_url(given: str | None) -> URL:
         text = "postgresql+psycopg://" + text.split("://", 1)[1]
     try:
         url = make_url(text)
-    except ArgumentError:
-        raise UserError(f"--db {_redact_text(text)}: not a database URL; write a file path, "
+    except ArgumentError:     # not even a URL: everything between `://` and `@` hidden
+        head, _, rest = text.partition("://")
+        shown = f"{head}://***@{rest.rsplit('@', 1)[1]}" if "@" in rest else text
+        raise UserError(f"--db {shown}: not a database URL; write a file path, "
                         f"sqlite:///FILE or postgresql://USER@HOST/DB") from None
     if url.get_backend_name() not in ("sqlite", "postgresql"):
         raise UserError(f"--db {redact(url)}: unsupported database "
@@ -90,14 +84,6 @@ def redact(url: URL) -> str:
     return str(url.set(query=query).render_as_string(hide_password=True))
 
 
-def _redact_text(text: str) -> str:
-    """For a string that is not even a URL: hide everything between `://` and `@`."""
-    head, sep, rest = text.partition("://")
-    if sep and "@" in rest:
-        return f"{head}://***@{rest.rsplit('@', 1)[1]}"
-    return text
-
-
 def _secrets(url: URL) -> tuple[str, ...]:
     found: list[str] = [str(url.password)] if url.password else []
     for key, value in url.query.items():
@@ -107,24 +93,28 @@ def _secrets(url: URL) -> tuple[str, ...]:
 
 
 def connect(given: str | None, create: bool = True) -> Database:
-    """An engine for `given` (see `resolve_url`). SQLite: the file's folder is created when
-    `create`; without `create` the file must exist (else a `UserError`: nothing recorded yet)
-    and, where it cannot be written (read-only, or its disk full), is opened read-only."""
-    from sqlalchemy import create_engine
-
+    """An engine for `given` (see `resolve_url`); SQLite: the file as `sqlite_file` allows, opened
+    read-only where it cannot be written (read-only, or its disk full)."""
     url = resolve_url(given)
     shown = redact(url)
     if url.get_backend_name() == "sqlite":
         path = sqlite_file(url, create)
+        # A reader opens a file it can write as usual (it may upgrade the schema, and leaves no
+        # -wal, -shm behind), else read-only. On a read-only mount or a full disk SQLite cannot
+        # make the -shm a WAL reader needs: there, unless a -wal holds pages it would skip,
+        # `immutable` (nothing can be written to it there).
         writable = create or (all(os.access(p, os.W_OK) for p in (path, path.parent))
                               and short_of_space(path.parent) is None)
         if not writable:
-            url = _read_only(url, path)
+            query = {"mode": "ro", "uri": "true"}
+            wal = path.with_name(path.name + "-wal")
+            if (os.statvfs(path.parent).f_flag & os.ST_RDONLY or short_of_space(path.parent)
+                    is not None) and not (wal.exists() and wal.stat().st_size):
+                query["immutable"] = "1"
+            url = url.set(database="file:" + quote(str(path.absolute())), query=query)
         engine = create_engine(url, connect_args={"timeout": _BUSY_TIMEOUT_S})
         _sqlite_events(engine, shown, writable)
         return Database(engine, shown, _secrets(url), path)
-    import importlib.util
-
     if importlib.util.find_spec("psycopg") is None:
         raise UserError(f"--db {shown}: PostgreSQL needs psycopg 3; install it with "
                         f"pip install 'aorta-profiling[postgres]'")
@@ -143,7 +133,9 @@ def sqlite_file(url: URL, create: bool) -> Path:
     try:
         if path.exists():
             if not path.is_file():
-                raise UserError(f"--db {path}: {_file_kind(path)}, not a database file; {fix}")
+                kind = _KINDS.get(stat.S_IFMT(path.stat().st_mode), "a device")
+                link = "a link to " if path.is_symlink() else ""
+                raise UserError(f"--db {path}: {link}{kind}, not a database file; {fix}")
             return path
         if path.is_symlink():
             raise UserError(f"--db {path}: a link to {os.readlink(path)}, which does not "
@@ -162,79 +154,41 @@ def sqlite_file(url: URL, create: bool) -> Path:
     return path
 
 
-def _file_kind(path: Path) -> str:
-    mode = path.stat().st_mode
-    kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
-            else "a socket" if stat.S_ISSOCK(mode) else "a device")
-    return f"a link to {kind}" if path.is_symlink() else kind
-
-
-def _read_only(url: URL, path: Path) -> URL:
-    """`url` opened read-only, for reading a file that cannot be written (a writable one is
-    opened as usual: a reader may upgrade its schema, and leaves no `-wal`, `-shm` behind). On
-    a read-only mount or a full disk SQLite cannot make the `-shm` file a WAL reader needs;
-    there, and only without a `-wal` file holding pages (which `immutable` would skip), the
-    file is opened as immutable: nothing can be written to it there."""
-    query = {"mode": "ro", "uri": "true"}
-    wal = path.with_name(path.name + "-wal")
-    frozen = (os.statvfs(path.parent).f_flag & os.ST_RDONLY
-              or short_of_space(path.parent) is not None)
-    if frozen and not (wal.exists() and wal.stat().st_size):
-        query["immutable"] = "1"
-    return url.set(database="file:" + quote(str(path.absolute())), query=query)
-
-
 def _sqlite_events(engine: Engine, shown: str, writable: bool) -> None:
-    from sqlalchemy import event
-
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         # The driver's own transaction handling is turned off so that `_on_begin` decides.
         dbapi_conn.isolation_level = None
         if writable:
             dbapi_conn.execute("PRAGMA journal_mode=WAL")
-        dbapi_conn.execute(f"PRAGMA busy_timeout={int(_BUSY_TIMEOUT_S * 1000)}")
         dbapi_conn.execute("PRAGMA foreign_keys=ON")
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        if conn.get_execution_options().get("aorta_write", False):
-            _begin_immediate(conn, shown)
-        else:
+        if not conn.get_execution_options().get("aorta_write", False):
             conn.exec_driver_sql("BEGIN")
-
-
-def _begin_immediate(conn: Connection, shown: str) -> None:
-    """`BEGIN IMMEDIATE`; a lock held by another writer is announced once, then waited on
-    for up to the busy timeout."""
-    import sqlite3
-
-    raw = conn.connection.dbapi_connection
-    assert raw is not None
-    raw.execute(f"PRAGMA busy_timeout={_QUIET_WAIT_MS}")
-    try:
-        raw.execute("BEGIN IMMEDIATE")
-        return
-    except sqlite3.OperationalError as exc:
-        if "locked" not in str(exc):
-            raise
-    finally:
-        raw.execute(f"PRAGMA busy_timeout={int(_BUSY_TIMEOUT_S * 1000)}")
-    print(f"aorta: {shown}: another writer holds the database's lock; waiting for it up to "
-          f"{_BUSY_TIMEOUT_S:g} s", file=sys.stderr, flush=True)
-    conn.exec_driver_sql("BEGIN IMMEDIATE")
+            return
+        # A writer: a lock held by another one is announced once, then waited on.
+        raw = conn.connection.dbapi_connection
+        assert raw is not None
+        raw.execute(f"PRAGMA busy_timeout={_QUIET_WAIT_MS}")
+        try:
+            raw.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc):
+                raise
+        finally:
+            raw.execute(f"PRAGMA busy_timeout={int(_BUSY_TIMEOUT_S * 1000)}")
+        print(f"aorta: {shown}: another writer holds the database's lock; waiting for it up "
+              f"to {_BUSY_TIMEOUT_S:g} s", file=sys.stderr, flush=True)
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 @contextmanager
-def write_transaction(db: Database) -> Iterator[Connection]:
-    """A writing transaction (SQLite: `BEGIN IMMEDIATE`), rolled back on any exception."""
-    with db.engine.connect().execution_options(aorta_write=True) as conn, conn.begin():
-        yield conn
-
-
-@contextmanager
-def read_connection(db: Database) -> Iterator[Connection]:
-    with db.engine.connect() as conn, conn.begin():
+def transaction(db: Database, write: bool = False) -> Iterator[Connection]:
+    """A transaction, rolled back on any exception; SQLite begins a writing one IMMEDIATE."""
+    with db.engine.connect().execution_options(aorta_write=write) as conn, conn.begin():
         yield conn
 
 
@@ -242,21 +196,19 @@ def read_connection(db: Database) -> Iterator[Connection]:
 def open_history(db_url: str | None, create: bool = True) -> Iterator[Database]:
     """The history at `db_url`, upgraded to the newest schema; disposed of on exit.
     `create=False`: a missing SQLite file is an error instead of a new, empty history."""
-    from sqlalchemy.exc import DBAPIError, SQLAlchemyError
-
-    from aorta.history.damage import check_tables
-
     db = connect(db_url, create=create)
     try:
         upgrade(db)
-        with read_connection(db) as conn:
+        with transaction(db) as conn:
             check_tables(conn, db.shown)
         yield db
     except SQLAlchemyError as exc:
         # A driver's error carries its own message, which says the most.
         cause = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
-        detail = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
-        raise UserError(f"{db.shown}: {db.scrub(_explained(db, detail))}") from None
+        detail = _explained(db, (str(cause).strip().splitlines() or [type(cause).__name__])[0])
+        for secret in db.secrets:
+            detail = detail.replace(secret, "***")
+        raise UserError(f"{db.shown}: {detail}") from None
     finally:
         db.engine.dispose()
 
@@ -288,27 +240,21 @@ def _explained(db: Database, detail: str) -> str:
 def upgrade(db: Database, migrations: Sequence[Migration] | None = None) -> int:
     """Bring the database to the newest of `migrations` (default: the released ones); returns its
     version before. UserError when it is newer: an old aorta never writes an unknown schema."""
-    from sqlalchemy import func, select
-
-    from aorta.history.schema import MIGRATIONS, MIGRATIONS_TABLE, current_version
-
     migrations = migrations or MIGRATIONS
     latest = migrations[-1].version
-    with read_connection(db) as conn:
+    with transaction(db) as conn:
         before = current_version(conn)
     _refuse_newer(db, before, latest)
     if before == latest:
         return before
     # Under the write lock, the version is read again: another process may have just upgraded.
-    with write_transaction(db) as conn:
-        if db.dialect == "postgresql":
+    with transaction(db, write=True) as conn:
+        if conn.dialect.name == "postgresql":
             conn.execute(select(func.pg_advisory_xact_lock(_PG_LOCK_KEY)))
         MIGRATIONS_TABLE.create(conn, checkfirst=True)
         at = current_version(conn)
         _refuse_newer(db, at, latest)
-        for migration in migrations:
-            if migration.version <= at:
-                continue
+        for migration in (m for m in migrations if m.version > at):
             migration.apply(conn)
             conn.execute(MIGRATIONS_TABLE.insert().values(
                 version=migration.version, name=migration.name,

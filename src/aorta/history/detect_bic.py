@@ -37,8 +37,7 @@ def detect_bic(points: Sequence[float], beta: float = BETA, floor: float = FLOOR
     # best[k][j]: least cost of points[:j] in k segments; back[k][j]: where the last one starts
     best = [[math.inf] * (m + 1) for _ in range(k_max + 1)]
     back = [[0] * (m + 1) for _ in range(k_max + 1)]
-    for j in range(1, m + 1):
-        best[1][j] = cost(0, j)
+    best[1][1:] = [cost(0, j) for j in range(1, m + 1)]
     for k in range(2, k_max + 1):
         for j in range(k, m + 1):
             for i in range(k - 1, j):

@@ -4,8 +4,10 @@ collector's figures only when its capture is `ok`: a partial capture would read 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -17,21 +19,15 @@ from aorta.store.run_dir import RunStore, Slot
 
 
 @dataclass(frozen=True)
-class KernelRow:
-    trial: int
-    total_ms: float
-    calls: int | None
-
-
-@dataclass(frozen=True)
 class CellData:
-    """One cell of a run: passing trials' numbers, one (trial, value) per trial."""
+    """One cell of a run: its passing trials' numbers, one row per trial and metric: `samples`
+    (metric, trial, value) and `kernels` (table, kernel, trial, total_ms, calls)."""
 
     name: str
     passed: int
     total: int
-    metrics: Mapping[str, tuple[tuple[int, float], ...]]
-    kernels: Mapping[tuple[str, str], tuple[KernelRow, ...]]   # (table, kernel) -> rows
+    samples: tuple[tuple[str, int, float], ...]
+    kernels: tuple[tuple[str, str, int, float, int | None], ...]
 
 
 @dataclass(frozen=True)
@@ -43,18 +39,8 @@ class RunSnapshot:
     host: str
     gpu: str
     cells: tuple[CellData, ...]
-
-    @property
-    def cwd(self) -> Path | None:
-        return Path(self.run.cwd) if self.run.cwd else None
-
-    @property
-    def recipe_path(self) -> Path | None:
-        """The recipe file as run.json recorded it, relative ones taken from `cwd`."""
-        if not self.run.recipe:
-            return None
-        path = Path(self.run.recipe)
-        return self.cwd / path if self.cwd is not None and not path.is_absolute() else path
+    cwd: Path | None
+    recipe_path: Path | None        # as run.json recorded it, a relative one taken from `cwd`
 
 
 def read_run(run_dir: Path) -> RunSnapshot:
@@ -72,21 +58,20 @@ def read_run(run_dir: Path) -> RunSnapshot:
         raise UserError(f"{run_dir / 'run.json'}: no created_at time; cannot place the run in "
                         f"a history")
     host: dict[str, Any] = env["host"] if isinstance(env.get("host"), dict) else {}
+    cwd = Path(run.cwd) if run.cwd else None
     return RunSnapshot(
         path=run_dir.resolve(), run=run, created_at=created, collect=_collect(store, run),
         host=str(host.get("hostname") or "unknown"), gpu=gpu_text(env),
-        cells=tuple(_cell(name, slots) for name, slots in by_cell.items()))
+        cells=tuple(_cell(name, slots) for name, slots in by_cell.items()), cwd=cwd,
+        recipe_path=(cwd or Path()) / run.recipe if run.recipe else None)
 
 
 def gpu_text(env: Mapping[str, Any]) -> str:
     """The GPUs env.json saw, as one key: `NVIDIA H200`, `8x AMD Instinct MI300X`, `none`."""
     if not env:
         return "unknown"
-    names = [g.name for g in env_gpus(env)[0]]
-    if not names:
-        return "none"
-    counts = {n: names.count(n) for n in dict.fromkeys(names)}
-    return " + ".join(n if c == 1 else f"{c}x {n}" for n, c in counts.items())
+    counts = Counter(g.name for g in env_gpus(env)[0])
+    return " + ".join(n if c == 1 else f"{c}x {n}" for n, c in counts.items()) or "none"
 
 
 def _collect(store: RunStore, run: RunRecord) -> dict[str, Any]:
@@ -103,17 +88,14 @@ def _collect(store: RunStore, run: RunRecord) -> dict[str, Any]:
 
 def _cell(name: str, slots: Sequence[Slot]) -> CellData:
     passing = [s.result for s in slots if s.result is not None and s.result.verdict == "pass"]
-    metrics: dict[str, list[tuple[int, float]]] = {}
-    kernels: dict[tuple[str, str], list[KernelRow]] = {}
+    metrics: dict[str, list[tuple[str, int, float]]] = {}     # rows by metric, trials in order
+    kernels: dict[tuple[str, str], list[tuple[str, str, int, float, int | None]]] = {}
     for trial in passing:
         for key, value in trial.numeric_metrics().items():
-            metrics.setdefault(key, []).append((trial.index, value))
+            metrics.setdefault(key, []).append((key, trial.index, value))
         for table, entries in trial.kernel_tables().items():
             for kernel, entry in entries.items():
                 kernels.setdefault((table, kernel), []).append(
-                    KernelRow(trial.index, entry.total_ms, entry.calls))
-    return CellData(name, len(passing), len(slots),
-                    {k: tuple(v) for k, v in metrics.items()},
-                    {k: tuple(v) for k, v in kernels.items()})
-
-
+                    (table, kernel, trial.index, entry.total_ms, entry.calls))
+    return CellData(name, len(passing), len(slots), tuple(chain(*metrics.values())),
+                    tuple(chain(*kernels.values())))

@@ -4,7 +4,6 @@ the repository is looked for, and what marks a commit dirty: docs/history.md, "T
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,26 +26,17 @@ def candidate_dirs(command: Sequence[str], cwd: Path | None,
                    recipe: Path | None) -> list[tuple[str, Path]]:
     """(source, folder) pairs to try, in order; `recipe` is already resolved against `cwd`.
     `python3 bench/matmul.py` is measured at bench/'s checkout wherever the sweep started."""
-    out: list[tuple[str, Path]] = []
     script = _script(command, cwd)
-    if script is not None:
-        out.append(("command", script.parent))
-    if cwd is not None:
-        out.append(("cwd", cwd))
-    if recipe is not None:
-        out.append(("recipe", recipe.parent))
-    return out
+    found = [("command", script.parent if script else None), ("cwd", cwd),
+             ("recipe", recipe.parent if recipe else None)]
+    return [(source, folder) for source, folder in found if folder is not None]
 
 
 def _script(command: Sequence[str], cwd: Path | None) -> Path | None:
     for position, word in enumerate(command):
-        if word.startswith("-"):
-            continue
-        if position == 0 and "/" not in word:
-            continue          # an interpreter or launcher found on PATH
-        path = Path(word)
-        if not path.is_absolute() and cwd is not None:
-            path = cwd / path
+        if word.startswith("-") or (position == 0 and "/" not in word):
+            continue          # an option, or an interpreter or launcher found on PATH
+        path = (cwd or Path()) / word
         try:
             if path.is_file():
                 return path.resolve()
@@ -56,12 +46,9 @@ def _script(command: Sequence[str], cwd: Path | None) -> Path | None:
 
 
 def find_commit(candidates: Sequence[tuple[str, Path]]) -> Commit | None:
-    """The commit checked out in the first candidate inside a git work tree; None without one."""
-    if shutil.which("git") is None:
-        return None
+    """The commit checked out in the first candidate inside a git work tree; None without one
+    (or without git)."""
     for source, folder in candidates:
-        if not folder.is_dir():
-            continue
         sha = _git(folder, "rev-parse", "--verify", "HEAD")
         if sha is None:
             continue
@@ -78,8 +65,7 @@ def clean_remote(url: str | None) -> str | None:
         return None
     if "://" in url:
         parts = urlsplit(url)
-        host = parts.hostname or ""
-        netloc = host + (f":{parts.port}" if parts.port else "")
+        netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
         return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
     if "@" in url.split(":", 1)[0]:          # scp-like: git@host:org/repo.git
         return url.split("@", 1)[1]
@@ -98,8 +84,6 @@ def _git(folder: Path, *args: str) -> str | None:
 
 def repo_relative(path: Path) -> str | None:
     """`path` relative to the top of the git work tree holding it, or None outside one."""
-    if shutil.which("git") is None or not path.parent.is_dir():
-        return None
     top = _git(path.parent, "rev-parse", "--show-toplevel")
     if top is None:
         return None

@@ -10,6 +10,7 @@ from statistics import median
 
 from aorta.base.redaction import PATTERN_ONLY
 from aorta.history.analyse import Analysed, View
+from aorta.history.db import resolve_url
 from aorta.history.model import Change, RunInfo
 from aorta.history.render_text import INCOMPLETE_NOTE, mark_text, size_text
 from aorta.rendering import PAGE_END, fmt_with_unit, h, html_table, page_open, unit_of
@@ -27,33 +28,34 @@ _COLOURS = {"reg": "#d62728", "imp": "#2ca02c", "": "#888"}
 
 def default_page(db_url: str | None) -> Path:
     """`history.html` beside an SQLite file, else in the current folder."""
-    from aorta.history.db import resolve_url
-
     url = resolve_url(db_url)
     if url.get_backend_name() == "sqlite" and url.database:
         return Path(url.database).parent / "history.html"
     return Path("history.html")
 
 
-def write_page(view: View, settings_text: str, target: Path) -> None:
+def write_page(view: View, target: Path) -> None:
     """Write the page to `target` (replacing it), credential shapes scrubbed."""
-    write_anywhere(target, PATTERN_ONLY.text(render_html(view, settings_text)))
+    write_anywhere(target, PATTERN_ONLY.text(render_html(view)))
 
 
-def render_html(view: View, settings_text: str) -> str:
+def render_html(view: View) -> str:
     items = view.items
-    changes = [(a, c) for a in items for c in a.changes]
-    changes.sort(key=lambda ac: (not ac[1].regression, ac[0].series.context.id,
-                                 ac[0].series.cell, ac[0].series.name))
+    changes = sorted(((a, c) for a in items for c in a.changes), key=lambda ac: (
+        not ac[1].regression, ac[0].series.context.id, ac[0].series.cell, ac[0].series.name))
     runs = {p.run.id for a in items for p in a.series.points}
+    incomplete = {p.run.id for a in items for p in a.series.points if not p.run.complete}
     contexts = {a.series.context.id: a.series.context for a in items}
+    settings = (f"method {view.settings.method}, threshold {view.settings.threshold:g}, "
+                f"top {view.settings.top or 'all'} kernel(s) per cell")
     lines = [*page_open("aorta performance history", _EXTRA_CSS),
              "<h1>aorta performance history</h1>",
              f'<p class="lead">{len(runs)} run(s) in {len(contexts)} context(s), '
              f"{len(items)} series, {len(changes)} change(s) detected, "
              f"{sum(c.regression for _, c in changes)} regression(s).</p>",
-             *_incomplete(items),
-             f"<p><small>database: {h(view.db)}; {h(settings_text)}</small></p>"]
+             *([f'<p class="warn">{len(incomplete)} run(s) were not complete, hollow points: '
+                f"{h(INCOMPLETE_NOTE)}.</p>"] if incomplete else []),
+             f"<p><small>database: {h(view.db)}; {h(settings)}</small></p>"]
     lines += _changes(changes, view.failing)
     for context_id, context in contexts.items():
         mine = [a for a in items if a.series.context.id == context_id]
@@ -65,18 +67,8 @@ def render_html(view: View, settings_text: str) -> str:
     return "\n".join(lines + PAGE_END) + "\n"
 
 
-def _incomplete(items: Sequence[Analysed]) -> list[str]:
-    runs = {p.run.id for a in items for p in a.series.points if not p.run.complete}
-    if not runs:
-        return []
-    return [f'<p class="warn">{len(runs)} run(s) were not complete, hollow points: '
-            f"{h(INCOMPLETE_NOTE)}.</p>"]
-
-
 def _tone(change: Change) -> str:
-    if change.regression:
-        return "reg"
-    return "imp" if change.verdict in ("FASTER", "SMALLER") else ""
+    return "reg" if change.regression else "imp" if change.verdict in ("FASTER", "SMALLER") else ""
 
 
 def _verdict(change: Change) -> str:

@@ -45,9 +45,8 @@ def series_lines(item: Analysed) -> list[str]:
     for position, point in enumerate(s.points):
         change = starts.get(position)
         rows.append((str(position + 1), point.run.label, point.run.name + point.run.mark,
-                     point.run.created_at,
-                     str(len(point.values)), fmt(median(point.values)), fmt(min(point.values)),
-                     fmt(max(point.values)),
+                     point.run.created_at, str(len(point.values)), fmt(median(point.values)),
+                     fmt(min(point.values)), fmt(max(point.values)),
                      f"<- {change.verdict} x{fmt_ratio(change.ratio)}" if change else ""))
     lines = [f"{s.name}  cell {s.cell}  {s.context.label}", f"  collectors: {s.context.collect}",
              *text_table(rows, indent="  ")]

@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import delete, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from aorta.base.errors import UserError
-from aorta.history.damage import check_row
-from aorta.history.db import Database, open_history, read_connection, write_transaction
+from aorta.history.db import Database, open_history, transaction
 from aorta.history.ingest import RunSnapshot, read_run
 from aorta.history.model import Context, Point, Recorded, RunInfo, Series
 from aorta.history.provenance import Commit, candidate_dirs, find_commit, repo_relative
-from aorta.history.schema import CONTEXTS, KERNELS, RUNS, SAMPLES
+from aorta.history.schema import CONTEXTS, KERNELS, RUNS, SAMPLES, check_rows
 
 _CHUNK = 500    # run ids per query: SQLite caps the parameters of one statement
 
@@ -45,19 +45,18 @@ def record_run(run_dir: Path | str, db_url: str | None = None, *, commit: str | 
     fields = {"recipe": recipe_key(snapshot), "host": host or snapshot.host,
               "gpu": snapshot.gpu, "collect": json.dumps(snapshot.collect, sort_keys=True,
                                                          separators=(",", ":"), default=str)}
-    with open_history(db_url) as db, write_transaction(db) as conn:
-        context = Context(_context_id(conn, db.dialect, fields), **fields)
-        uid = run_uid(snapshot)
+    with open_history(db_url) as db, transaction(db, write=True) as conn:
+        context = Context(_context_id(conn, fields), **fields)
+        # Equal for the same run directory recorded twice (or a copy of it).
+        uid = hashlib.sha256(json.dumps([snapshot.run.fingerprint, snapshot.created_at,
+                                         snapshot.host, snapshot.run.run]).encode()).hexdigest()
         replaced = conn.execute(delete(RUNS).where(RUNS.c.uid == uid)).rowcount > 0
         run_id = _insert_run(conn, snapshot, uid, context.id, found)
-        samples = [{"run_id": run_id, "cell": cell.name, "metric": metric, "trial": trial,
-                    "value": value}
-                   for cell in snapshot.cells for metric, values in cell.metrics.items()
-                   for trial, value in values]
-        kernels = [{"run_id": run_id, "cell": cell.name, "source": table, "name": name,
-                    "trial": row.trial, "total_ms": row.total_ms, "calls": row.calls}
-                   for cell in snapshot.cells for (table, name), rows in cell.kernels.items()
-                   for row in rows]
+        samples = [dict(zip(("metric", "trial", "value"), row), run_id=run_id, cell=cell.name)
+                   for cell in snapshot.cells for row in cell.samples]
+        kernels = [dict(zip(("source", "name", "trial", "total_ms", "calls"), row),
+                        run_id=run_id, cell=cell.name)
+                   for cell in snapshot.cells for row in cell.kernels]
         for table, rows in ((SAMPLES, samples), (KERNELS, kernels)):
             if rows:
                 conn.execute(table.insert(), rows)
@@ -76,20 +75,11 @@ def recipe_key(snapshot: RunSnapshot) -> str:
     return repo_relative(path) or str(path)
 
 
-def run_uid(snapshot: RunSnapshot) -> str:
-    """Equal for the same run directory recorded twice (or a copy of it)."""
-    text = json.dumps([snapshot.run.fingerprint, snapshot.created_at, snapshot.host,
-                       snapshot.run.run])
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _context_id(conn: Connection, dialect: str, fields: Mapping[str, str]) -> int:
-    from sqlalchemy.dialects import postgresql, sqlite
-
+def _context_id(conn: Connection, fields: Mapping[str, str]) -> int:
     key = hashlib.sha256(json.dumps([fields["recipe"], fields["host"], fields["gpu"],
                                      fields["collect"]]).encode()).hexdigest()
     # Two writers may record the first run of a context at once: the loser's insert is a no-op.
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
     conn.execute(insert(CONTEXTS).values(key=key, **fields)
                  .on_conflict_do_nothing(index_elements=["key"]))
     return int(conn.execute(select(CONTEXTS.c.id).where(CONTEXTS.c.key == key)).scalar_one())
@@ -124,35 +114,22 @@ class Filters:
     kernel: str | None = None
 
 
-def load_runs(conn: Connection, filters: Filters,
-              shown: str) -> tuple[dict[int, Context], list[RunInfo]]:
-    """Contexts and runs that pass the context filters, oldest run first; a damaged row is a
-    UserError naming it (`shown`: the database)."""
+def load_series(db: Database, filters: Filters = Filters()) -> list[Series]:
+    """Every series passing `filters`, each oldest run first; series with no point are left
+    out. Metrics come before kernels, then by context, cell and name. A damaged row is a
+    UserError naming it."""
     query = select(CONTEXTS)
     for column in ("recipe", "host", "gpu"):
         if getattr(filters, column) is not None:
             query = query.where(CONTEXTS.c[column] == getattr(filters, column))
-    contexts = {r.id: Context(r.id, r.recipe, r.host, r.gpu, r.collect)
-                for r in _checked(shown, CONTEXTS, conn.execute(query))}
-    rows = conn.execute(select(RUNS).where(RUNS.c.context_id.in_(list(contexts)))
-                        .order_by(RUNS.c.created_at, RUNS.c.id))
-    runs = [RunInfo(r.id, r.context_id, r.name, r.created_at, tuple(json.loads(r.command)),
-                    r.commit_sha, r.commit_dirty, r.commit_source, r.status)
-            for r in _checked(shown, RUNS, rows)]
-    return contexts, runs
-
-
-def _checked(shown: str, table: Any, rows: Iterable[Any]) -> Iterable[Any]:
-    for row in rows:
-        check_row(shown, table, row)
-        yield row
-
-
-def load_series(db: Database, filters: Filters = Filters()) -> list[Series]:
-    """Every series passing `filters`, each oldest run first; series with no point are left
-    out. Metrics come before kernels, then by context, cell and name."""
-    with read_connection(db) as conn:
-        contexts, runs = load_runs(conn, filters, db.shown)
+    with transaction(db) as conn:
+        contexts = {r.id: Context(r.id, r.recipe, r.host, r.gpu, r.collect)
+                    for r in check_rows(db.shown, CONTEXTS, conn.execute(query))}
+        rows = conn.execute(select(RUNS).where(RUNS.c.context_id.in_(list(contexts)))
+                            .order_by(RUNS.c.created_at, RUNS.c.id))
+        runs = [RunInfo(r.id, r.context_id, r.name, r.created_at, tuple(json.loads(r.command)),
+                        r.commit_sha, r.commit_dirty, r.commit_source, r.status)
+                for r in check_rows(db.shown, RUNS, rows)]
         by_id = {r.id: r for r in runs}
         values: dict[tuple[int, str, str, str | None], dict[int, list[float]]] = \
             defaultdict(lambda: defaultdict(list))
@@ -166,14 +143,11 @@ def load_series(db: Database, filters: Filters = Filters()) -> list[Series]:
                     values[(by_id[row.run_id].context_id, row.cell, row.source, row.name)][
                         row.run_id].append(row.total_ms)
     order = {r.id: position for position, r in enumerate(runs)}
-    out = []
-    for (context_id, cell, metric, kernel), per_run in values.items():
-        points = tuple(Point(by_id[run_id], tuple(v))
-                       for run_id, v in sorted(per_run.items(), key=lambda kv: order[kv[0]]))
-        out.append(Series(contexts[context_id], cell, metric, kernel, points))
-    out.sort(key=lambda s: (s.kernel is not None, s.context.id, s.cell, s.metric,
-                            s.kernel or ""))
-    return out
+    out = [Series(contexts[context_id], cell, metric, kernel, tuple(
+               Point(by_id[i], tuple(per_run[i])) for i in sorted(per_run, key=order.__getitem__)))
+           for (context_id, cell, metric, kernel), per_run in values.items()]
+    return sorted(out, key=lambda s: (s.kernel is not None, s.context.id, s.cell, s.metric,
+                                      s.kernel or ""))
 
 
 def _rows(conn: Connection, table: Any, ids: list[int], filters: Filters,
@@ -184,5 +158,5 @@ def _rows(conn: Connection, table: Any, ids: list[int], filters: Filters,
             query = query.where(table.c.cell == filters.cell)
         if filters.metric is not None:
             query = query.where(table.c[name_column] == filters.metric)
-        yield from _checked(shown, table, conn.execute(query.order_by(table.c.run_id,
+        yield from check_rows(shown, table, conn.execute(query.order_by(table.c.run_id,
                                                                       table.c.trial)))
