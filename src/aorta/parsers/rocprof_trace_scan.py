@@ -1,5 +1,5 @@
-"""Reading a rocprofv3 kernel trace CSV into per-kernel totals with the `csv` module, row by row:
-the reference reader, which `rocprof_trace_arrow` must match. A ROCm 7 row quotes text only:
+"""Reading a rocprofv3 kernel trace CSV into per-kernel totals with the `csv` module, row by row.
+A ROCm 7 row quotes text only:
 
     "00006409-...","KERNEL_DISPATCH","Agent 4",1,0,714789,1,3,"void k<int, float>(int*)",1,
         1678314002982197,1678314003082277,...          (one line in the file)
