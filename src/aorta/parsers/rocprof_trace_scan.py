@@ -51,16 +51,6 @@ class TraceScan:
     filtered: int = 0
     skips: Skips = field(default_factory=Skips)
 
-    def add(self, name: bytes, total: int, launches: int, longest: int) -> None:
-        entry = self.kernels.get(name)
-        if entry is None:
-            self.kernels[name] = [total, launches, longest]
-        else:
-            entry[0] += total
-            entry[1] += launches
-            entry[2] = max(entry[2], longest)
-        self.used += launches
-
 
 def ends_with_newline(fh: BinaryIO) -> bool:
     """Whether the file's last byte is a newline (an empty file counts as whole). `fh` keeps
