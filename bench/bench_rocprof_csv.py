@@ -5,10 +5,8 @@ a training-step-like cycle of dispatches over 20 kernel names taken from real RO
 (hipBLASLt/Tensile GEMMs, PyTorch templates whose quoted names hold commas, RCCL, Triton, rocclr
 helpers). Then, each in a fresh process so peak memory is that reader's alone, runs by turns:
 
-- `arrow`: `aorta.parsers.rocprof_csv.read_trace(..., reader="arrow")`, pyarrow's CSV reader
-  (the `fast` extra; skipped when pyarrow is not installed). It reads only clean files; were
-  this one handed back to the csv module, the report says so
-- `python`: `read_trace(..., reader="python")`, the `csv` module, row by row
+- `python`: aorta's reader, `aorta.parsers.rocprof_csv.read_trace`, the `csv` module, row by
+  row (a pyarrow reader beside it was removed on 2026-12-05: bench/README.md)
 - `dictreader`: the same aggregation (KERNEL_DISPATCH rows, end >= start, per-kernel total,
   count and longest) written as a plain `csv.DictReader` loop
 - `polars`: the same aggregation as a polars query, `scan_csv(...).filter(...).group_by(...)`
@@ -222,33 +220,24 @@ def duckdb_totals(path: Path) -> dict[str, list[int]]:
     return {name: [int(total), calls, longest] for name, total, calls, longest in rows}
 
 
-def aorta_totals(path: Path, reader: str, csv_reads: list[int]) -> dict[str, list[int]]:
-    """`read_trace`'s totals; `csv_reads` gets an item each time the csv module's reader ran."""
+def aorta_totals(path: Path) -> dict[str, list[int]]:
+    """`read_trace`'s totals."""
     from aorta.parsers import rocprof_csv
     from aorta.parsers.kernel_table import KernelTable
 
-    scan_trace = rocprof_csv.scan_trace
-
-    def counted(*args: object) -> object:
-        csv_reads.append(1)
-        return scan_trace(*args)
-    rocprof_csv.scan_trace = counted
     table = KernelTable()
-    rocprof_csv.read_trace(path, table, reader=reader)
+    rocprof_csv.read_trace(path, table)
     return {r.name: [int(r.total_ns), r.calls or 0, int(r.max_ns)] for r in table.rows.values()}
 
 
 def worker(reader: str, path: Path) -> None:
     """One measurement in this (fresh) process; prints JSON."""
-    csv_reads: list[int] = []
     wall, cpu = time.perf_counter(), time.process_time()
-    candidates = {"dictreader": dictreader_totals, "polars": polars_totals,
-                  "polars_lean": polars_lean_totals, "duckdb": duckdb_totals}
-    totals = (candidates[reader](path) if reader in candidates
-              else aorta_totals(path, reader, csv_reads))
+    totals = {"python": aorta_totals, "dictreader": dictreader_totals, "polars": polars_totals,
+              "polars_lean": polars_lean_totals, "duckdb": duckdb_totals}[reader](path)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     print(json.dumps({"wall_s": wall, "cpu_s": cpu, "peak_mib": peak_rss_mib(),
-                      "hwm_mib": high_water_mib(), "csv_module": bool(csv_reads),
+                      "hwm_mib": high_water_mib(),
                       "totals": sorted([k, *v] for k, v in totals.items())}))
 
 
@@ -273,7 +262,6 @@ class Run:
     cpu_s: float
     peak_mib: float
     hwm_mib: float
-    csv_module: bool           # aorta's csv module reader ran (for `arrow`: handed back)
     totals: list[list[object]]
 
 
@@ -297,10 +285,10 @@ def measure(reader: str, path: Path, baseline: Path | None) -> Run:
 
 
 def readers() -> list[str]:
-    """Not importing pyarrow here: this process's peak memory would pass to every worker."""
-    found = ["arrow", "python", "dictreader", "polars", "polars_lean", "duckdb"]
-    for reader, module in (("arrow", "pyarrow"), ("polars", "polars"),
-                           ("polars_lean", "polars"), ("duckdb", "duckdb")):
+    """Not importing the candidates here: this process's peak memory would pass to every
+    worker."""
+    found = ["python", "dictreader", "polars", "polars_lean", "duckdb"]
+    for reader, module in (("polars", "polars"), ("polars_lean", "polars"), ("duckdb", "duckdb")):
         if importlib.util.find_spec(module) is None:
             print(f"{module} is not installed: the {reader} reader is skipped", file=sys.stderr)
             found.remove(reader)
@@ -317,8 +305,8 @@ def main() -> int:
     parser.add_argument("--only", metavar="READERS",
                         help="comma-separated readers to run (default: every one installed)")
     parser.add_argument("--baseline", metavar="SRC", type=Path,
-                        help="also run the arrow and python readers of this source tree (e.g. an "
-                             "unpacked `git archive main src`), by turns with the others")
+                        help="also run aorta's reader of this source tree (e.g. an unpacked "
+                             "`git archive main src`), by turns with the others")
     args = parser.parse_args()
     if args.worker:
         worker(args.worker[0], Path(args.worker[1]))
@@ -338,7 +326,7 @@ def main() -> int:
         if args.only:
             names = [n for n in args.only.split(",") if n in names]
         if args.baseline:
-            names += [r + BASELINE for r in ("arrow", "python") if r in names]
+            names += ["python" + BASELINE] if "python" in names else []
         runs: dict[str, list[Run]] = {reader: [] for reader in names}
         for _ in range(args.repeats):          # by turns, so machine load hits all alike
             for reader in runs:
@@ -355,13 +343,11 @@ def report(runs: dict[str, list[Run]], rows: int) -> None:
     for reader, results in runs.items():
         walls = ", ".join(f"{r.wall_s:.2f}" for r in results)
         cpus = ", ".join(f"{r.cpu_s:.2f}" for r in results)
-        handed_back = (" [handed back to the csv module]" if reader.startswith("arrow")
-                       and any(r.csv_module for r in results) else "")
         print(f"{reader:>16}: median {wall[reader]:6.2f} s wall, {rows / wall[reader]:>10,.0f} "
               f"rows/s, {wall.get('dictreader', math.nan) / wall[reader]:5.1f}x DictReader "
               f"(runs {walls}; cpu s {cpus}); "
               f"peak RSS {max(r.peak_mib for r in results):.0f} MiB "
-              f"(VmHWM {max(r.hwm_mib for r in results):.0f}){handed_back}")
+              f"(VmHWM {max(r.hwm_mib for r in results):.0f})")
     print(f"   machine: {platform.machine()}, {os.cpu_count()} cpus, Python "
           f"{platform.python_version()}, {platform.platform()}")
 

@@ -69,7 +69,6 @@ TRACE7 = (FIXTURES / "rocprof" / "omp-trace-7x" / "out_kernel_trace.csv").read_b
 STATS_CASES = list(csv_cases(STATS, numeric=[1, 2], name=0, rows=[1, 4]))
 TRACE_CASES = [("rocm6", c) for c in csv_cases(TRACE6, numeric=[8, 9], name=6)] + \
     [("rocm7", c) for c in csv_cases(TRACE7, numeric=[10, 11], name=8)]
-READERS = ["python", "auto"]
 
 
 @pytest.mark.parametrize("case", STATS_CASES, ids=ids(STATS_CASES))
@@ -83,13 +82,9 @@ def test_rocprof_stats(tmp_path: Path, case: Damaged) -> None:
         assert state == "partial"        # caught by the Percentage column
 
 
-@pytest.mark.parametrize("reader", READERS)
 @pytest.mark.parametrize(("layout", "case"), TRACE_CASES,
                          ids=[f"{layout}-{c.case}" for layout, c in TRACE_CASES])
-def test_rocprof_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: str,
-                       layout: str, case: Damaged) -> None:
-    if reader == "python":
-        monkeypatch.setattr("aorta.parsers.rocprof_csv.arrow_available", lambda: False)
+def test_rocprof_trace(tmp_path: Path, layout: str, case: Damaged) -> None:
     original = TRACE6 if layout == "rocm6" else TRACE7
     whole = truth(rocprof(tmp_path, {"a_kernel_trace.csv": original}), "rocprof")
     check(rocprof(tmp_path, {"a_kernel_trace.csv": case.data}), "rocprof", whole, case)

@@ -1,5 +1,5 @@
 """Generated rocprofv3 kernel traces with hazards mixed in, and the obvious reading of a trace
-to hold the readers to (tests/parsers/test_rocprof_trace_scan.py, test_rocprof_arrow.py)."""
+to hold the reader to (tests/parsers/test_rocprof_trace_scan.py, test_rocprof_csv.py)."""
 
 from __future__ import annotations
 
@@ -27,12 +27,12 @@ def quoted(text: str) -> str:
 
 def generated_trace(rows: int, seed: int, header: list[str], eol: str = "\n", *,
                     names: Sequence[str], odd_timestamps: Sequence[str], hazard_rate: float,
-                    picks: int, kinds: int, strays: Sequence[str], ragged: bool = True) -> str:
+                    picks: int, kinds: int, strays: Sequence[str]) -> str:
     """Rows as rocprofv3 writes them, `hazard_rate` of them drawing one of `picks` hazards,
     the first `kinds` of these (the rest change no field): another Kind, a name from `names`
     (commas, quotes, line breaks), end < start, a timestamp from `odd_timestamps`, stray
-    quotes in an unquoted name, timestamps past int64; unless `ragged` is False, some
-    hazardous rows are also a field short or long, or followed by a line from `strays`.
+    quotes in an unquoted name, timestamps past int64; some hazardous rows are also a field
+    short or long, or followed by a line from `strays`.
     `eol` "\\r" ends most rows with a bare carriage return, which ends a row for the csv
     module but not for a reader of lines split at \\n."""
     rnd = random.Random(seed)
@@ -64,10 +64,10 @@ def generated_trace(rows: int, seed: int, header: list[str], eol: str = "\n", *,
                 fields["End_Timestamp"] = str(10**30 + rnd.randrange(10))
                 fields["Start_Timestamp"] = rnd.choice([str(start), str(10**29)])
         row = [fields[c] for c in header]
-        if ragged and hazard and rnd.random() < 0.1:
+        if hazard and rnd.random() < 0.1:
             row = row[:-1] if rnd.random() < 0.5 else row + ["7"]
         lines.append(",".join(row))
-        if ragged and hazard and rnd.random() < 0.05:
+        if hazard and rnd.random() < 0.05:
             lines.append(rnd.choice(strays))
     if eol == "\r":
         return "".join(line + ("\n" if i % 7 == 0 else "\r") for i, line in enumerate(lines))

@@ -28,9 +28,9 @@ def nsys(path: Path) -> tuple[int, Skips]:
     return len(summary.table), summary.skips
 
 
-def rocprof(read_file: Callable[..., object], **kw: str) -> Callable[[Path], tuple[int, Skips]]:
+def rocprof(read_file: Callable[..., object]) -> Callable[[Path], tuple[int, Skips]]:
     def read(path: Path) -> tuple[int, Skips]:
-        report = read_file(path, KernelTable(), **kw)
+        report = read_file(path, KernelTable())
         return report.used, report.skips       # type: ignore[attr-defined]
     return read
 
@@ -41,10 +41,7 @@ CASES = {
     "nsys": ("nsys/written/kern_gpukernsum.csv", "sm80_xmma", nsys),
     "rocprof stats": ("rocprof/jacobi-stats/jacobi_kernel_stats.csv", "JacobiIteration",
                       rocprof(read_stats)),
-    "rocprof trace, csv module": ("rocprof/omp-trace-7x/out_kernel_trace.csv", "QMnorm",
-                                  rocprof(read_trace, reader="python")),
-    "rocprof trace, auto": ("rocprof/omp-trace-7x/out_kernel_trace.csv", "QMnorm",
-                            rocprof(read_trace)),
+    "rocprof trace": ("rocprof/omp-trace-7x/out_kernel_trace.csv", "QMnorm", rocprof(read_trace)),
 }
 
 

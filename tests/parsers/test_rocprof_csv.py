@@ -1,7 +1,6 @@
 """rocprofv3 CSV readers against real published output, files written from the documented
 schemas, broken files, and generated traces checked row for row against the csv module.
-The trace reader's hostile inputs are in test_rocprof_trace_scan.py, pyarrow's in
-test_rocprof_arrow.py."""
+The trace reader's hostile inputs are in test_rocprof_trace_scan.py."""
 
 from __future__ import annotations
 
@@ -39,7 +38,7 @@ def stats(path: Path) -> tuple[KernelTable, FileReport]:
 
 def trace(path: Path) -> tuple[KernelTable, FileReport]:
     table = KernelTable()
-    return table, read_trace(path, table, reader="python")   # the csv module's reader
+    return table, read_trace(path, table)
 
 
 # --- real published output ------------------------------------------------------------------
@@ -207,19 +206,35 @@ def test_escaped_quote_in_a_name_is_read_exactly() -> None:
     assert table.rows[VADD].calls == 2
 
 
+def test_quoted_timestamps_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "x_kernel_trace.csv"
+    path.write_bytes(b'"Kind","Kernel_Name","Start_Timestamp","End_Timestamp"\r\n'
+                     b'"KERNEL_DISPATCH","k","10","15"\r\n"KERNEL_DISPATCH","k",20,27\r\n')
+    table, report = trace(path)
+    assert (report.used, report.skips.count, table.rows["k"].total_ns) == (2, 0, 12.0)
+
+
+def test_names_that_are_not_utf8_are_decoded_in_the_table(tmp_path: Path) -> None:
+    """Names are bytes while summed; two that decode alike are one kernel in the table."""
+    path = tmp_path / "x_kernel_trace.csv"
+    path.write_bytes(b'"Kind","Kernel_Name","Start_Timestamp","End_Timestamp"\n'
+                     b'"KERNEL_DISPATCH","k\xff",1,5\n"KERNEL_DISPATCH","k\xfe",1,7\n'
+                     b'"KERNEL_DISPATCH","\xe2\x82\xac",1,2\n')
+    table, _ = trace(path)
+    assert [(r.name, r.calls) for r in table.rows.values()] == [("k\ufffd", 2), ("\u20ac", 1)]
+
+
 def test_renamed_trace_columns_give_nothing_and_say_why() -> None:
     table, report = trace(FIXTURES / "broken" / "trace_renamed_columns.csv")
     assert not table.rows and "no column Kernel_Name, Start_Timestamp" in report.note
 
 
-@pytest.mark.parametrize("reader", ["auto", "python"])
-def test_a_header_the_csv_module_refuses_is_a_note(tmp_path: Path, reader: str) -> None:
+def test_a_header_the_csv_module_refuses_is_a_note(tmp_path: Path) -> None:
     """Rows ended by bare carriage returns: the first line read holds them all."""
     path = tmp_path / "x_kernel_trace.csv"
     path.write_bytes(b'"Kind","Kernel_Name","Start_Timestamp","End_Timestamp"\r'
                      b'"KERNEL_DISPATCH","k",1,2\r')
-    table = KernelTable()
-    report = read_trace(path, table, reader=reader)
+    table, report = trace(path)
     assert not table.rows and report.note.startswith("unreadable header (new-line character")
 
 

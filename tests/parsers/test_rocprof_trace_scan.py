@@ -61,7 +61,7 @@ def agree(path: Path) -> tuple[dict[str, Any], list[tuple[bytes, int, int, int]]
 
 
 def reasons(path: Path) -> list[str]:
-    report = read_trace(path, KernelTable(), reader="python")
+    report = read_trace(path, KernelTable())
     return report.skips.examples
 
 
@@ -112,7 +112,7 @@ def test_empty_and_header_only_files(tmp_path: Path) -> None:
     header = ",".join(quoted(c) for c in SHORT)
     for text, note in [("", "empty file"), ("\n", "empty file"), (header, ""),
                        (header + "\n", ""), (header + "\n\n\r\n", "")]:
-        report = read_trace(write(tmp_path, text), KernelTable(), reader="python")
+        report = read_trace(write(tmp_path, text), KernelTable())
         assert (report.rows, report.skips.count, report.note) == (0, 0, note)
 
 
@@ -285,5 +285,5 @@ def test_the_csv_module_never_sees_a_nul(tmp_path: Path,
 def test_a_header_holding_a_nul_refuses_the_file(tmp_path: Path) -> None:
     path = write(tmp_path, '"Kind","Kernel_Name\0","Start_Timestamp","End_Timestamp"\n'
                            '"KERNEL_DISPATCH","k",1,5\n')
-    report = read_trace(path, KernelTable(), reader="python")
+    report = read_trace(path, KernelTable())
     assert report.note == "unreadable header (a NUL byte)" and report.rows == 0

@@ -19,16 +19,13 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
 
 from aorta.parsers.kernel_table import KernelTable
-from aorta.parsers.rocprof_trace_arrow import AUTO_PICKS_ARROW, arrow_available, scan_trace_arrow
-from aorta.parsers.rocprof_trace_scan import (CUT_ROW, TraceColumns, TraceScan,
-                                              ends_with_newline, scan_trace)
+from aorta.parsers.rocprof_trace_scan import (CUT_ROW, TraceColumns, ends_with_newline,
+                                              scan_trace)
 from aorta.parsers.skips import NUL_MARK, NUL_ROW, Shares, Skips, nul_marked
 
 TRACE_COLUMNS = ("Kernel_Name", "Start_Timestamp", "End_Timestamp")
-TRACE_READERS = ("auto", "arrow", "python")
 _MAX_COUNT = 2**63 - 1
 _HEADER_LIMIT = 1 << 16                # a header longer than this is not a rocprofv3 header
 _ROCM7_ONLY = {"guid", "stream_id", "lds_block_size", "scratch_size", "vgpr_count",
@@ -210,13 +207,10 @@ def trace_columns(header: bytes | str) -> TraceColumns:
                         width=len(names), layout=layout)
 
 
-def read_trace(path: Path, table: KernelTable, *, reader: str = "auto") -> FileReport:
+def read_trace(path: Path, table: KernelTable) -> FileReport:
     """Add every `KERNEL_DISPATCH` row of a `*kernel_trace.csv` to `table`: one launch of
-    `End_Timestamp - Start_Timestamp` ns per row; rows left out go to `report.skips`. `reader`:
-    "python", "arrow" (ImportError without pyarrow) or "auto"; all give the same report.
-    Raises OSError when the file cannot be read, ValueError for another `reader`."""
-    if reader not in TRACE_READERS:
-        raise ValueError(f"reader must be one of {', '.join(TRACE_READERS)}, got {reader!r}")
+    `End_Timestamp - Start_Timestamp` ns per row; rows left out go to `report.skips`.
+    Raises OSError when the file cannot be read."""
     report = FileReport(path.name)
     with open(path, "rb") as fh:
         header = fh.readline(_HEADER_LIMIT)
@@ -232,7 +226,7 @@ def read_trace(path: Path, table: KernelTable, *, reader: str = "auto") -> FileR
             report.note = str(exc)
             return report
         report.layout = columns.layout
-        scan = _scan(fh, columns, reader)
+        scan = scan_trace(fh, columns)
     report.rows, report.used, report.filtered = scan.rows, scan.used, scan.filtered
     report.skips = scan.skips
     for name, (total, calls, longest) in scan.kernels.items():
@@ -245,12 +239,3 @@ def read_trace(path: Path, table: KernelTable, *, reader: str = "auto") -> FileR
         table.add(name.decode("utf-8", errors="replace"), total_ns, calls, longest_ns)
     return report
 
-
-def _scan(fh: BinaryIO, columns: TraceColumns, reader: str) -> TraceScan:
-    if reader == "arrow" or (reader == "auto" and AUTO_PICKS_ARROW and arrow_available()):
-        data_start = fh.tell()
-        scan = scan_trace_arrow(fh, columns)
-        if scan is not None:
-            return scan
-        fh.seek(data_start)       # something pyarrow might read differently from the csv module
-    return scan_trace(fh, columns)

@@ -1,5 +1,5 @@
-"""Reading a rocprofv3 kernel trace CSV into per-kernel totals with the `csv` module, row by row:
-the reference reader, which `rocprof_trace_arrow` must match. A ROCm 7 row quotes text only:
+"""Reading a rocprofv3 kernel trace CSV into per-kernel totals with the `csv` module, row by row.
+A ROCm 7 row quotes text only:
 
     "00006409-...","KERNEL_DISPATCH","Agent 4",1,0,714789,1,3,"void k<int, float>(int*)",1,
         1678314002982197,1678314003082277,...          (one line in the file)
@@ -50,16 +50,6 @@ class TraceScan:
     used: int = 0
     filtered: int = 0
     skips: Skips = field(default_factory=Skips)
-
-    def add(self, name: bytes, total: int, launches: int, longest: int) -> None:
-        entry = self.kernels.get(name)
-        if entry is None:
-            self.kernels[name] = [total, launches, longest]
-        else:
-            entry[0] += total
-            entry[1] += launches
-            entry[2] = max(entry[2], longest)
-        self.used += launches
 
 
 def ends_with_newline(fh: BinaryIO) -> bool:
