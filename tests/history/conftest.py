@@ -27,17 +27,18 @@ def postgres_unavailable() -> str | None:
                 f"bash scripts/postgres-local.sh starts one")
 
 
-#: A schema of its own for each pytest-xdist worker: tests running at once on one database
-#: would otherwise drop each other's tables.
-SCHEMA = "aorta_" + os.environ.get("PYTEST_XDIST_WORKER", "main")
+#: A schema of its own for each test process (each pytest-xdist worker, each test run on the
+#: machine): tests running at once on one database would otherwise drop each other's tables.
+SCHEMA = f"aorta_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}_{os.getpid()}"
 
 
-def _reset_postgres() -> None:
+def _reset_postgres(create: bool = True) -> None:
     import psycopg
 
     with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
-        conn.execute(f"CREATE SCHEMA {SCHEMA}")
+        if create:
+            conn.execute(f"CREATE SCHEMA {SCHEMA}")
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -50,4 +51,4 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         pytest.skip(reason)
     _reset_postgres()
     yield f"{POSTGRES_URL}?options=-csearch_path%3D{SCHEMA}"
-    _reset_postgres()
+    _reset_postgres(create=False)
