@@ -27,8 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from aorta.history.changes import METHODS, find_steps  # noqa: E402
-from aorta.history.detect_bayes import detect_bayes  # noqa: E402
-from aorta.history.detect_bic import detect_bic  # noqa: E402
+from aorta.history.detect import detect_bayes, detect_bic  # noqa: E402
 
 Detector = Callable[[Sequence[Sequence[float]]], list[int]]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from aorta.history import record_run
-from aorta.history.provenance import candidate_dirs, clean_remote, find_commit
+from aorta.history.ingest import candidate_dirs, clean_remote, find_commit
 from history_helpers import series_runs
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

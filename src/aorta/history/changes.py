@@ -12,8 +12,7 @@ from typing import cast
 
 from aorta.comparison.kinds import REGRESSIONS, direction_words, metric_kind
 from aorta.comparison.verdict import ratio_problem
-from aorta.history.detect_bayes import detect_bayes
-from aorta.history.detect_bic import detect_bic
+from aorta.history.detect import detect_bayes, detect_bic
 from aorta.history.model import Change, ChangeVerdict, Series
 from aorta.stats.interval import ratio_interval
 

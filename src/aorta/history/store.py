@@ -18,9 +18,9 @@ from sqlalchemy.engine import Connection
 
 from aorta.base.errors import UserError
 from aorta.history.db import Database, open_history, transaction
-from aorta.history.ingest import RunSnapshot, read_run
+from aorta.history.ingest import (Commit, RunSnapshot, candidate_dirs, find_commit, read_run,
+                                   repo_relative)
 from aorta.history.model import Context, Point, Recorded, RunInfo, Series
-from aorta.history.provenance import Commit, candidate_dirs, find_commit, repo_relative
 from aorta.history.schema import CONTEXTS, KERNELS, RUNS, SAMPLES, check_rows
 
 _CHUNK = 500    # run ids per query: SQLite caps the parameters of one statement
