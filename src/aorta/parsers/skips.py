@@ -1,8 +1,5 @@
-"""What a reader left out of an artifact, and why: the fail-soft rule every parser keeps.
-
-A record that cannot be read whole is never dropped silently: it is counted here with a short
-reason, and the collector publishes the capture as `ok`, `partial` or `unparsed` from that.
-The rule and its limits: docs/collectors/reading.md.
+"""What a reader left out of an artifact, and why: a record that cannot be read whole is counted
+here, never dropped silently (the fail-soft rule every parser keeps: docs/collectors/reading.md).
 """
 
 from __future__ import annotations
