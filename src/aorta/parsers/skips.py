@@ -16,7 +16,6 @@ NUL_ROW = "a NUL byte (a malformed row)"
 
 
 def nul_marked(lines: Iterable[str]) -> Iterator[str]:
-    """`lines` with each NUL replaced by NUL_MARK."""
     for line in lines:
         yield line.replace("\0", NUL_MARK) if "\0" in line else line
 

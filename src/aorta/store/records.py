@@ -212,7 +212,6 @@ class RunRecord:
 
 
 def trial_result(fields: dict[str, Any]) -> TrialResult:
-    """The `TrialResult` of `checked_trial`'s fields."""
     retention = fields["retention"]
     return TrialResult(**{
         **fields, "captures": {k: Capture(**c) for k, c in fields["captures"].items()},
@@ -221,5 +220,4 @@ def trial_result(fields: dict[str, Any]) -> TrialResult:
 
 
 def run_record(fields: dict[str, Any]) -> RunRecord:
-    """The `RunRecord` of `checked_run`'s fields."""
     return RunRecord(**fields)

@@ -40,7 +40,6 @@ class Slot:
 
     @property
     def dir(self) -> str:
-        """The trial directory relative to the run directory, `/`-separated."""
         return f"{CELLS}/{self.cell}/{self.name}"
 
 
