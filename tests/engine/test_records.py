@@ -12,8 +12,8 @@ import pytest
 from aorta.base.redaction import PATTERN_ONLY
 from aorta.host.snapshot import snapshot, steering_env
 from aorta.parsers.kernel_table import KernelTable
-from aorta.store.records import TrialResult
-from aorta.store.record_checks import NewerRecord
+from aorta.store.records import TrialResult, run_record, trial_result
+from aorta.store.record_checks import NewerRecord, checked_run, checked_trial
 from aorta.store.files import write_json_file
 from aorta.store.lock import RunLock
 from aorta.store.run_dir import RunStore
@@ -52,7 +52,7 @@ def test_partial_or_newer_trial_files_are_not_complete(tmp_path: Path):
     write_json_file(tmp_path, ("cells", "c", "trial_0"), "result.json", doc)
     assert store.read_slot("c", "trial_0").state == "newer"
     with pytest.raises(NewerRecord, match="upgrade aorta"):
-        TrialResult.from_json(doc)
+        trial_result(checked_trial(doc))
 
 
 def test_cell_statistics_use_passing_trials_only():
@@ -138,18 +138,17 @@ def test_names_are_read_word_by_word() -> None:
 
 def test_a_version_2_run_record_keeps_its_slurm_block_as_the_executor_block() -> None:
     from aorta.store.reading import RecordError
-    from aorta.store.records import run_from_json
 
     doc = json.loads((Path(__file__).parents[1] / "fixtures/records/run_v2_slurm.json")
                      .read_text())
-    run = run_from_json(doc)
+    run = run_record(checked_run(doc))
     assert run.schema_version == 3 and run.status == "interrupted"
     assert run.executor == {"kind": "slurm", **doc["slurm"]}
-    assert run_from_json({**doc, "slurm": None}).executor is None
+    assert run_record(checked_run({**doc, "slurm": None})).executor is None
     for corrupt in (5, "x", [1]):
         with pytest.raises(RecordError, match="executor: not an object with a string kind"):
-            run_from_json({**doc, "slurm": corrupt})
-    assert run_from_json(run.to_json()) == run          # v3 round-trips
+            run_record(checked_run({**doc, "slurm": corrupt}))
+    assert run_record(checked_run(run.to_json())) == run  # v3 round-trips
 
 
 def test_kernel_tables_one_rule_for_report_compare_and_history() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import aorta.parsers.demangle as demangle_module
-from aorta.parsers.demangle import demangle, demangle_all, demangler_name, looks_mangled
+from aorta.parsers.demangle import demangle, demangle_all, looks_mangled
 from aorta.parsers.chrome_trace import read_events
 from aorta.parsers.hatchet import HatchetSummary
 from aorta.parsers.kernel_table import KernelTable
@@ -20,6 +20,13 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CUTLASS = "_ZN7cutlass7Kernel2I43cutlass_80_simt_sgemm_256x128_8x4_nn_align1EEvNT_6ParamsE"
 CUTLASS_AS_TORCH_PRINTS = ("void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>"
                            "(cutlass_80_simt_sgemm_256x128_8x4_nn_align1::Params)")
+
+
+def demangler_name() -> str:
+    """Which demangler this process uses: `cxxfilt`, a tool's path, or `none`."""
+    return demangle_module._backend_choice()[0]
+
+
 needs_demangler = pytest.mark.skipif(demangler_name() == "none",
                                      reason="neither cxxfilt nor c++filt is installed")
 
@@ -85,7 +92,8 @@ def test_the_tool_backend_gives_the_same_names(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_no_demangler_returns_names_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(demangle_module, "_backend", lambda: demangle_module._unchanged)
+    monkeypatch.setattr(demangle_module, "_backend_choice",
+                        lambda: ("none", demangle_module._unchanged))
     monkeypatch.setattr(demangle_module, "_cache", {})
     assert demangle_all([CUTLASS]) == {CUTLASS: CUTLASS}
 

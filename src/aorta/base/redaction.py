@@ -1,9 +1,6 @@
-"""The one redaction policy: what looks like a credential, and how every writer hides it:
-values of secret *names* (read word by word, so `MAX_TOKENS` is not one), URL passwords,
-well-known credential shapes, and, through a `Redactor`, the clear values found among one
-run's inputs, removed from free text such as a payload's stderr. Values shorter than
-`MIN_SCRUB_CHARS` are not searched for in free text: scrubbing every "abc" would destroy the
-logs. The policy as users see it: docs/reliability.md, "Credentials".
+"""The one redaction policy, for every writer: values of secret names, URL passwords, credential
+shapes and, through a `Redactor`, one run's known secret values in free text such as a payload's
+stderr. The policy as users see it: docs/reliability.md, "Credentials".
 """
 
 from __future__ import annotations
@@ -13,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 REDACTED = "<redacted>"
-MIN_SCRUB_CHARS = 6
+MIN_SCRUB_CHARS = 6    # shorter known values are not sought in free text: "abc" would wreck logs
 
 # A name is secret when one of its words is one of _SECRET_WORDS or ends with one of
 # _SECRET_ENDINGS (PGPASSWORD, SSHPASS, MYSQLPWD), except the English words in _NOT_SECRET;

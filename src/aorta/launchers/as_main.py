@@ -1,10 +1,6 @@
 """Running a script (or pytest) the way `python script.py` (or `python -m pytest`) runs it, from
-inside a launcher that has work to do once the target ends.
-
-`run_as_main` gives the script `__name__ == "__main__"`, an absolute `__file__`, argv[0] as typed,
-`sys.path[0]` its real directory (not under `-I`/`-P`), `sys.modules["__main__"]` (pickle and
-spawn look there) and none of the launcher's `__future__` flags; whatever ends it propagates.
-`run_then` adds the closing work. Guarantees: docs/collectors/proton.md, "The session".
+inside a launcher that has work to do once the target ends (`run_then`). Guarantees:
+docs/collectors/proton.md, "The session".
 """
 
 from __future__ import annotations
@@ -61,7 +57,7 @@ def run_as_main(target: list[str], pytest: bool, code_name: str | None = None) -
         # `python -m launcher` put the working directory first; `python script.py` puts the
         # directory of the script's real path there.
         sys.path[0] = os.path.dirname(os.path.realpath(script))
-    sys.modules["__main__"] = module
+    sys.modules["__main__"] = module  # pickle and multiprocessing's spawn look there
     exec(code, module.__dict__)
 
 

@@ -1,8 +1,4 @@
 """`python -m aorta.launchers.proton_run`: run a script (or pytest) inside one Proton session.
-
-    python -m aorta.launchers.proton_run --name PATH [--backend B] [--context shadow|python]
-        [--data tree|trace] [--mode M] [--hook triton] -- script.py [args...]
-
 The session is the one Triton's CLI starts in `run_profiling()`, but finalized whatever ends the
 script (Triton's skips it on `sys.exit()` up to 3.6 and on exceptions in 3.5, 3.6), and `--mode`
 reaches `proton.start(mode=...)`. Sources: triton-lang/triton `third_party/proton/proton/`

@@ -1,11 +1,7 @@
 """`python -m aorta.launchers.torch_profile`: run a script (or pytest) under torch.profiler.
-
-    python -m aorta.launchers.torch_profile --out DIR [--activities cpu,gpu] [--record-shapes]
-        [--with-stack] [--profile-memory] [--row-limit 50] -- script.py [args...]
-
-Writes DIR/trace.json, kernels.txt and summary.json even when the payload fails, then ends as the
-payload ended; exit 2 means the payload never ran. `profiler_from_env()` serves payloads that run
-the profiler themselves (`mode: env`). Details: docs/collectors/torch.md.
+Writes trace.json, kernels.txt and summary.json into `--out` even when the payload fails, then
+ends as the payload ended; exit 2 means the payload never ran. `profiler_from_env()` serves
+payloads that run the profiler themselves (`mode: env`). Details: docs/collectors/torch.md.
 """
 
 from __future__ import annotations

@@ -37,17 +37,8 @@ def demangle_all(names: Iterable[str]) -> dict[str, str]:
     names = list(names)
     todo = [n for n in dict.fromkeys(names) if n not in _cache and looks_mangled(n)]
     if todo:
-        _cache.update(_backend()(todo))
+        _cache.update(_backend_choice()[1](todo))
     return {n: _cache.get(n, n) for n in names}
-
-
-def demangler_name() -> str:
-    """Which demangler this process uses: `cxxfilt`, a tool's path, or `none`."""
-    return _backend_choice()[0]
-
-
-def _backend() -> Callable[[list[str]], dict[str, str]]:
-    return _backend_choice()[1]
 
 
 @functools.cache

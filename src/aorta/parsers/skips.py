@@ -1,8 +1,5 @@
-"""What a reader left out of an artifact, and why: the fail-soft rule every parser keeps.
-
-A record that cannot be read whole is never dropped silently: it is counted here with a short
-reason, and the collector publishes the capture as `ok`, `partial` or `unparsed` from that.
-The rule and its limits: docs/collectors/reading.md.
+"""What a reader left out of an artifact, and why: a record that cannot be read whole is counted
+here, never dropped silently (the fail-soft rule every parser keeps: docs/collectors/reading.md).
 """
 
 from __future__ import annotations
@@ -19,7 +16,6 @@ NUL_ROW = "a NUL byte (a malformed row)"
 
 
 def nul_marked(lines: Iterable[str]) -> Iterator[str]:
-    """`lines` with each NUL replaced by NUL_MARK."""
     for line in lines:
         yield line.replace("\0", NUL_MARK) if "\0" in line else line
 

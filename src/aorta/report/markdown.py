@@ -1,6 +1,5 @@
 """The report as Markdown, for terminals and pull requests: the HTML page's sections, with
-trial values written out where the page draws them. Run text goes through `md_text`,
-`md_code` and `md_block`."""
+trial values written out where the page draws them."""
 
 from __future__ import annotations
 

@@ -33,7 +33,6 @@ def trial_name(index: int, baseline: bool = False) -> str:
 
 
 def trial_log(cell: str, name: str, stream: str = "stderr") -> str:
-    """`cells/<cell>/<name>/<stream>.log`: a trial's log, relative to the run directory."""
     return f"{CELLS}/{cell}/{name}/{stream}.log"
 
 

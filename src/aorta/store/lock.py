@@ -1,10 +1,7 @@
-"""A lock file that keeps two live runs out of one run directory. It holds `{pid, host,
-started_at, start_ticks, boot_id}` from the moment it exists (written to a temporary file, then
-linked into place, which fails if a lock is there), so a full disk or a kill never leaves a
-half-written lock. A dead process's lock on this host is taken over (dead: no such pid, or the
-pid now names a process started at another time, or the host has rebooted since); a live
-holder, or any holder on another host (whose liveness cannot be checked from here), refuses.
-`held_by_live_run` tells readers whether a run that says `running` still runs.
+"""A lock file that keeps two live runs out of one run directory, whole from the moment it
+exists (a temporary file linked into place, which fails if a lock is there). A dead process's
+lock on this host is taken over; a live holder, or any holder on another host, refuses. How a
+holder is judged dead: docs/reliability.md, "Signals".
 """
 
 from __future__ import annotations

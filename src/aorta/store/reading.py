@@ -1,7 +1,5 @@
-"""Reading records and logs: the read side of `aorta.store.files`. JSON is read strictly (no
-NaN or Infinity, a size limit, nesting too deep for the parser a value error too), and only
-from regular files opened non-blocking, so a FIFO planted where a record should be cannot hang
-a reader.
+"""Reading records and logs: the read side of `aorta.store.files`. Only regular files are read,
+opened non-blocking, so a FIFO planted where a record should be cannot hang a reader.
 """
 
 from __future__ import annotations

@@ -69,7 +69,6 @@ def run_problem(status: object) -> str | None:
 
 
 def refuse(problem: str | None) -> None:
-    """Raise `problem` as a `RecordError` (a `ValueError`), if there is one."""
     if problem:
         raise RecordError(problem)
 

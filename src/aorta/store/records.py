@@ -1,19 +1,17 @@
 """The records a sweep writes: one `TrialResult` per trial (`result.json`) and one `RunRecord`
-per run (`run.json`), frozen and checked when built. `TrialResult.from_json` / `run_from_json`
-validate and migrate through `aorta.store.record_checks` (`RecordError`, `NewerRecord`).
+per run (`run.json`), frozen and checked when built; `trial_result` / `run_record` build them
+from the fields `aorta.store.record_checks` validated and migrated.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from aorta.store.layout import trial_name
-from aorta.store.record_checks import (RUN_SCHEMA, TRIAL_SCHEMA, capture_problem, checked_run,
-                                       checked_trial, refuse, retention_problem, run_problem,
-                                       trial_problem)
+from aorta.store.record_checks import (RUN_SCHEMA, TRIAL_SCHEMA, capture_problem, refuse,
+                                       retention_problem, run_problem, trial_problem)
 
 Verdict = Literal["pass", "fail", "error"]
 
@@ -123,11 +121,6 @@ class TrialResult:
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
-    @classmethod
-    def from_json(cls, doc: Any) -> TrialResult:
-        """A validated `TrialResult` from a parsed `result.json` (migrated when older)."""
-        return trial_result(checked_trial(doc))
-
     def numeric_metrics(self, allow_partial: bool = False) -> dict[str, float]:
         """The harness's figures plus every finite numeric metric of a collector whose capture
         is `ok` (or `partial`, if asked): a partly read artifact's figures are no measurement."""
@@ -218,14 +211,7 @@ class RunRecord:
         return asdict(self)
 
 
-def run_from_json(doc: Any, baseline_of_v1: Callable[[], bool] = lambda: False) -> RunRecord:
-    """A validated `RunRecord` from a parsed `run.json`. A v1 record did not say whether the
-    run had baseline trials: `baseline_of_v1()` answers from the run's resolved recipe."""
-    return run_record(checked_run(doc, baseline_of_v1))
-
-
 def trial_result(fields: dict[str, Any]) -> TrialResult:
-    """The `TrialResult` of `checked_trial`'s fields."""
     retention = fields["retention"]
     return TrialResult(**{
         **fields, "captures": {k: Capture(**c) for k, c in fields["captures"].items()},
@@ -234,5 +220,4 @@ def trial_result(fields: dict[str, Any]) -> TrialResult:
 
 
 def run_record(fields: dict[str, Any]) -> RunRecord:
-    """The `RunRecord` of `checked_run`'s fields."""
     return RunRecord(**fields)

@@ -1,7 +1,5 @@
-"""A run directory: reading its records as record types, and every write to it. Where files
-live, and the checked reads, are `aorta.store.layout`'s; every write goes through `store.files`
-(atomic, confined: no link under the run directory is followed) and the run's `Redactor`, so
-no credential reaches disk.
+"""A run directory: reading its records as record types, and every write to it, through
+`store.files` (atomic, confined) and the run's `Redactor`, so no credential reaches disk.
 """
 
 from __future__ import annotations
@@ -42,7 +40,6 @@ class Slot:
 
     @property
     def dir(self) -> str:
-        """The trial directory relative to the run directory, `/`-separated."""
         return f"{CELLS}/{self.cell}/{self.name}"
 
 
@@ -97,8 +94,7 @@ class RunStore:
         return Slot(cell, name, *parsed, state, result, problem)
 
     def slots(self, run: RunRecord, cells: Iterable[str] | None = None) -> list[Slot]:
-        """Every trial of the run: the planned ones, then any other trial directory found on
-        disk, in cell order, profiled trials before baseline ones."""
+        """Every trial of the run, in cell order, each cell's as `slot_names` orders them."""
         return [self.read_slot(cell, name) for cell in (run.cells if cells is None else cells)
                 for name in slot_names(self.root, cell, run.trials_per_cell, run.baseline)]
 
