@@ -76,7 +76,8 @@ def test_a_second_call_resumes_and_a_changed_one_is_refused(here: Path) -> None:
 
 def test_refusals_raise_the_commands_message_and_write_nothing(here: Path) -> None:
     for kwargs, words in (({"collect": "nope"}, "unknown collector 'nope'"),
-                          ({"trials": 0}, "--trials: 0 is not between 1"),
+                          ({"trials": 0}, "--trials (1 to 10000): trials: Input should be "
+                                          "greater than or equal to 1, got 0"),
                           ({"executor": "kubernetes"}, "executor.kind: 'kubernetes'"),
                           ({"skip_remote_probe": True}, "--skip-remote-probe applies only")):
         with pytest.raises(UserError, match=re.escape(words)):

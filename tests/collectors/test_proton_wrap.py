@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from aorta.collectors.base import Launch, TrialContext
-from aorta.collectors.child_import import aorta_root
+from aorta.base.source_tree import aorta_root
 from aorta.collectors.proton.collector import ProtonCollector, ProtonWrapError, env_overlay
 from aorta.collectors.proton.host import translate_devices
 from aorta.collectors.proton.options import ProtonOptions

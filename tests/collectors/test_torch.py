@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import aorta.collectors.torch.collector as torch_collector
-from aorta.collectors import child_import
+from aorta.base import source_tree
 from aorta.collectors.base import Launch, TrialContext, TrialOutcome
 from aorta.collectors.conflicts import check_conflicts
 from aorta.collectors.registry import get
@@ -187,7 +187,7 @@ def test_refusals_name_mode_env(argv: list[str], problem: str) -> None:
 
 
 def test_pythonpath_puts_aorta_first_and_keeps_the_rest() -> None:
-    assert child_import.aorta_root() == SRC        # these tests run from the checkout
+    assert source_tree.aorta_root() == SRC        # these tests run from the checkout
     assert wrap(["python3", "s.py"]).env == {"PYTHONPATH": SRC}
     base = {"PYTHONPATH": os.pathsep.join(["/opt/lib", SRC])}
     assert wrap(["python3", "s.py"], base=base).env["PYTHONPATH"] == \
@@ -203,14 +203,14 @@ def test_pythonpath_puts_aorta_first_and_keeps_the_rest() -> None:
 def aorta_installed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """As if aorta lived in a site directory (the answer is cached, so clear it around)."""
     monkeypatch.setattr(site, "getsitepackages", lambda: [SRC])
-    child_import.aorta_root.cache_clear()
+    source_tree.aorta_root.cache_clear()
     yield
     monkeypatch.undo()
-    child_import.aorta_root.cache_clear()
+    source_tree.aorta_root.cache_clear()
 
 
 def test_no_pythonpath_when_aorta_is_installed(aorta_installed: None) -> None:
-    assert child_import.aorta_root() is None
+    assert source_tree.aorta_root() is None
     launch = wrap(["python3", "-I", "s.py"], base={"PYTHONPATH": "/opt/lib"})
     assert launch.env == {} and launch.argv[:3] == ("python3", "-I", "-m")
 

@@ -112,7 +112,8 @@ def test_a_variable_the_child_does_not_get_is_not_checked():
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--ticket", "../up"], "--ticket: '../up' is not a directory-safe name"),
+    (["--ticket", "../up"], "--ticket: ticket: must be a directory-safe name (letters, digits, "
+                            "_ . -, not starting with . or -), got '../up'"),
     (["--env-passthrough-mode", "files"], "'files' is not one of 'inherit', 'clean', 'file'"),
     (["--stop-after-events", "2"], "--stop-after-events requires --max-trials"),
     (["--max-trials", "3"], "--max-trials requires --stop-after-events"),

@@ -8,6 +8,7 @@ capture states (`CAPTURE_STATES`): docs/collectors/writing.md and docs/collector
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +17,8 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict
 
+from aorta.base.errors import SetupError
+from aorta.base.source_tree import aorta_root
 from aorta.collectors.child_python import command_python
 from aorta.collectors.options import validate_options
 from aorta.launchers.per_rank import RANK_TOKEN
@@ -151,6 +154,29 @@ def cut_short(outcome: TrialOutcome, before: str) -> str:
     if outcome.signal is not None:
         return f"the payload was killed by signal {outcome.signal} before {before}"
     return ""
+
+
+INSTALL_FIX = "install aorta (pip install -e .) in the payload's Python"
+
+
+def importable_by_child(launch: Launch, ctx: TrialContext, flags: tuple[str, ...],
+                        error: type[SetupError] = SetupError, fix: str = INSTALL_FIX) -> Launch:
+    """`launch` with aorta's source tree on the child's PYTHONPATH when aorta runs from one
+    (an installed aorta is found by itself), so the child imports aorta's launchers; `error`
+    ending with `fix` when the interpreter's `flags` make it ignore PYTHONPATH. A whole
+    site-packages is never added: it would shadow the payload's standard library."""
+    root = aorta_root()
+    if root is None:
+        return launch
+    ignoring = sorted({"-I", "-E"} & set(flags))
+    if ignoring:
+        raise error(f"the interpreter option {' '.join(ignoring)} ignores PYTHONPATH, and aorta "
+                    f"is not installed (it runs from {root}), so the payload's Python could not "
+                    f"import aorta's launcher; {fix}, or drop {ignoring[0]}")
+    inherited = "" if "PYTHONPATH" in launch.unset else ctx.base_env.get("PYTHONPATH", "")
+    current = launch.env.get("PYTHONPATH", inherited)
+    entries = [root] + [p for p in current.split(os.pathsep) if p and p != root]
+    return launch.with_env({"PYTHONPATH": os.pathsep.join(entries)})
 
 
 class Collector(ABC, Generic[OptionsT]):

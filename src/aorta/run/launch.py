@@ -13,7 +13,8 @@ from pathlib import Path
 
 from aorta.base.errors import SetupError, UserError
 from aorta.base.redaction import looks_secret
-from aorta.collectors.base import RANK_TOKEN, CollectorOptions, Launch, TrialContext
+from aorta.collectors.base import (RANK_TOKEN, CollectorOptions, Launch, TrialContext,
+                                   importable_by_child)
 from aorta.store.run_dir import RunStore
 
 #: What `env_passthrough_mode: clean` keeps from the caller's environment.
@@ -90,7 +91,6 @@ def _wrap(name: str, launch: Launch, out_dir: Path, options: CollectorOptions,
 def wrap_launch(command: tuple[str, ...], overlay: Mapping[str, str], trial_dir: Path,
                 collectors: Mapping[str, CollectorOptions], ctx: TrialContext) -> Launch:
     """The command after every collector wrapped it (innermost first). May raise SetupError."""
-    from aorta.collectors.child_import import importable_by_child
     from aorta.collectors.rank_launch import split_rank_launch
     from aorta.collectors.registry import get
 

@@ -5,17 +5,16 @@ up with both (the loop needs a cap)."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
 from aorta.base.errors import UserError
-from aorta.base.names import MAX_NAME_BYTES, is_plain_name, printable
+from aorta.base.names import printable
 from aorta.base.schema_errors import format_validation_error
 from aorta.recipe.limits import ENV_MODES, MAX_TRIALS_PER_CELL
-from aorta.recipe.schema import MAX_TIMEOUT_S, ExecutorBlock, Recipe, StopAfter
+from aorta.recipe.schema import MAX_TIMEOUT_S, ExecutorBlock, Recipe
 
 
 @dataclass(frozen=True)
@@ -34,6 +33,15 @@ class Overrides:
     stop_after_events: int | None = None       # overlay halves of the recipe's stop_after
     max_trials: int | None = None
     skip_remote_probe: bool = False            # submit without checking a remote node first
+
+
+_FLAGS = {  # recipe key -> the flag that sets it, with what it allows
+    "trials": f"--trials (1 to {MAX_TRIALS_PER_CELL})",
+    "timeout_per_trial": f"--timeout (seconds above 0, at most {MAX_TIMEOUT_S:g})",
+    "ticket": "--ticket",
+    "env_passthrough_mode": f"--env-passthrough-mode ({', '.join(ENV_MODES)})",
+    "stop_after": "--stop-after-events/--max-trials",
+}
 
 
 def parse_collect_flag(value: str) -> tuple[str, ...]:
@@ -55,49 +63,34 @@ def parse_collect_flag(value: str) -> tuple[str, ...]:
 
 
 def apply_overrides(recipe: Recipe, overrides: Overrides) -> Recipe:
-    """`recipe` with the flags' values in place; `UserError` naming the flag when bad."""
-    updates: dict[str, Any] = {}
-    if overrides.trials is not None:
-        if not 1 <= overrides.trials <= MAX_TRIALS_PER_CELL:
-            raise UserError(f"--trials: {overrides.trials} is not between 1 and "
-                            f"{MAX_TRIALS_PER_CELL}")
-        updates["trials"] = overrides.trials
-    if overrides.timeout is not None:
-        if not (math.isfinite(overrides.timeout) and 0 < overrides.timeout <= MAX_TIMEOUT_S):
-            raise UserError(f"--timeout: {overrides.timeout} is not a number of seconds above "
-                            f"0 and at most {MAX_TIMEOUT_S:g}")
-        updates["timeout_per_trial"] = overrides.timeout
+    """`recipe` with the flags' values, checked by its rules; `UserError` naming the flag."""
+    plain = {"trials": overrides.trials, "timeout_per_trial": overrides.timeout,
+             "baseline": overrides.baseline, "ticket": overrides.ticket,
+             "env_passthrough_mode": overrides.env_mode}
+    updates: dict[str, Any] = {k: v for k, v in plain.items() if v is not None}
     if overrides.collect is not None:
         updates["collect"] = {n: recipe.collect.get(n) for n in overrides.collect}
-    if overrides.baseline is not None:
-        updates["baseline"] = overrides.baseline
     if overrides.executor is not None or overrides.gpus is not None:
         updates["executor"] = _executor_override(recipe, overrides)
-    if overrides.ticket is not None:
-        updates["ticket"] = _ticket(overrides.ticket)
-    if overrides.env_mode is not None:
-        if overrides.env_mode not in ENV_MODES:
-            raise UserError(f"--env-passthrough-mode: {printable(overrides.env_mode)} is not "
-                            f"one of {', '.join(ENV_MODES)}")
-        updates["env_passthrough_mode"] = overrides.env_mode
     stop_after = _stop_after(recipe, overrides)
     if stop_after is not None:
         updates["stop_after"] = stop_after
-    if (overrides.trials is not None and (stop_after or recipe.stop_after) is not None):
+    if overrides.trials is not None and (stop_after or recipe.stop_after) is not None:
         raise UserError("--trials: with stop_after the cap on trials per cell is max_trials; "
                         "use --max-trials instead")
-    return recipe.model_copy(update=updates) if updates else recipe
+    if not updates:
+        return recipe
+    # With stop_after the recipe's trials is unused; left out so a new max_trials is no clash.
+    kept = recipe.model_dump(exclude_unset=True, exclude={"trials"} if stop_after else None)
+    try:
+        return Recipe.model_validate({**kept, **updates})
+    except ValidationError as exc:
+        loc = exc.errors()[0]["loc"] or ("",)
+        raise UserError(f"{_FLAGS.get(str(loc[0]), 'the flags')}: "
+                        f"{format_validation_error(exc)}") from None
 
 
-def _ticket(value: str) -> str:
-    if not is_plain_name(value) or len(value.encode()) > MAX_NAME_BYTES:
-        raise UserError(f"--ticket: {printable(value)} is not a directory-safe name (letters, "
-                        f"digits, _ . -, not starting with . or -, at most {MAX_NAME_BYTES} "
-                        f"characters)")
-    return value
-
-
-def _stop_after(recipe: Recipe, overrides: Overrides) -> StopAfter | None:
+def _stop_after(recipe: Recipe, overrides: Overrides) -> dict[str, Any] | None:
     if overrides.stop_after_events is None and overrides.max_trials is None:
         return None
     block: dict[str, Any] = recipe.stop_after.model_dump() if recipe.stop_after else {}
@@ -112,11 +105,7 @@ def _stop_after(recipe: Recipe, overrides: Overrides) -> StopAfter | None:
         raise UserError("--max-trials requires --stop-after-events (or stop_after.events in "
                         "the recipe): the number of trials with the event verdict that stops "
                         "a cell")
-    try:
-        return StopAfter.model_validate(block)
-    except ValidationError as exc:
-        raise UserError(f"--stop-after-events/--max-trials: "
-                        f"{format_validation_error(exc, ('stop_after',))}") from None
+    return block
 
 
 def _executor_override(recipe: Recipe, overrides: Overrides) -> ExecutorBlock:

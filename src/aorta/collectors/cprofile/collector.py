@@ -13,8 +13,8 @@ from pydantic import Field
 
 from aorta.collectors.attach_failure import with_attach_failure
 from aorta.collectors.base import (Capability, Collector, CollectorOptions, Launch, Metrics,
-                                   TrialContext, TrialOutcome, capture_status, cut_short, settle)
-from aorta.collectors.child_import import importable_by_child
+                                   TrialContext, TrialOutcome, capture_status, cut_short,
+                                   importable_by_child, settle)
 from aorta.collectors.python_launch import split_python_launch
 from aorta.collectors.ranks import rank_name, rank_of, summarize_ranks
 from aorta.parsers.pstats_file import read_pstats

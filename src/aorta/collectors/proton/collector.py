@@ -17,10 +17,10 @@ from pathlib import Path
 from aorta.base.errors import SetupError
 from aorta.collectors.artifact_dir import list_artifact_dir
 from aorta.collectors.attach_failure import with_attach_failure
-from aorta.collectors.base import (Capability, Collector, Launch, Metrics, TrialContext,
-                                   TrialOutcome, capture_status, settle)
+from aorta.collectors.base import (INSTALL_FIX, Capability, Collector, Launch, Metrics,
+                                   TrialContext, TrialOutcome, capture_status,
+                                   importable_by_child, settle)
 from aorta.collectors.binaries import gpu_vendor
-from aorta.collectors.child_import import INSTALL_FIX, importable_by_child
 from aorta.collectors.proton.host import (CUPTI_BACKENDS, QUEUE_INTERCEPTING, TritonInstall,
                                           backend_table, cli_backends, find_triton,
                                           proton_python_override, resolve_backend,

@@ -23,11 +23,10 @@ from pydantic import Field, ValidationInfo, field_validator
 from aorta.base.errors import SetupError
 from aorta.base.version import dist_version
 from aorta.collectors.attach_failure import with_attach_failure
-from aorta.collectors.base import (RANK_TOKEN, Capability, Collector, CollectorOptions, Launch,
-                                   Metrics, TrialContext, TrialOutcome, capture_status, cut_short,
-                                   settle)
+from aorta.collectors.base import (INSTALL_FIX, RANK_TOKEN, Capability, Collector,
+                                   CollectorOptions, Launch, Metrics, TrialContext, TrialOutcome,
+                                   capture_status, cut_short, importable_by_child, settle)
 from aorta.collectors.binaries import gpu_vendor
-from aorta.collectors.child_import import INSTALL_FIX, importable_by_child
 from aorta.collectors.options import word_list
 from aorta.collectors.python_launch import split_python_launch
 from aorta.collectors.ranks import summarize_ranks
