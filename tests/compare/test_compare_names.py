@@ -109,8 +109,8 @@ def test_a_comparison_demangles_its_names_in_one_batch(monkeypatch):
 
     batches = []
     monkeypatch.setattr(demangle_module, "_cache", {})
-    monkeypatch.setattr(demangle_module, "_backend",
-                        lambda: lambda todo: batches.append(list(todo)) or {n: n for n in todo})
+    monkeypatch.setattr(demangle_module, "_backend_choice", lambda: (
+        "counting", lambda todo: batches.append(list(todo)) or {n: n for n in todo}))
     names.normalise.cache_clear()
     mangled = [f"_Z{len(f'k{i}')}k{i}v" for i in range(40)]
     trials = [{name: KernelEntry(1.0, 1) for name in mangled} for _ in range(3)]
