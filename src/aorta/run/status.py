@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aorta.run.executors import EXECUTORS
+from aorta.run.stop_after import skipped_by_cell, stop_note
 from aorta.store.layout import (cells_on_disk, parse_trial_name, read_run_fields, read_trial,
                                 slot_names)
 
@@ -95,14 +96,11 @@ def run_status(run_dir: str | os.PathLike[str]) -> RunStatus:
 
         pending = [s.dir for s in slots if s.state == "missing"]
         states, note = executor_class(block["kind"]).trial_states(Path(run_dir), block, pending)
-    skipped: dict[str, set[int]] = {}
-    if run["stop_after"]:
-        from aorta.run.stop_after import skipped_by_cell
-
-        skipped = skipped_by_cell(run["stop_after"])
-    trials = [_skipped(s, run["stop_after"]) if s.state == "missing"
-              and s.index in skipped.get(s.cell, ()) else _one(s, states.get(s.dir))
-              for s in slots]
+    skipped = skipped_by_cell(run["stop_after"])
+    trials = [TrialStatus(s.dir, s.cell, s.name, "skipped",
+                          reason=f"cell {stop_note(run['stop_after'], s.cell)}")
+              if s.state == "missing" and s.index in skipped.get(s.cell, ())
+              else _one(s, states.get(s.dir)) for s in slots]
     return RunStatus(run_dir, run["run"], run["status"], run["started_at"], run["finished_at"],
                      trials, note)
 
@@ -114,13 +112,6 @@ class _Slot:
         self.cell, self.name, self.dir = cell, name, f"cells/{cell}/{name}"
         self.index = (parse_trial_name(name) or (0, False))[0]
         self.state, self.result, self.problem = read_trial(run_dir, cell, name)
-
-
-def _skipped(slot: _Slot, block: Any) -> TrialStatus:
-    from aorta.run.stop_after import stop_note
-
-    return TrialStatus(slot.dir, slot.cell, slot.name, "skipped",
-                       reason=f"cell {stop_note(block, slot.cell)}")
 
 
 def _one(slot: _Slot, known: TrialState | None) -> TrialStatus:
