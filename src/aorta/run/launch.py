@@ -75,17 +75,20 @@ def refuse_unwritable_env(mode: str, caller_env: Mapping[str, str], launch: Laun
                         f"or use env_passthrough_mode inherit")
 
 
-def _wrap(name: str, launch: Launch, out_dir: Path, options: CollectorOptions,
-          ctx: TrialContext) -> Launch:
+def _wrap(names: list[str], launch: Launch, trial_dir: Path,
+          collectors: Mapping[str, CollectorOptions], ctx: TrialContext) -> Launch:
+    """`launch` wrapped by `names`, the last one innermost."""
     from aorta.collectors.registry import get
 
-    try:
-        return get(name).wrap(launch, out_dir, options, ctx)
-    except SetupError:
-        raise
-    except Exception as exc:   # a collector's bug must not lose the trial's record
-        raise SetupError(f"{name}: the collector failed while attaching: "
-                         f"{type(exc).__name__}: {exc}") from None
+    for name in reversed(names):
+        try:
+            launch = get(name).wrap(launch, trial_dir / name, collectors[name], ctx)
+        except SetupError:
+            raise
+        except Exception as exc:   # a collector's bug must not lose the trial's record
+            raise SetupError(f"{name}: the collector failed while attaching: "
+                             f"{type(exc).__name__}: {exc}") from None
+    return launch
 
 
 def wrap_launch(command: tuple[str, ...], overlay: Mapping[str, str], trial_dir: Path,
@@ -98,19 +101,12 @@ def wrap_launch(command: tuple[str, ...], overlay: Mapping[str, str], trial_dir:
     per_process = [n for n in names if get(n).per_process]
     ranks = split_rank_launch(command) if per_process else None
     if ranks is None:
-        launch = Launch(command, overlay)
-        for name in reversed(names):
-            launch = _wrap(name, launch, trial_dir / name, collectors[name], ctx)
-        return launch
+        return _wrap(names, Launch(command, overlay), trial_dir, collectors, ctx)
     rank_ctx = TrialContext(ctx.cell, ctx.index, ctx.trial_dir, ctx.base_env, per_rank=True)
-    inner = Launch(ranks.inner, overlay)
-    for name in reversed(per_process):
-        inner = _wrap(name, inner, trial_dir / name, collectors[name], rank_ctx)
+    inner = _wrap(per_process, Launch(ranks.inner, overlay), trial_dir, collectors, rank_ctx)
     templated = [arg for key, value in inner.env.items() if RANK_TOKEN in value
                  for arg in ("--env", key)]
     shim = (sys.executable, "-m", "aorta.launchers.per_rank", *templated, "--")
     launch = importable_by_child(Launch(ranks.prefix + shim + inner.argv, inner.env, inner.unset),
                                  ctx, (), SetupError, "install aorta (pip install -e .)")
-    for name in reversed([n for n in names if n not in per_process]):
-        launch = _wrap(name, launch, trial_dir / name, collectors[name], ctx)
-    return launch
+    return _wrap([n for n in names if n not in per_process], launch, trial_dir, collectors, ctx)

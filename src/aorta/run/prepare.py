@@ -58,8 +58,9 @@ def prepare(recipe: Path | None, overrides: Overrides, output: Path,
         loaded = LoadedRecipe(recipe=Recipe.model_validate({"schema_version": 1}), path=None,
                               sha256=None)
     plan = build_plan(loaded, overrides)
-    options = executor_options(plan.recipe.executor.model_dump(), _executor_source(
-        loaded, overrides))
+    by_flag = overrides.executor is not None or overrides.gpus is not None   # who set it
+    source = "--executor/--gpus" if by_flag else str(loaded.path) if loaded.path else "recipe"
+    options = executor_options(plan.recipe.executor.model_dump(), source)
     if overrides.skip_remote_probe:
         if "remote_probe" not in type(options).model_fields:
             raise UserError("--skip-remote-probe applies only to an executor that checks the "
@@ -74,9 +75,3 @@ def prepare(recipe: Path | None, overrides: Overrides, output: Path,
     refuse_unwritable_env(first.env_mode, caller_env, launch)
     return PreparedSweep(plan, executor, output, caller_env, launch, tuple(notes))
 
-
-def _executor_source(loaded: LoadedRecipe, overrides: Overrides) -> str:
-    """Who set the executor block an error is about: the flags, or the recipe."""
-    if overrides.executor is not None or overrides.gpus is not None:
-        return "--executor/--gpus"
-    return str(loaded.path) if loaded.path else "recipe"

@@ -1,7 +1,6 @@
 """Running one payload the way a trial must: no shell, a session of its own, capped logs, the
 kernel's accounting of its cost. The trial warden (run/warden_server.py) starts and reaps it and
-kills what it leaves behind; this module adds the driver's clock: the timeout (SIGTERM to the
-payload's group, `grace` seconds, SIGKILL to all of it) and cancellation."""
+kills what it leaves behind; this module adds the driver's clock: timeout and cancellation."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Retention: what a finished trial keeps once its collectors' metrics are read. A level
-(`none < log < summary < full`) keeps the file classes up to its own: record (result.json),
-log (the top-level logs, rerun.sh, child.env, any *.log), summary (names with the word
-`summary`, `stats` or `sum` between `.`, `_` or `-`, as nsys' *_kern_sum.csv), heavy (the
-rest); docs/sweep.md. Pruning walks the trial directory by file descriptor and never follows a
-symbolic link, so nothing outside it can be touched. Directories stay (empty).
-"""
+"""Retention: what a finished trial keeps once its collectors' metrics are read (docs/sweep.md,
+`retain` levels). Pruning walks the trial directory by file descriptor and never follows a
+symbolic link, so nothing outside it can be touched. Directories stay (empty)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""Signals that stop a sweep take Ctrl-C's path (docs/reliability.md, "Signals"): SIGTERM
-(`timeout`, CI, `docker stop`, systemd, Slurm), SIGHUP (a closed terminal) and the other
-signals whose default action ends a process raise `Interrupted` in the main thread, so the
-running trial is stopped and reaped, run.json says `interrupted` and the lock goes. Only a
+"""Signals that stop a sweep take Ctrl-C's path (docs/reliability.md, "Signals"). Only a
 signal left at its default action is taken, and only in the main thread (the one Python lets
 set handlers): a program calling `aorta.sweep` keeps its own handlers, `nohup` its SIGHUP.
 Outside `armed()` (the trials) a signal waits until the records are written."""

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aorta.run.executors import EXECUTORS
+from aorta.run.stop_after import skipped_by_cell, stop_note
 from aorta.store.layout import (cells_on_disk, parse_trial_name, read_run_fields, read_trial,
                                 slot_names)
 
@@ -33,9 +34,6 @@ class TrialStatus:
     job: str | None = None       # the job that runs it ("123_4"), where an executor has jobs
     host: str | None = None
 
-    def to_json(self) -> dict[str, str | None]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class RunStatus:
@@ -52,18 +50,16 @@ class RunStatus:
     def counts(self) -> dict[str, int]:
         return dict(Counter(t.state for t in self.trials))
 
-    def verdicts(self) -> dict[str, int]:
-        return dict(Counter(t.verdict for t in self.trials if t.verdict))
-
     def to_json(self) -> dict[str, Any]:
         return {"run_dir": str(self.run_dir), "run": self.run, "status": self.status,
                 "started_at": self.started_at, "finished_at": self.finished_at,
-                "trials": [t.to_json() for t in self.trials], "note": self.note,
+                "trials": [asdict(t) for t in self.trials], "note": self.note,
                 "counts": self.counts()}
 
     def lines(self) -> list[str]:
         """What `aorta sweep status` prints: a header, the counts, one aligned row a trial."""
-        counts, verdicts = self.counts(), self.verdicts()
+        counts = self.counts()
+        verdicts = Counter(t.verdict for t in self.trials if t.verdict)
         parts = [f"{counts.get('complete', 0)} complete" + (
             " (" + ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())) + ")"
             if verdicts else "")]
@@ -90,7 +86,8 @@ def run_status(run_dir: str | os.PathLike[str]) -> RunStatus:
     a result stand. Raises RunDirError when `run_dir` holds no readable run."""
     run = read_run_fields(run_dir, "read")
     block = run["executor"] or {"kind": "local"}
-    slots = [_Slot(run_dir, cell, name) for cell in _cells(run_dir, run)
+    cells = run["cells"] + [c for c in cells_on_disk(run_dir) if c not in run["cells"]]
+    slots = [_Slot(run_dir, cell, name) for cell in cells
              for name in slot_names(run_dir, cell, run["trials_per_cell"], run["baseline"])]
     states: dict[str, TrialState] = {}
     note = None
@@ -99,14 +96,11 @@ def run_status(run_dir: str | os.PathLike[str]) -> RunStatus:
 
         pending = [s.dir for s in slots if s.state == "missing"]
         states, note = executor_class(block["kind"]).trial_states(Path(run_dir), block, pending)
-    skipped: dict[str, set[int]] = {}
-    if run["stop_after"]:
-        from aorta.run.stop_after import skipped_by_cell
-
-        skipped = skipped_by_cell(run["stop_after"])
-    trials = [_skipped(s, run["stop_after"]) if s.state == "missing"
-              and s.index in skipped.get(s.cell, ()) else _one(s, states.get(s.dir))
-              for s in slots]
+    skipped = skipped_by_cell(run["stop_after"])
+    trials = [TrialStatus(s.dir, s.cell, s.name, "skipped",
+                          reason=f"cell {stop_note(run['stop_after'], s.cell)}")
+              if s.state == "missing" and s.index in skipped.get(s.cell, ())
+              else _one(s, states.get(s.dir)) for s in slots]
     return RunStatus(run_dir, run["run"], run["status"], run["started_at"], run["finished_at"],
                      trials, note)
 
@@ -118,18 +112,6 @@ class _Slot:
         self.cell, self.name, self.dir = cell, name, f"cells/{cell}/{name}"
         self.index = (parse_trial_name(name) or (0, False))[0]
         self.state, self.result, self.problem = read_trial(run_dir, cell, name)
-
-
-def _cells(run_dir: str | os.PathLike[str], run: dict[str, Any]) -> list[str]:
-    planned: list[str] = run["cells"]
-    return planned + [c for c in cells_on_disk(run_dir) if c not in planned]
-
-
-def _skipped(slot: _Slot, block: Any) -> TrialStatus:
-    from aorta.run.stop_after import stop_note
-
-    return TrialStatus(slot.dir, slot.cell, slot.name, "skipped",
-                       reason=f"cell {stop_note(block, slot.cell)}")
 
 
 def _one(slot: _Slot, known: TrialState | None) -> TrialStatus:

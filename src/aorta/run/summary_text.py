@@ -21,9 +21,16 @@ def plan_lines(plan: Plan, run_dir: Path, first: Launch,
              f"command: {shlex.join(redactor.argv(plan.command))}",
              f"trials per cell: {plan.trials}   timeout per trial: "
              f"{plan.recipe.timeout_per_trial or 'none'}   environment: "
-             f"{plan.recipe.env_passthrough_mode}",
-             *retain_and_stop_lines(plan),
-             f"collectors (outermost first): {', '.join(plan.collectors) or 'none'}"]
+             f"{plan.recipe.env_passthrough_mode}"]
+    retain = plan.recipe.retain
+    if any(retain.level(v) != "full" for v in ("pass", "fail", "error")):
+        lines.append(f"retain: pass {retain.on_pass}, fail {retain.on_fail}, error "
+                     f"{retain.on_error} (none < log < summary < full)")
+    rule = plan.recipe.stop_after
+    if rule is not None:
+        lines.append(f"stop_after: a cell stops after {rule.events} {rule.event_verdict} "
+                     f"trial(s), at most {rule.max_trials} trial(s)")
+    lines.append(f"collectors (outermost first): {', '.join(plan.collectors) or 'none'}")
     for name, options in plan.collectors.items():
         lines.append(f"  {name}: {options.model_dump(mode='json')}")
     lines.append(f"cells ({len(plan.cells)}):")
@@ -46,20 +53,6 @@ def plan_lines(plan: Plan, run_dir: Path, first: Launch,
     lines.append(f"total: {'up to ' if plan.recipe.stop_after else ''}{total} trial(s)"
                  f"{' (half of them baseline)' if plan.recipe.baseline else ''}"
                  f"{would}; nothing was run (dry run)")
-    return lines
-
-
-def retain_and_stop_lines(plan: Plan) -> list[str]:
-    """The plan's retention and stop rule, when they differ from the defaults."""
-    lines = []
-    retain = plan.recipe.retain
-    if any(retain.level(v) != "full" for v in ("pass", "fail", "error")):
-        lines.append(f"retain: pass {retain.on_pass}, fail {retain.on_fail}, error "
-                     f"{retain.on_error} (none < log < summary < full)")
-    rule = plan.recipe.stop_after
-    if rule is not None:
-        lines.append(f"stop_after: a cell stops after {rule.events} {rule.event_verdict} "
-                     f"trial(s), at most {rule.max_trials} trial(s)")
     return lines
 
 

@@ -26,7 +26,7 @@ from aorta.run.warden import Warden
 from aorta.store.files import is_disk_full
 from aorta.store.layout import ENV, MATRIX, PERF, RECIPE
 from aorta.store.records import RunRecord, TrialResult
-from aorta.store.run_dir import RunStore, Slot
+from aorta.store.run_dir import RunStore
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,11 @@ class _Sweep:
         previous = self._previous(fresh)
         specs = trial_specs(plan, store.root)
         slots = {s.dir: s for s in store.slots(self._planned_record(previous))}
-        _refuse_newer(store, slots.values())
+        newer = [s for s in slots.values() if s.state == "newer"]
+        if newer:
+            raise RunDirError(f"{store.root / newer[0].dir / 'result.json'}: {newer[0].problem}; "
+                              f"{len(newer)} such record(s) in this run; they are left as they "
+                              f"are: upgrade aorta to resume the run, or use another --output")
         todo = [s for s in specs if slots[s.key].state != "complete"]
         # Before run.json says running, which only a finishing run may take back.
         store.write_text(RECIPE, yaml.safe_dump(plan.resolved_recipe(), sort_keys=False))
@@ -315,15 +319,6 @@ class _Sweep:
             if not is_disk_full(exc):
                 raise
         return cells
-
-
-def _refuse_newer(store: RunStore, slots: Any) -> None:
-    newer = [s for s in slots if s.state == "newer"]
-    if newer:
-        first: Slot = newer[0]
-        raise RunDirError(f"{store.root / first.dir / 'result.json'}: {first.problem}; "
-                          f"{len(newer)} such record(s) in this run; they are left as they "
-                          f"are: upgrade aorta to resume the run, or use another --output")
 
 
 def _discarded(previous: RunRecord | None) -> RunRecord | None:

@@ -252,11 +252,9 @@ class Warden:
 
 
 def _drain(fd: int) -> None:
-    try:
+    with suppress(BlockingIOError):
         while os.read(fd, 4096):
             pass
-    except BlockingIOError:
-        pass
 
 
 def main(argv: list[str]) -> int:
