@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -13,14 +12,6 @@ import click
 from aorta.base.errors import EXIT_OK, UserError, doing
 
 Format = Literal["csv", "parquet"]
-
-
-@dataclass(frozen=True)
-class ExportOptions:
-    run_dir: Path
-    format: Format = "csv"
-    output: Path | None = None       # default: <run_dir>/export/
-    allow_partial: bool = False
 
 
 @click.command()
@@ -35,28 +26,23 @@ def export(run_dir: Path, fmt: Format, output: Path | None, allow_partial: bool)
     """Write RUN_DIR's tables: trials (one row per trial, one column per measured metric and
     capture) and kernels (one row per trial and kernel), the tables run.trials_frame() and
     run.kernels_frame() give in Python (docs/api.md)."""
-    return run(ExportOptions(run_dir, fmt, output, allow_partial))
-
-
-def run(opts: ExportOptions) -> int:
-    from aorta.api.run import kernel_columns, trial_columns
-    from aorta.api.run import open_run
+    from aorta.api.run import kernel_columns, open_run, trial_columns
     from aorta.store.files import write_anywhere
     from aorta.store.run_dir import RunStore
 
-    source = open_run(opts.run_dir)
-    tables = {"trials": trial_columns(source.name, source.trials, opts.allow_partial),
-              "kernels": kernel_columns(source.name, source.trials, opts.allow_partial)}
-    encode = _csv if opts.format == "csv" else _parquet
+    source = open_run(run_dir)
+    tables = {"trials": trial_columns(source.name, source.trials, allow_partial),
+              "kernels": kernel_columns(source.name, source.trials, allow_partial)}
+    encode = _csv if fmt == "csv" else _parquet
     for name, columns in tables.items():
-        target = f"{name}.{opts.format}"
+        target = f"{name}.{fmt}"
         data = encode(columns)
         with doing("writing the tables", "--output"):
-            if opts.output is None:
-                RunStore(opts.run_dir.resolve()).write_file(target, data, parts=("export",))
-                click.echo(str(opts.run_dir / "export" / target))
+            if output is None:
+                RunStore(run_dir.resolve()).write_file(target, data, parts=("export",))
+                click.echo(str(run_dir / "export" / target))
             else:
-                click.echo(str(write_anywhere(opts.output / target, data)))
+                click.echo(str(write_anywhere(output / target, data)))
     return EXIT_OK
 
 

@@ -3,33 +3,22 @@ write the trend page, and gate CI on a regression found in the history."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from aorta.base.errors import EXIT_OK, EXIT_REGRESSION, doing
+from aorta.cli.option_guard import option_stack
 
 if TYPE_CHECKING:
     from aorta.history.analyse import View
     from aorta.history.model import Recorded
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 _DB_HELP = ("A file path (SQLite) or postgresql://USER@HOST/DB. Default: $AORTA_HISTORY_DB, "
             "else aorta_results/history.sqlite. Put a password in $PGPASSWORD or ~/.pgpass "
             "rather than in the URL; it is never printed either way.")
-
-
-@dataclass(frozen=True)
-class AddOptions:
-    runs: tuple[Path, ...]
-    db: str | None = None
-    commit: str | None = None
-    host: str | None = None
-    allow_incomplete: bool = False
 
 
 @dataclass(frozen=True)
@@ -76,16 +65,12 @@ def history() -> None:
 def add(runs: tuple[Path, ...], db: str | None, commit: str | None, host: str | None,
         allow_incomplete: bool) -> int:
     """Record complete run directories in the history (again: replaces that run's record)."""
-    return run_add(AddOptions(runs, db, commit, host, allow_incomplete))
-
-
-def run_add(opts: AddOptions) -> int:
     from aorta.history import record_run
 
-    for run_dir in opts.runs:
+    for run_dir in runs:
         with doing("recording in the history database", "--db"):
-            done = record_run(run_dir, opts.db, commit=opts.commit, host=opts.host,
-                              allow_incomplete=opts.allow_incomplete)
+            done = record_run(run_dir, db, commit=commit, host=host,
+                              allow_incomplete=allow_incomplete)
         click.echo(recorded_line(done))
     return EXIT_OK
 
@@ -100,31 +85,27 @@ def recorded_line(done: Recorded) -> str:
             f"{done.samples} sample(s), {done.kernel_rows} kernel row(s) -> {done.db}")
 
 
-def _view_options(fn: F) -> F:
-    decorators = [
-        click.option("--db", help=_DB_HELP),
-        click.option("--recipe", help="Only this recipe (as `history show` lists it)."),
-        click.option("--host", help="Only this host."),
-        click.option("--gpu", help="Only this GPU key (e.g. 'NVIDIA H200', 'none')."),
-        click.option("--cell", help="Only this cell."),
-        click.option("--metric", help="Only this metric (or kernel table, with --kernel)."),
-        click.option("--kernel", help="Only kernels whose name contains this text."),
-        click.option("--method", type=click.Choice(["bic", "bayes"]), default="bic",
-                     show_default=True, help="Change detection (docs/history.md)."),
-        click.option("--threshold", type=click.FloatRange(0, 1, max_open=True), default=0.05,
-                     show_default=True, help="Steps smaller than this fraction are ignored."),
-        click.option("--fail-on", "fail_on", multiple=True, metavar="WHAT",
-                     help="Exit 4 on a regression: 'slower', 'kernels', or metric names."),
-        click.option("--recent", type=click.IntRange(min=0), default=1, show_default=True,
-                     help="--fail-on looks at changes beginning at the newest N runs of a "
-                          "series (0: all)."),
-        click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
-                     help="Kernels kept per cell, the largest at their newest run (0: all); "
-                          "only these are shown, plotted and gated."),
-    ]
-    for decorator in reversed(decorators):
-        fn = decorator(fn)
-    return fn
+_view_options = option_stack(
+    click.option("--db", help=_DB_HELP),
+    click.option("--recipe", help="Only this recipe (as `history show` lists it)."),
+    click.option("--host", help="Only this host."),
+    click.option("--gpu", help="Only this GPU key (e.g. 'NVIDIA H200', 'none')."),
+    click.option("--cell", help="Only this cell."),
+    click.option("--metric", help="Only this metric (or kernel table, with --kernel)."),
+    click.option("--kernel", help="Only kernels whose name contains this text."),
+    click.option("--method", type=click.Choice(["bic", "bayes"]), default="bic",
+                 show_default=True, help="Change detection (docs/history.md)."),
+    click.option("--threshold", type=click.FloatRange(0, 1, max_open=True), default=0.05,
+                 show_default=True, help="Steps smaller than this fraction are ignored."),
+    click.option("--fail-on", "fail_on", multiple=True, metavar="WHAT",
+                 help="Exit 4 on a regression: 'slower', 'kernels', or metric names."),
+    click.option("--recent", type=click.IntRange(min=0), default=1, show_default=True,
+                 help="--fail-on looks at changes beginning at the newest N runs of a "
+                      "series (0: all)."),
+    click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
+                 help="Kernels kept per cell, the largest at their newest run (0: all); "
+                      "only these are shown, plotted and gated."),
+)
 
 
 @history.command("show")

@@ -7,7 +7,7 @@ cmd`, and it joins words given before `--` to the payload's command. Each refusa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
@@ -15,6 +15,15 @@ import click
 from aorta.base.errors import UserError
 
 _GUARDED = "_aorta_option_guard"
+
+
+def option_stack(*decorators: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """One decorator that applies `decorators` as if stacked in the order given."""
+    def apply(fn: Any) -> Any:
+        for decorator in reversed(decorators):
+            fn = decorator(fn)
+        return fn
+    return apply
 
 
 def guard_command(command: click.Command) -> click.Command:

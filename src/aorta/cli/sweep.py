@@ -1,24 +1,22 @@
-"""`aorta sweep run|plan`: run a command over a matrix of variants under collectors."""
+"""`aorta sweep run|plan`: run a command over a matrix of variants under collectors;
+`aorta sweep status`: where every trial of a run stands."""
 
 from __future__ import annotations
 
+import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
 from aorta.base.errors import EXIT_OK
-from aorta.cli.option_guard import CommandAfterSeparator, check_separator
-from aorta.cli.run_settings import run_setting_options
+from aorta.cli.option_guard import CommandAfterSeparator, check_separator, option_stack
+from aorta.recipe.limits import ENV_MODES
 from aorta.run.executors import EXECUTORS
 
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-_OPTIONS = [
+_options = option_stack(
     click.option("--recipe", type=click.Path(path_type=Path, dir_okay=False),
                  help="Recipe YAML: trials, axes, collectors and their options."),
     click.option("--output", type=click.Path(path_type=Path, file_okay=False),
@@ -56,18 +54,25 @@ _OPTIONS = [
     click.option("--history-db", metavar="URL",
                  help="The history database for --history (implies it): a file path "
                       "(SQLite) or postgresql://USER@HOST/DB."),
-    *run_setting_options(),
+    click.option("--ticket", metavar="NAME",
+                 help="Name the run directory (<output>/<NAME>/); replaces the recipe's "
+                      "ticket."),
+    click.option("--env-passthrough-mode", type=click.Choice(ENV_MODES),
+                 help="The child's environment: inherit (aorta's own), clean (a minimal "
+                      "one plus the recipe's), or file (inherit, and write it, secrets "
+                      "redacted, to the trial's child.env, named by AORTA_ENV_FILE). "
+                      "Replaces the recipe's env_passthrough_mode."),
+    click.option("--stop-after-events", type=click.IntRange(min=1), metavar="K",
+                 help="Stop a cell once K of its trials ended with stop_after's "
+                      "event_verdict (default fail); needs a cap (--max-trials or the "
+                      "recipe's stop_after.max_trials)."),
+    click.option("--max-trials", type=click.IntRange(min=1), metavar="N",
+                 help="With stop_after: run at most N trials per cell."),
     click.option("-v", "--verbose", count=True,
                  help="Under each finished trial, print its wrapped argv, the environment "
                       "it changed or removed, and each collector's capture state."),
     click.argument("command", nargs=-1, type=click.UNPROCESSED),
-]
-
-
-def _options(fn: F) -> F:
-    for decorator in reversed(_OPTIONS):
-        fn = decorator(fn)
-    return fn
+)
 
 
 @click.group()
@@ -131,5 +136,21 @@ def _sweep(ctx: click.Context, kwargs: dict[str, Any], dry_run: bool = False) ->
     return outcome.exit_code(flags["strict"])
 
 
-from aorta.cli.sweep_status import status_command  # noqa: E402  (a sibling verb, registered here)
-sweep.add_command(status_command)
+@sweep.command("status")
+@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the statuses as JSON.")
+def status_command(run_dir: Path, as_json: bool) -> int:
+    """Show where every trial of RUN_DIR stands, Slurm jobs included.
+
+    A trial is complete (with its verdict), queued or running on Slurm, lost (its job ended
+    without a result), cancelled, not started, or skipped (its cell was stopped early by
+    the recipe's stop_after).
+
+    \b
+    aorta sweep status aorta_results/matmul-dtype
+    """
+    from aorta.run.status import run_status
+
+    status = run_status(run_dir)
+    click.echo(json.dumps(status.to_json(), indent=2) if as_json else "\n".join(status.lines()))
+    return EXIT_OK
