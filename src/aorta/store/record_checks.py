@@ -186,8 +186,10 @@ def _check_version(doc: Any, what: str, current: int) -> int:
     return version
 
 
-def _cell_name(cell: str) -> bool:
-    return component_problem(cell) is None
+def _check_cells(key: str, cells: list[str]) -> None:
+    bad = next((c for c in cells if component_problem(c) is not None), None)
+    if bad is not None:
+        raise RecordError(f"{key}: {bad!r} is not a cell name")
 
 
 def checked_trial(doc: Any) -> dict[str, Any]:
@@ -223,8 +225,7 @@ def checked_trial(doc: Any) -> dict[str, Any]:
         schema_version=TRIAL_SCHEMA)
     for key in ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib"):
         fields[key] = _take(doc, key, _opt_amount, None)
-    if not _cell_name(fields["cell"]):
-        raise RecordError(f"cell: {fields['cell']!r} is not a cell name")
+    _check_cells("cell", [fields["cell"]])
     refuse(trial_problem(fields["verdict"], fields["exit_code"]))
     return fields
 
@@ -257,10 +258,9 @@ def checked_run(doc: Any, baseline_of_v1: Callable[[], bool] = lambda: False) ->
     if version == 1 and "baseline" not in doc:
         doc = {**doc, "baseline": baseline_of_v1()}
     cells = _take(doc, "cells", _str_list, [])
-    bad = next((c for c in cells if not _cell_name(c)), None)
-    if bad is not None or len(set(cells)) != len(cells):
-        raise RecordError(f"cells: {bad!r} is not a cell name" if bad is not None
-                          else "cells: a cell is listed twice")
+    _check_cells("cells", cells)
+    if len(set(cells)) != len(cells):
+        raise RecordError("cells: a cell is listed twice")
     history = _take(doc, "history", _rule(lambda x: isinstance(x, list) and all(
         isinstance(h, dict) for h in x), "a list of objects"), [])
     if version < 3:     # v2 kept Slurm's state under "slurm"; v3 has a generic executor block
@@ -279,12 +279,8 @@ def checked_run(doc: Any, baseline_of_v1: Callable[[], bool] = lambda: False) ->
         status=_take(doc, "status", _rule(lambda x: x in RUN_STATES,
                                           f"one of {', '.join(RUN_STATES)}")),
         aorta_version=_take(doc, "aorta_version", _str, "unknown"),
-        recipe=_take(doc, "recipe", _opt_str, None),
-        recipe_sha256=_take(doc, "recipe_sha256", _opt_str, None),
-        cwd=_take(doc, "cwd", _opt_str, None),
-        created_at=_take(doc, "created_at", _opt_str, None),
-        started_at=_take(doc, "started_at", _opt_str, None),
-        finished_at=_take(doc, "finished_at", _opt_str, None),
+        **{key: _take(doc, key, _opt_str, None) for key in (
+            "recipe", "recipe_sha256", "cwd", "created_at", "started_at", "finished_at")},
         history=list(history), executor=executor,
         stop_after=_take(doc, "stop_after", _opt_object, None),
         schema_version=RUN_SCHEMA)
