@@ -163,10 +163,7 @@ def _normalised(table: TrialTable, match_templates: bool) -> _Merged:
     out: _Merged = {}
     for raw, entry in table.items():
         key = normalise(raw, match_templates)
-        if key not in out:
-            out[key] = (entry.total_ms, entry.calls, frozenset((raw,)))
-            continue
-        total, calls, raws = out[key]
+        total, calls, raws = out.get(key, (0.0, 0, frozenset()))
         merged_calls = None if calls is None or entry.calls is None else calls + entry.calls
         out[key] = (total + entry.total_ms, merged_calls, raws | {raw})
     return out
