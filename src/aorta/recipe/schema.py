@@ -296,8 +296,6 @@ class Recipe(_Strict):
 
 
 class LoadedRecipe(BaseModel):
-    """A recipe plus where it came from."""
-
     model_config = ConfigDict(frozen=True)
 
     recipe: Recipe
