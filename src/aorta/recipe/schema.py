@@ -273,7 +273,6 @@ class Recipe(_Strict):
 
     @property
     def trials_per_cell(self) -> int:
-        """The trials planned per cell: stop_after's cap when set."""
         return self.stop_after.max_trials if self.stop_after is not None else self.trials
 
     @model_validator(mode="after")
