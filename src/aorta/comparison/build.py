@@ -114,28 +114,22 @@ def _cell_rows(base: CellSamples, new: CellSamples, label: str,
             notes.append(f"metrics only in {side}: {', '.join(lonely)}")
     if settings.kernels:
         pairs = [(t, t) for t in base.tables if t in new.tables]
-        across = _across_profilers(base, new)
-        if across is not None:
-            pairs.append(across)
-            notes.append(f"kernels of {across[0]} compared with {across[1]}: two profilers, "
+        # One `<collector>_kernels` table of its own on each side (Proton against torch): kernel
+        # names match across profilers once demangled and normalised.
+        own_b = [t for t in base.tables if t.endswith("_kernels") and t not in new.tables]
+        own_n = [t for t in new.tables if t.endswith("_kernels") and t not in base.tables]
+        if len(own_b) == 1 and len(own_n) == 1:
+            pairs.append((own_b[0], own_n[0]))
+            notes.append(f"kernels of {own_b[0]} compared with {own_n[0]}: two profilers, "
                          f"whose timings need not agree to the last percent")
         for b, n in pairs:
             table = b if b == n else f"{b} vs {n}"
             rows += _kernel_rows(label, table, base.tables[b], new.tables[n], settings)
-        paired = {side: {p[i] for p in pairs} for i, side in enumerate(("base", "new"))}
-        for side, mine in (("base", base), ("new", new)):
-            lonely = sorted(t for t in mine.tables if t not in paired[side])
+        for i, (side, cell) in enumerate((("base", base), ("new", new))):
+            lonely = sorted(t for t in cell.tables if all(p[i] != t for p in pairs))
             if lonely:
                 notes.append(f"kernel tables only in {side}: {', '.join(lonely)}")
     return tuple(notes), rows
-
-
-def _across_profilers(base: CellSamples, new: CellSamples) -> tuple[str, str] | None:
-    """The pair of tables when each side has one `<collector>_kernels` table of its own (Proton
-    against torch): kernel names match across profilers once demangled and normalised."""
-    mine = [t for t in base.tables if t.endswith("_kernels") and t not in new.tables]
-    theirs = [t for t in new.tables if t.endswith("_kernels") and t not in base.tables]
-    return (mine[0], theirs[0]) if len(mine) == 1 and len(theirs) == 1 else None
 
 
 def _metric_row(cell: str, metric: str, base: CellSamples, new: CellSamples,
@@ -163,10 +157,7 @@ def _normalised(table: TrialTable, match_templates: bool) -> _Merged:
     out: _Merged = {}
     for raw, entry in table.items():
         key = normalise(raw, match_templates)
-        if key not in out:
-            out[key] = (entry.total_ms, entry.calls, frozenset((raw,)))
-            continue
-        total, calls, raws = out[key]
+        total, calls, raws = out.get(key, (0.0, 0, frozenset()))
         merged_calls = None if calls is None or entry.calls is None else calls + entry.calls
         out[key] = (total + entry.total_ms, merged_calls, raws | {raw})
     return out

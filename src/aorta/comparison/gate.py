@@ -39,9 +39,7 @@ def parse_fail_on(values: Iterable[str]) -> tuple[str, ...]:
     """Split comma/space separated `--fail-on` values; refuses metrics that cannot regress, and
     a value that names nothing (`--fail-on "$UNSET"` would be a gate that never fails)."""
     names = split_names(values, "--fail-on", "slower, kernels or a metric name")
-    for name in names:
-        if name in FAIL_ON_WORDS:
-            continue
+    for name in (n for n in names if n not in FAIL_ON_WORDS):
         kind = metric_kind(name)
         if kind == "count":
             raise UserError(f"--fail-on {name}: a count is reported as SAME or CHANGED and "

@@ -109,9 +109,7 @@ class Row:
     @property
     def change(self) -> float:
         """new median - base median (a missing side counts as 0), in the metric's unit."""
-        new = self.new_median if self.new_median is not None else 0.0
-        base = self.base_median if self.base_median is not None else 0.0
-        change = new - base
+        change = (self.new_median or 0.0) - (self.base_median or 0.0)
         return change if math.isfinite(change) else 0.0
 
 

@@ -63,7 +63,7 @@ def strip_templates(name: str) -> str:
             out.append(operator.group(0))
             i = operator_end = operator.end()
             continue
-        opens = i == operator_end or _opens_template(name, i)
+        opens = i == operator_end or (i > 0 and (name[i - 1].isalnum() or name[i - 1] == "_"))
         closes = char == ">" and (i == 0 or name[i - 1] != "-")
         if depth == 0 and (literal or (char == "<" and not opens)):
             literal += (char == "<") - closes
@@ -82,7 +82,3 @@ def strip_templates(name: str) -> str:
             out.append(char)
         i += 1
     return "".join(out) if depth == 0 and literal == 0 else name
-
-
-def _opens_template(name: str, at: int) -> bool:
-    return at > 0 and (name[at - 1].isalnum() or name[at - 1] == "_")

@@ -48,16 +48,12 @@ def text_lines(comparison: Comparison, top: int = 20, gate: Gate | None = None,
 
 def _table(head: Sequence[str], rows: Sequence[Sequence[str]], width: int | None) -> list[str]:
     if width is not None:
-        rows = _shortened(rows, _name_width(head, rows, width))
+        # Room for names: the width less the middle columns and gaps (the note may run on).
+        middle = sum(max(len(r[i]) for r in (head, *rows)) for i in range(1, len(head) - 1))
+        names = max(_MIN_NAME, width - len(_INDENT) - middle - 2 * (len(head) - 1))
+        rows = _shortened(rows, names)
     numeric = {1, 2, 3, 4} if len(head) == 9 else {1, 2, 3}
     return text_table([head, *rows], numeric, _INDENT)
-
-
-def _name_width(head: Sequence[str], rows: Sequence[Sequence[str]], width: int) -> int:
-    """Room for names: the width less the middle columns and gaps (the note may run on)."""
-    table = [head, *rows]
-    middle = sum(max(len(r[i]) for r in table) for i in range(1, len(head) - 1))
-    return max(_MIN_NAME, width - len(_INDENT) - middle - 2 * (len(head) - 1))
 
 
 def _shortened(rows: Sequence[Sequence[str]], width: int) -> list[tuple[str, ...]]:

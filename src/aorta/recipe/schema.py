@@ -273,7 +273,6 @@ class Recipe(_Strict):
 
     @property
     def trials_per_cell(self) -> int:
-        """The trials planned per cell: stop_after's cap when set."""
         return self.stop_after.max_trials if self.stop_after is not None else self.trials
 
     @model_validator(mode="after")
@@ -296,8 +295,6 @@ class Recipe(_Strict):
 
 
 class LoadedRecipe(BaseModel):
-    """A recipe plus where it came from."""
-
     model_config = ConfigDict(frozen=True)
 
     recipe: Recipe
@@ -329,12 +326,7 @@ def recipe_from_mapping(doc: Any, source: str) -> Recipe:
 
 
 def _allowed_keys(parent: tuple[Any, ...]) -> list[str] | None:
-    if not parent:
-        return list(Recipe.model_fields)
-    if parent == ("retain",):
-        return list(RetainPolicy.model_fields)
-    if parent == ("stop_after",):
-        return list(StopAfter.model_fields)
-    if parent[0] == "axes" and len(parent) == 3:
-        return list(Variant.model_fields)
-    return None
+    blocks: dict[tuple[Any, ...], type[BaseModel]] = {
+        (): Recipe, ("retain",): RetainPolicy, ("stop_after",): StopAfter}
+    model = Variant if parent[:1] == ("axes",) and len(parent) == 3 else blocks.get(parent)
+    return None if model is None else list(model.model_fields)
