@@ -6,7 +6,7 @@ sampler said. A collector that raises, returns no mapping or reports no valid st
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -93,18 +93,17 @@ class Samplers:
                 self.running[name] = sampler
 
     def payload_started(self, pid: int, start_ticks: int, token: str) -> None:
-        for name, sampler in list(self.running.items()):
-            try:
-                sampler.payload_started(pid, start_ticks, token)
-            except Exception as exc:
-                self.errors[name] = f"its sampler failed: {type(exc).__name__}: {exc}"
+        self._each(lambda sampler: sampler.payload_started(pid, start_ticks, token))
 
     def stop(self) -> dict[str, str]:
         """Stop every sampler; collector -> why its capture is `unparsed`, for each that failed."""
-        for name, sampler in self.running.items():
-            try:
-                sampler.stop()
-            except Exception as exc:
-                self.errors[name] = f"its sampler failed: {type(exc).__name__}: {exc}"
+        self._each(lambda sampler: sampler.stop())
         self.running = {}
         return dict(self.errors)
+
+    def _each(self, call: Callable[[Sampler], None]) -> None:
+        for name, sampler in list(self.running.items()):
+            try:
+                call(sampler)
+            except Exception as exc:
+                self.errors[name] = f"its sampler failed: {type(exc).__name__}: {exc}"
