@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
+import stat
 from typing import Any, BinaryIO
-
-from aorta.parsers import json_stream
 
 MAX_RECORD_BYTES = 256 << 20
 
@@ -19,12 +17,13 @@ class RecordError(ValueError):
 
 
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
-    """`json_stream.open_regular`, with `RecordError` when it is not a regular file (a FIFO or
-    device where a record or log should be)."""
-    try:
-        return json_stream.open_regular(Path(path))
-    except ValueError:
-        raise RecordError("not a regular file") from None
+    """`path` opened for reading, non-blocking; `RecordError` when it is not a regular file
+    (a FIFO or device where a record or log should be)."""
+    fh = os.fdopen(os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK), "rb")
+    if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+        fh.close()
+        raise RecordError("not a regular file")
+    return fh
 
 
 def read_text_file(path: str | os.PathLike[str], limit: int = MAX_RECORD_BYTES) -> str:
