@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import signal
 import socket
 import subprocess
@@ -251,20 +250,37 @@ def test_status_of_a_local_run_and_of_slurm_jobs_that_were_cancelled_or_never_ra
     assert as_json["counts"] == {"complete": 3, "cancelled": 1, "not started": 2}
 
 
-def test_status_of_a_job_that_slurm_no_longer_knows(tmp_path: Path):
+_QUEUE_TOOLS = {
+    # squeue answers, but neither it nor sacct knows the job any more
+    "forgotten": ({"squeue": "exit 0", "sacct": "exit 0"}, "lost",
+                  "neither squeue nor sacct knows it"),
+    # the controller is down: nothing can be concluded about the job
+    "no controller": ({"squeue": "echo 'slurm_load_jobs error: Unable to contact slurm "
+                                 "controller (connect failure)' >&2; exit 1"}, "unknown",
+                      "squeue failed"),
+    "no squeue": ({}, "unknown", "squeue is not on PATH"),
+}
+
+
+@pytest.mark.parametrize("case", _QUEUE_TOOLS)
+def test_status_of_a_job_slurm_cannot_account_for(tmp_path: Path, case: str):
+    """The queue's tools are stand-ins, so each case is tested whatever Slurm is installed."""
+    tools, state, said = _QUEUE_TOOLS[case]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, body in tools.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
     run_dir = tmp_path / "r"
     jobs = {"cells/c/trial_0": {"job": "99999997_0"}}
     write_json(run_dir / "run.json", {"schema_version": 2, "run": "r", "status": "running",
                                       "command": ["x"], "cells": ["c"], "trials_per_cell": 1,
                                       "slurm": {"jobs": jobs}})
-    status = run_aorta("sweep", "status", "--json", str(run_dir))
-    trial = json.loads(status.stdout)["trials"][0]
-    if shutil.which("squeue") is None:
-        assert trial["state"] == "unknown"
-        assert "squeue is not on PATH" in json.loads(status.stdout)["note"]
-    else:
-        assert trial["state"] == "lost"
-        assert "neither squeue nor sacct knows it" in trial["reason"]
+    env = {**os.environ, "PATH": f"{bin_dir}:{Path(sys.executable).parent}"}
+    shown = json.loads(run_aorta("sweep", "status", "--json", str(run_dir), env=env).stdout)
+    trial = shown["trials"][0]
+    assert trial["state"] == state
+    assert said in (trial.get("reason") or "") + (shown.get("note") or "")
 
 
 def test_status_of_something_that_is_not_a_run(tmp_path: Path):
