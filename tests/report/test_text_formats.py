@@ -6,7 +6,10 @@ import json
 import re
 import textwrap
 from dataclasses import replace
+from html import escape, unescape
 from pathlib import Path
+
+import pytest
 
 from aorta.report import build_report, render_html, render_json, render_markdown
 from aorta.rendering import md_code, md_text
@@ -98,18 +101,23 @@ def test_markdown_golden_for_a_small_run(make_run) -> None:
     assert "- [env] env.json is missing or unreadable" in md
 
 
-def test_long_templated_kernel_names_stay_readable(make_run) -> None:
-    """Issue 12.3: a name hundreds of characters long is shortened in the Markdown table and
-    the page's bar labels; the JSON keeps it whole."""
+def test_markdown_keeps_long_and_python_names_whole_as_rendered_text(make_run) -> None:
+    """Issue 25: Markdown shows every name whole (issue 12.3 had shortened it to 80), and a
+    Markdown renderer shows `<listcomp>` and `<built-in method ...>` as the text they are; the
+    page's bar label is the short name, its tooltip the whole one."""
+    markdown_it = pytest.importorskip("markdown_it")
     name = ("void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>("
-            "cutlass_80_simt_sgemm_256x128_8x4_nn_align1::Params)" + "x" * 200)
-    run_dir = make_run({"a": [trial("a", 0, metrics={"nsys_kernels": kernels((name, 1, 2.0))})]})
+            "cutlass_80_simt_sgemm_256x128_8x4_nn_align1::Params)")
+    python_names = ["examples/quickstart/matmul.py:20(<listcomp>)",
+                    "<built-in method __new__ of type object>"]
+    table = kernels((name, 1, 2.0), *((n, 1, 1.0) for n in python_names))
+    run_dir = make_run({"a": [trial("a", 0, metrics={"nsys_kernels": table})]})
     built = build_report(run_dir)
-    md = render_markdown(built)
-    row = next(line for line in md.splitlines() if "cutlass" in line)
-    assert name not in row and len(row) < 160
+    rendered = markdown_it.MarkdownIt("commonmark").enable("table").render(render_markdown(built))
+    cells = [unescape(re.sub(r"<[^>]+>", "", cell))
+             for cell in re.findall(r"<td>(.*?)</td>", rendered)]
+    assert {name, *python_names} <= set(cells), cells
     assert name in render_json(built, run_dir)
     page = render_html(built)
-    from html import escape
-
+    assert ">cutlass::Kernel2&lt;cutlass_80_simt_sgemm_256x128_8x4_nn_align1&gt;</text>" in page
     assert f"<title>{escape(name)}" in page   # the tooltip keeps the full name

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -33,7 +34,7 @@ class CompareOptions:
     kernels: bool = True
     top: int = 20
     correction: str = "none"
-    width: int | None = None        # text: terminal columns to fit names in (None: no limit)
+    width: int | None = None        # text: terminal columns to fit names in (None: whole)
     allow_partial: bool = False     # count figures of `partial` captures as measurements
 
 
@@ -82,8 +83,9 @@ def compare(metrics: tuple[str, ...], no_kernels: bool, fmt: str, **kwargs: Any)
     from aorta.comparison.gate import split_names
 
     split = split_names(metrics, "--metric", "a metric name")
-    return run(CompareOptions(metrics=split, kernels=not no_kernels,
-                              format=fmt, width=shutil.get_terminal_size((120, 24)).columns,
+    # Names are shortened for a terminal only: piped, every name is whole.
+    width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else None
+    return run(CompareOptions(metrics=split, kernels=not no_kernels, format=fmt, width=width,
                               **kwargs))
 
 

@@ -1,6 +1,5 @@
-"""Renderings of a comparison: text and Markdown (lines), JSON (one string; every name whole).
-Table names are shortened (`short_names`): to the terminal `width` when given, to 64 in Markdown.
-"""
+"""Renderings of a comparison: text and Markdown (lines), JSON (one string). Names are whole but
+in the text table given a terminal `width`, where they are shortened (`short_names`)."""
 
 from __future__ import annotations
 
@@ -17,7 +16,6 @@ from aorta.rendering import json_text as json_doc
 from aorta.rendering import md_code, md_table, md_text, short_names, text_table
 
 COMPARE_SCHEMA = 2
-MARKDOWN_NAME_WIDTH = 64
 _MIN_NAME = 24           # the name column never shrinks below this, however narrow the terminal
 _INDENT = "  "
 
@@ -50,21 +48,16 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]], width: int | None
     if width is not None:
         # Room for names: the width less the middle columns and gaps (the note may run on).
         middle = sum(max(len(r[i]) for r in (head, *rows)) for i in range(1, len(head) - 1))
-        names = max(_MIN_NAME, width - len(_INDENT) - middle - 2 * (len(head) - 1))
-        rows = _shortened(rows, names)
+        short = short_names([r[0] for r in rows],
+                            max(_MIN_NAME, width - len(_INDENT) - middle - 2 * (len(head) - 1)))
+        rows = [(short[r[0]], *r[1:]) for r in rows]
     numeric = {1, 2, 3, 4} if len(head) == 9 else {1, 2, 3}
     return text_table([head, *rows], numeric, _INDENT)
 
 
-def _shortened(rows: Sequence[Sequence[str]], width: int) -> list[tuple[str, ...]]:
-    short = short_names([r[0] for r in rows], width)
-    return [(short[r[0]], *r[1:]) for r in rows]
-
-
 def _md_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """Names (shortened) and notes are run-derived and escaped; the figures are ours."""
-    return md_table(head, [(md_text(r[0]), *r[1:-1], md_text(r[-1]))
-                           for r in _shortened(rows, MARKDOWN_NAME_WIDTH)])
+    """Names (whole) and notes are run-derived and escaped; the figures are ours."""
+    return md_table(head, [(md_text(r[0]), *r[1:-1], md_text(r[-1])) for r in rows])
 
 
 def markdown_lines(comparison: Comparison, top: int = 20, gate: Gate | None = None) -> list[str]:

@@ -10,7 +10,9 @@ and raises on the first one of a wrong type. A file cut anywhere cannot be unmar
 
 A C function bound to an object is named with that object's address, new in every process:
 `<built-in method __new__ of type object at 0x7f579045ea00>`. Names are read without any
-` at 0x...`, so one function keeps one name across trials and runs.
+` at 0x...`, so one function keeps one name across trials and runs, and entries that then share
+a name (`__new__` of two types) are summed: calls and own time exactly, cumulative time
+counting twice what one spends inside the other.
 """
 
 from __future__ import annotations
@@ -60,8 +62,9 @@ def read_pstats(path: Path) -> ProfileSummary:
         row = _row(key, value)
         if isinstance(row, str):
             skips.skip(row)
-        elif row.name in by_name:
-            by_name[row.name] = _merged(by_name[row.name], row)
+        elif (seen := by_name.get(row.name)) is not None:    # read without their addresses
+            by_name[row.name] = FunctionRow(row.name, seen.calls + row.calls,
+                                            seen.self_ms + row.self_ms, seen.cum_ms + row.cum_ms)
         else:
             by_name[row.name] = row
     rows = sorted(by_name.values(), key=lambda r: -r.self_ms)
@@ -86,10 +89,3 @@ def _row(key: Any, value: Any) -> FunctionRow | str:
         if type(seconds) not in (int, float) or not math.isfinite(seconds) or seconds < 0:
             return f"{label[:60]}: {what} is {short(seconds)}"
     return FunctionRow(label, calls, own * 1e3, cumulative * 1e3)
-
-
-def _merged(a: FunctionRow, b: FunctionRow) -> FunctionRow:
-    """Two entries that differ only in an address (`__new__` of two types) as one row: calls
-    and own time add up exactly; cumulative times add up too, so time one spends inside the
-    other is counted twice there."""
-    return FunctionRow(a.name, a.calls + b.calls, a.self_ms + b.self_ms, a.cum_ms + b.cum_ms)

@@ -11,7 +11,9 @@ from urllib.parse import quote
 
 from aorta.base.names import visible
 
-_MD_SPECIAL = re.compile(r"([\\`*\[\]|])")
+# `_` only where it can start or end emphasis: `__new__` would read as a bold "new", while
+# `wall_s` stays as written.
+_MD_SPECIAL = re.compile(r"[\\`*\[\]|~]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 _HTML_SPECIAL = re.compile(r"[<>&]")
 _ENTITY = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
 # Inside a `<code>` element Markdown still reads links, images and emphasis: all entities.
@@ -30,7 +32,7 @@ def href(base: str, path: str) -> str:
 
 def md_text(text: str) -> str:
     """Text on one line, with Markdown's and HTML's active characters escaped."""
-    flat = _MD_SPECIAL.sub(r"\\\1", visible(" ".join(str(text).split())))
+    flat = _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), visible(" ".join(str(text).split())))
     return _entities(flat)
 
 

@@ -1,99 +1,132 @@
-"""Kernel names short enough for a table column, still telling kernels apart (docs/compare.md,
-"Long names in tables"). Steps, stopping once the name fits: 1. drop a leading `void `;
-2. elide the parameter list, `(...)`; 3. keep both ends of each template argument list,
-`Kernel2<cutlass_80_s...nn_align1>`; 4. failing that, keep both ends of the name from step 2,
-`cutlass::Ke...align1>(...)`. Display only: JSON and tooltips keep the full name, and compare
-matches kernels by their normalised names, never by these.
+"""Names short enough for a terminal column or a chart label, shortened as the profilers' own
+tools shorten them: the one rule for every text table and SVG label (docs/compare.md, "Names
+in tables"). Markdown, HTML text and JSON keep every name whole. A name that fits is shown as
+it is; a longer one is shortened by its kind:
+
+- Python, pstats' `file:line(function)`: the file without its directories, as
+  `pstats.Stats.strip_dirs` prints it (`matmul.py:16(matmul_naive)`). Directories come back only
+  to tell two files apart, and the function is never cut, even past the width.
+- C++, as Nsight's and rocprofv3's short names: return type and parameter list dropped, the
+  template arguments kept while they fit, then only the first (`at::native::
+  vectorized_elementwise_kernel<4, ...>`), then none (`cutlass::Kernel2<...>`); failing that,
+  the end of the name after `...`.
+- Anything else: both ends of it around `...`.
+
+Python names that would read alike in one table get directories back until they differ; other
+names still alike end in ` [1]`, ` [2]`, in the order given.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 
 ELLIPSIS = "..."
 _MIN_WIDTH = 12
+_PYTHON = re.compile(r"(?P<file>[^()]+):(?P<line>\d+)\((?P<function>[^()]*)\)")
+_NAME_START = re.compile(r"[A-Za-z_~]")
 
 
-def short_name(name: str, width: int) -> str:
-    """`name` cut to at most `width` characters (at least 12) by the steps above."""
+def short_name(name: str, width: int | None) -> str:
+    """`name` for a column `width` characters wide (at least 12); `None`: no limit, `name`."""
+    return short_names([name], width)[name]
+
+
+def short_names(names: Sequence[str], width: int | None) -> dict[str, str]:
+    """Each name's short form for one table, no two alike; `width` None keeps names whole."""
+    if width is None:
+        return {name: name for name in names}
     width = max(width, _MIN_WIDTH)
-    if len(name) <= width:
-        return name
-    text = name[len("void "):] if name.startswith("void ") else name
-    if len(text) > width:
-        text = _elide_parameters(text)
-    if len(text) <= width:
-        return text
-    squeezed = _squeeze_templates(text, width)
-    # Step 4 works on the unsqueezed name, so that ellipses never stack.
-    return squeezed if len(squeezed) <= width else _middle(text, width)
-
-
-def short_names(names: Sequence[str], width: int) -> dict[str, str]:
-    """Each name's short form for one table, no two alike: names that would clash take step 4
-    alone, and if they still clash a `~1`, `~2` suffix in the order given."""
-    width = max(width, _MIN_WIDTH)
-    short = {name: short_name(name, width) for name in dict.fromkeys(names)}
-    clashes = Counter(short.values())
-    for name, text in short.items():
-        if clashes[text] > 1:
-            short[name] = _middle(name, width)
-    clashes = Counter(short.values())
+    forms = {name: _forms(name, width) for name in dict.fromkeys(names)}
+    level = {name: _widest_fitting(f, width) for name, f in forms.items()}
+    while True:     # a Python file grows past the width: its function is never cut
+        clashes = Counter(forms[name][i] for name, i in level.items())
+        grow = [name for name, i in level.items() if clashes[forms[name][i]] > 1
+                and i + 1 < len(forms[name]) and _PYTHON.fullmatch(name)]
+        if not grow:
+            break
+        for name in grow:
+            level[name] += 1
+    short = {name: forms[name][i] for name, i in level.items()}
     seen: Counter[str] = Counter()
     for name, text in short.items():
         if clashes[text] > 1:
             seen[text] += 1
-            tag = f"~{seen[text]}"
-            short[name] = _middle(name, width - len(tag)) + tag
+            tag = f" [{seen[text]}]"
+            narrower = _forms(name, width - len(tag))
+            short[name] = narrower[_widest_fitting(narrower, width - len(tag))] + tag
     return short
 
 
-def _elide_parameters(text: str) -> str:
-    """`f<T>(a, b)` -> `f<T>(...)`, when a top-level parenthesised list ends the name."""
-    if not text.endswith(")"):
-        return text
-    depth = 0
-    for i in range(len(text) - 1, -1, -1):
-        depth += {")": 1, "(": -1}.get(text[i], 0)
-        if depth == 0:
-            inside = text[i + 1:-1]
-            return text if len(inside) <= len(ELLIPSIS) else f"{text[:i + 1]}{ELLIPSIS})"
-    return text
+def _forms(name: str, width: int) -> list[str]:
+    """The ways to show `name`, least detail first, `name` itself last."""
+    python = _PYTHON.fullmatch(name)
+    if python:
+        where, file = f":{python['line']}({python['function']})", python["file"]
+        cuts = [i + 1 for i, char in enumerate(file) if char in "/\\"]
+        return [file[i:] + where for i in reversed(cuts)] + [name]
+    function = _cxx_function(name)
+    if function is None:
+        return list(dict.fromkeys((_middle(name, width), name)))
+    compact = _templates(function, keep_first=False)
+    # Too long even so: a qualified name keeps its end, the function's own name.
+    cut = ELLIPSIS + compact[len(ELLIPSIS) - width:] if "::" in compact else _middle(compact, width)
+    return list(dict.fromkeys((compact if len(compact) <= width else cut, compact,
+                               _templates(function, keep_first=True), function, name)))
 
 
-def _squeeze_templates(text: str, width: int) -> str:
-    spans = _template_spans(text)
-    excess, keep = len(text) - width, {}
-    for start, end in sorted(spans, key=lambda span: span[0] - span[1]):   # longest first
-        inside = end - start - 1
-        kept = max(len(ELLIPSIS) + 2, inside - excess)
-        if excess <= 0 or kept >= inside:
-            continue
-        keep[start] = kept
-        excess -= inside - kept
-    out, last = [], 0
-    for start, end in spans:
-        if start in keep:
-            out.append(text[last:start + 1] + _middle(text[start + 1:end], keep[start]))
-            last = end
-    return "".join(out) + text[last:]
+def _widest_fitting(forms: Sequence[str], width: int) -> int:
+    return max((i for i, text in enumerate(forms) if len(text) <= width), default=0)
 
 
-def _template_spans(text: str) -> list[tuple[int, int]]:
-    """(index of `<`, index of its `>`) for every top-level template argument list: a `<`
-    right after a name character, as in `names.strip_templates`."""
-    spans, depth, start = [], 0, -1
+def _cxx_function(name: str) -> str | None:
+    """`ns::f<T>` from `void ns::f<T>(int)`: the function with its template arguments, return
+    type and parameter list dropped; None when `name` is not shaped so (`Memcpy HtoD
+    (Device -> Pinned)`, `<built-in method sum>`)."""
+    depths = _depths(name)
+    if not _NAME_START.match(name) or depths[-1] != 0:
+        return None
+    end = len(name)
+    if name.endswith(")"):
+        end = max((i for i, char in enumerate(name) if char == "(" and depths[i] == 0), default=0)
+    spaces = [i for i in range(end) if name[i] == " " and depths[i] == 0]
+    if spaces and end == len(name):
+        return None          # words, not a signature
+    function = name[spaces[-1] + 1 if spaces else 0:end]
+    return function if _NAME_START.match(function) else None
+
+
+def _depths(text: str) -> list[int]:
+    """Each character's nesting in `(...)` and template `<...>` (counting its own bracket as
+    outside); a final depth of 0 means every bracket closed."""
+    depths, depth = [], 0
     for i, char in enumerate(text):
-        if char == "<" and (depth or (i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_"))):
-            if depth == 0:
-                start = i
-            depth += 1
-        elif char == ">" and depth and text[i - 1] != "-":
-            depth -= 1
-            if depth == 0:
-                spans.append((start, i))
-    return spans
+        opens = char == "(" or (char == "<" and i > 0 and (text[i - 1].isalnum() or
+                                                         text[i - 1] == "_" or depth))
+        closes = char == ")" or (char == ">" and depth and text[i - 1] != "-")
+        depth -= closes
+        depths.append(depth)
+        depth += opens
+    return depths + [depth]
+
+
+def _templates(function: str, keep_first: bool) -> str:
+    """`function` with each top-level template argument list cut to `<...>`, or to its first
+    argument and `, ...`."""
+    depths, out, start = _depths(function), [], -1
+    for i, char in enumerate(function):
+        if start >= 0 and depths[i] == 0:           # the `>` closing the list opened at start
+            inside = function[start + 1:i]
+            inner = _depths(inside)
+            comma = next((j for j, c in enumerate(inside) if c == "," and inner[j] == 0), None)
+            first = inside if comma is None else f"{inside[:comma]}, {ELLIPSIS}"
+            out.append(first if keep_first or len(inside) <= len(ELLIPSIS) else ELLIPSIS)
+            start = -1
+        if start < 0:
+            out.append(char)
+            start = i if char == "<" and depths[i + 1] == 1 else -1
+    return "".join(out)
 
 
 def _middle(text: str, width: int) -> str:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from aorta.rendering.escape import h
 from aorta.rendering.numbers import fmt, fmt_with_unit
+from aorta.rendering.short_names import short_names
 
 STRIP_WIDTH = 560
 BAR_WIDTH = 1000
@@ -93,14 +94,6 @@ def svg_open(width: int, height: float, label: str, css: str = "chart") -> str:
             f'role="img" aria-label="{h(label)}" class="{css}">')
 
 
-def shorten(text: str, limit: int) -> str:
-    """Keep both ends of a long name: `void at::native::…(float*, int)`."""
-    if len(text) <= limit:
-        return text
-    head = (limit - 1) // 2
-    return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
-
-
 def axis_label(title: str, unit: str) -> str:
     return f"{title} ({unit})" if unit else title
 
@@ -116,15 +109,18 @@ def strip_plot(title: str, unit: str, rows: Sequence[StripRow]) -> str:
     height = top + row_h * len(rows) + 44
     scale = Scale(ticks[0], ticks[-1], left, STRIP_WIDTH - right)
     parts = [svg_open(STRIP_WIDTH, height, f"{title}: trials per cell")]
+    labels = short_names([row.label for row in rows], 30)
     for position, row in enumerate(rows):
-        parts += _strip_row(row, top + row_h * position + row_h / 2, left, scale, unit)
+        y = top + row_h * position + row_h / 2
+        parts += _strip_row(row, labels[row.label], y, left, scale, unit)
     parts += _x_axis(scale, ticks, top + row_h * len(rows) + 4, axis_label(title, unit))
     parts.append("</svg>")
     return "\n".join(parts)
 
 
 def bar_chart(title: str, unit: str, bars: Sequence[Bar]) -> str:
-    """Horizontal bars from zero, longest first, labelled with the value and its note."""
+    """Horizontal bars from zero, longest first, labelled with the value and its note; a long
+    label is shortened (the tooltip gives it whole)."""
     if not bars:
         return ""
     label_w, value_w, row_h, top = 430, 190, 20, 6
@@ -132,6 +128,7 @@ def bar_chart(title: str, unit: str, bars: Sequence[Bar]) -> str:
     scale = Scale(0.0, ticks[-1], label_w, BAR_WIDTH - value_w)
     height = top + row_h * len(bars) + 44
     parts = [svg_open(BAR_WIDTH, height, title)]
+    labels = short_names([bar.label for bar in bars], 62)
     for position, bar in enumerate(bars):
         y = top + row_h * position
         width = max(1.0, scale.x(bar.value) - label_w)
@@ -140,7 +137,7 @@ def bar_chart(title: str, unit: str, bars: Sequence[Bar]) -> str:
             f'<g><title>{h(bar.tooltip or f"{bar.label}: {fmt_with_unit(bar.value, unit)}")}'
             f'</title>',
             f'<text x="{label_w - 8}" y="{y + 14}" text-anchor="end" style="{_MONO}">'
-            f'{h(shorten(bar.label, 62))}</text>',
+            f'{h(labels[bar.label])}</text>',
             f'<rect x="{label_w}" y="{y + 3}" width="{width:.1f}" height="{row_h - 6}" '
             f'fill="#4c78a8"/>',
             f'<text x="{label_w + width + 6:.1f}" y="{y + 14}" style="{FONT}" fill="#333">'
@@ -151,10 +148,11 @@ def bar_chart(title: str, unit: str, bars: Sequence[Bar]) -> str:
     return "\n".join(parts)
 
 
-def _strip_row(row: StripRow, y: float, left: float, scale: Scale, unit: str) -> list[str]:
+def _strip_row(row: StripRow, label: str, y: float, left: float, scale: Scale,
+               unit: str) -> list[str]:
     parts = [f'<line x1="{left}" x2="{scale.right}" y1="{y}" y2="{y}" stroke="#eee"/>',
              f'<text x="{left - 8}" y="{y + 4}" text-anchor="end" style="{FONT}">'
-             f'<title>{h(row.label)}</title>{h(shorten(row.label, 30))}</text>']
+             f'<title>{h(row.label)}</title>{h(label)}</text>']
     values = [v for _, v in row.points]
     if values:
         parts.append(f'<line x1="{scale.x(min(values)):.1f}" x2="{scale.x(max(values)):.1f}" '

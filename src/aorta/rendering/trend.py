@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from aorta.rendering.escape import h
-from aorta.rendering.svg import Scale, nice_ticks, shorten, svg_open, tick_labels
+from aorta.rendering.short_names import short_name
+from aorta.rendering.svg import Scale, nice_ticks, svg_open, tick_labels
 
 WIDTH, HEIGHT = 560, 210
 _LEFT, _RIGHT, _TOP, _BOTTOM = 64, 16, 12, 46
@@ -49,7 +50,7 @@ def trend_plot(label: str, title: str, runs: Sequence[TrendRun],
                   f'<text x="{_LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end" '
                   f'style="{_FONT}" fill="#444">{h(text)}</text>']
     parts.append(f'<text x="{_LEFT}" y="{HEIGHT - 4}" style="{_FONT};font-weight:600">'
-                 f'{h(shorten(title, 80))}</text>')
+                 f'{h(short_name(title, 80))}</text>')
     parts += [_mark(m, xs[m.position] - span / count / 2) for m in marks]
     path = " ".join(f"{'L' if i else 'M'}{xs[i]:.1f},{y(r.median):.1f}"
                     for i, r in enumerate(runs))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from aorta.rendering import (PAGE_END, fmt, fmt_with_unit, h, href, html_cells, html_table,
-                             page_open, short_names, spread, unit_of)
+                             page_open, spread, unit_of)
 from aorta.rendering.svg import Bar, StripRow, bar_chart, cell_colour, strip_plot
 from aorta.report.model import Failure, KernelChart, Report, TrialRef
 from aorta.report.sections import (ALL_PASSED, CELL_HEAD, NO_FIGURE, NO_KERNELS, OVERHEAD_HEAD,
@@ -206,15 +206,14 @@ def _strip_rows(report: Report, key: str) -> list[StripRow]:
 
 
 def _kernel_bars(chart: KernelChart) -> list[Bar]:
-    """One bar per kernel: a readable short name as the label (templated C++ names run to
-    hundreds of characters), the full name in the tooltip."""
-    short = short_names([bar.name for bar in chart.bars], 62)
+    """One bar per kernel, labelled with its name (`bar_chart` shortens it; the tooltip gives
+    it whole with the figures)."""
     bars = []
     for bar in chart.bars:
         listed = f"listed in {bar.trials}/{chart.trials} trials" if bar.trials < chart.trials \
             else ""
         calls = f", {fmt(bar.calls)} calls" if bar.calls is not None else ""
-        bars.append(Bar(short[bar.name], bar.median_ms, listed,
+        bars.append(Bar(bar.name, bar.median_ms, listed,
                         f"{bar.name}\nmedian {fmt(bar.median_ms)} ms per trial{calls}"
                         f"{'; ' + listed if listed else ''}"))
     return bars

@@ -3,16 +3,13 @@ trial values written out where the page draws them."""
 
 from __future__ import annotations
 
-from aorta.rendering import (fmt, fmt_with_unit, md_block, md_code, md_table, md_text, short_names,
-                             spread_text, unit_of)
+from aorta.rendering import (fmt, fmt_with_unit, md_block, md_code, md_table, md_text, spread_text,
+                             unit_of)
 from aorta.report.model import Failure, Report
 from aorta.report.sections import (ALL_PASSED, CELL_HEAD, NO_FIGURE, NO_KERNELS, OVERHEAD_HEAD,
                                    OVERHEAD_NOTE, PATHS_NOTE, SECTIONS, TRIAL_HEAD, capture_text,
                                    cell_flags, chart_note, failure_facts, header_rows,
                                    overhead_rows, repeats_text, verdict_counts, wall_median)
-
-#: Kernel names longer than this are shortened in tables (report --format json keeps them whole).
-KERNEL_NAME_WIDTH = 80
 
 
 def render_markdown(report: Report) -> str:
@@ -95,8 +92,7 @@ def _kernels(report: Report) -> list[str]:
     if not charts:
         return lines + ["", NO_KERNELS]
     for cell, chart in charts:
-        short = short_names([bar.name for bar in chart.bars], KERNEL_NAME_WIDTH)
-        rows = [(str(rank), md_code(short[bar.name]), fmt(bar.median_ms), fmt(bar.calls),
+        rows = [(str(rank), md_code(bar.name), fmt(bar.median_ms), fmt(bar.calls),
                  f"{bar.trials}/{chart.trials}") for rank, bar in enumerate(chart.bars, 1)]
         lines += ["", f"### {md_text(cell.name)}: {md_text(chart.table)} ({chart_note(chart)})",
                   "", *md_table(("#", "name", "median ms", "calls", "listed in"), rows, "rlrrr")]
