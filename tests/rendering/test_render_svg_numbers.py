@@ -82,7 +82,8 @@ def test_units_from_metric_names(metric, unit) -> None:
 
 @pytest.mark.parametrize("value, text", [
     (0, "0"), (1.0, "1"), (0.28071, "0.2807"), (39.2675, "39.27"), (10432.0, "10,432"),
-    (1234.5678, "1,235"), (0.000123, "1.230e-04"), (2.5e9, "2.500e+09"), (None, "-"),
+    (1234.5678, "1,235"), (0.000123, "1.230e-04"), (2.5e9, "2,500,000,000"),
+    (2.5e15, "2.500e+15"), (12345678.5, "1.235e+07"), (-0.0, "0"), (None, "-"),
     (math.inf, "-"), (-3.14159, "-3.142")])
 def test_fmt(value, text) -> None:
     assert fmt(value) == text
@@ -98,6 +99,7 @@ def test_units_and_spread_text() -> None:
 def test_counts_read_the_same_everywhere() -> None:
     # compare printed 1.09215e+06 where the report printed 1,092,148 (one format now).
     assert fmt(1092148.0) == "1,092,148" and fmt(14588) == "14,588"
+    assert fmt(27766604.0) == "27,766,604"      # was 2.777e+07: a count is written in full
     assert signed(0.75) == "+0.75" and signed(-1024.0) == "-1,024" and signed(0.0) == "+0"
 
 

@@ -26,17 +26,15 @@ def unit_of(metric: str) -> str:
 
 
 def fmt(value: float | None) -> str:
-    """Four significant figures, thousands grouped, no trailing zeros; a whole number below
-    1e7 in full (`1,092,148`); `-` for no value or one that is not finite."""
+    """Four significant figures, thousands grouped, no trailing zeros; a whole number (a count)
+    in full below 1e15 (`1,092,148`); `-` for no value or one that is not finite."""
     if value is None or not math.isfinite(value):
         return "-"
-    if value == 0:
-        return "0"
     magnitude = abs(value)
+    if value == int(value) and magnitude < 1e15:
+        return f"{int(value):,}"
     if magnitude >= 1e7 or magnitude < 1e-3:
         return f"{value:.3e}"
-    if value == int(value):
-        return f"{int(value):,}"
     decimals = max(0, 3 - int(math.floor(math.log10(magnitude))))
     text = f"{value:,.{decimals}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text

@@ -1,19 +1,9 @@
-"""Names short enough for a terminal column or a chart label, shortened as the profilers' own
-tools shorten them: the one rule for every text table and SVG label (docs/compare.md, "Names
-in tables"). Markdown, HTML text and JSON keep every name whole. A name that fits is shown as
-it is; a longer one is shortened by its kind:
-
-- Python, pstats' `file:line(function)`: the file without its directories, as
-  `pstats.Stats.strip_dirs` prints it (`matmul.py:16(matmul_naive)`). Directories come back only
-  to tell two files apart, and the function is never cut, even past the width.
-- C++, as Nsight's and rocprofv3's short names: return type and parameter list dropped, the
-  template arguments kept while they fit, then only the first (`at::native::
-  vectorized_elementwise_kernel<4, ...>`), then none (`cutlass::Kernel2<...>`); failing that,
-  the end of the name after `...`.
-- Anything else: both ends of it around `...`.
-
-Python names that would read alike in one table get directories back until they differ; other
-names still alike end in ` [1]`, ` [2]`, in the order given.
+"""Names short enough for a terminal column or a chart label: the one rule for every text table
+and SVG label, shortening as the profilers' own tools do (docs/compare.md, "Names in tables").
+A name that fits is shown as it is. Python's `file:line(function)` loses directories, as
+`pstats.Stats.strip_dirs` prints it, never the function; a C++ name is Nsight's and rocprofv3's
+short name (return type and parameters dropped, then template arguments); anything else keeps
+both ends. Names that read alike in one table get directories back (Python), else ` [1]`, ` [2]`.
 """
 
 from __future__ import annotations
