@@ -31,6 +31,9 @@ from aorta.comparison.names import normalise, strip_templates
     ("__omp_offloading_30_57b7d__QMboundary_modPboundary_conditions_l24",
      "__omp_offloading__QMboundary_modPboundary_conditions_l24"),
     ("f.isra.0_0d1d", "f"),                          # one strip exposes another
+    # cProfile in a run recorded before aorta read the address away (issue 25)
+    ("<built-in method __new__ of type object at 0x7f579045ea00>",
+     "<built-in method __new__ of type object>"),
 ])
 def test_build_dependent_parts_are_stripped(raw, expected):
     assert normalise(raw) == expected

@@ -27,6 +27,9 @@ _RULES = (                      # (pattern, replacement), each with a sample of 
     (re.compile(r"^(triton_(?:poi|red|per|tem|for|unk|mm|bmm)_\w*?)_\d+$"), r"\1"),
     # OpenMP offload device and file ids: `__omp_offloading_30_57b7d__QMnorm_modPnorm_l23`
     (re.compile(r"^__omp_offloading_[0-9a-fA-F]+_[0-9a-fA-F]+_"), "__omp_offloading_"),
+    # cProfile's object address, read away since (older runs still hold it):
+    # `<built-in method __new__ of type object at 0x7f579045ea00>`
+    (re.compile(r" at 0x[0-9a-fA-F]+(?=>$)"), ""),
 )
 _OPERATOR = re.compile(r"operator\s*(?:<<=|<<|<=>|<=|<|->\*|->|>>=|>>|>=|>)")
 
