@@ -38,7 +38,7 @@ def test_cxx_names_read_as_nsight_short_names(width, expected):
                     "kernel<float, 4>"),
     (ANONYMOUS, 40, "...n_elementwise_grid_stride_kernel<...>"),   # the end: its own name
     ("Memcpy HtoD (Device -> Pinned)", 20, "Memcpy Ht... Pinned)"),
-    ("<built-in method __new__ of type object>", 24, "<built-in m...pe object>"),
+    ("<not a function at all, long>", 24, "<not a func...all, long>"),
 ])
 def test_return_type_and_parameters_go_then_template_arguments(name, width, expected):
     assert short_name(name, width) == expected
@@ -50,6 +50,8 @@ def test_return_type_and_parameters_go_then_template_arguments(name, width, expe
 def test_python_names_lose_directories_never_the_function(width, expected):
     # Was `examples/qui....py:16(...)`: the only useful part cut away.
     assert short_name(MATMUL, width) == expected
+    for builtin in ("<built-in method builtins.compile>", "<method 'append' of 'list' objects>"):
+        assert short_name(builtin, 12) == builtin        # cProfile's C functions, never cut
 
 
 @pytest.mark.parametrize("name", [CUTLASS, REDUCE, ANONYMOUS, "x" * 300, "f<" + "a" * 200 + ">(int)",

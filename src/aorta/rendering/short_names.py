@@ -1,9 +1,9 @@
 """Names short enough for a terminal column or a chart label: the one rule for every text table
 and SVG label, shortening as the profilers' own tools do (docs/compare.md, "Names in tables").
 A name that fits is shown as it is. Python's `file:line(function)` loses directories, as
-`pstats.Stats.strip_dirs` prints it, never the function; a C++ name is Nsight's and rocprofv3's
-short name (return type and parameters dropped, then template arguments); anything else keeps
-both ends. Names that read alike in one table get directories back (Python), else ` [1]`, ` [2]`.
+`pstats.Stats.strip_dirs` prints it, never the function (`<built-in method f>` is never cut);
+a C++ name is Nsight's and rocprofv3's short name (return type and parameters dropped, then
+template arguments); anything else keeps both ends. Names that read alike in one table get directories back (Python), else ` [1]`, ` [2]`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ ELLIPSIS = "..."
 _MIN_WIDTH = 12
 _PYTHON = re.compile(r"(?P<file>[^()]+):(?P<line>\d+)\((?P<function>[^()]*)\)")
 _NAME_START = re.compile(r"[A-Za-z_~]")
+_PYTHON_BUILTIN = re.compile(r"<(?:built-in )?method .+>")   # cProfile's C functions
 
 
 def short_name(name: str, width: int | None) -> str:
@@ -56,6 +57,8 @@ def _forms(name: str, width: int) -> list[str]:
         where, file = f":{python['line']}({python['function']})", python["file"]
         cuts = [i + 1 for i, char in enumerate(file) if char in "/\\"]
         return [file[i:] + where for i in reversed(cuts)] + [name]
+    if _PYTHON_BUILTIN.fullmatch(name):
+        return [name]
     function = _cxx_function(name)
     if function is None:
         return list(dict.fromkeys((_middle(name, width), name)))
