@@ -54,6 +54,18 @@ def test_history_page_in_the_browser(browser_context: Any, tmp_path: Path) -> No
     assert_clean(found, page, min_plots=4)
 
 
+def test_compare_page_in_the_browser(browser_context: Any, tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """compare's page, on the report's skeleton (issue 25): clean, with its table styled."""
+    run = _real_run(tmp_path)
+    assert main(["compare", str(run), str(run), "--format", "html"]) == 0
+    page = tmp_path / "compare.html"
+    page.write_text(capsys.readouterr().out)
+    found = load(browser_context, page)
+    assert found.title == "aorta compare"
+    assert_clean(found, page, min_plots=0)
+
+
 def test_the_checks_catch_a_broken_page(browser_context: Any, tmp_path: Path) -> None:
     """The checks above are not vacuous: a script error, a request for another file, a
     zero-size plot and a dead link each fail them."""

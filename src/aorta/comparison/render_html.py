@@ -10,11 +10,11 @@ from aorta.comparison.wording import (cell_header, family_line, gate_line, kerne
                                       metric_cells, metric_head, p_head, summary_line)
 from aorta.rendering import PAGE_END, h, html_table, page_open, short_names
 
-HTML_NAME_WIDTH = 80
+HTML_NAME_WIDTH = 48
 
 _EXTRA_CSS = """
-table.rows td{text-align:right}table.rows td.name,table.rows td.note{text-align:left}
-td.name{font-family:ui-monospace,monospace;max-width:40em;overflow-wrap:anywhere}
+table.rows td{text-align:right;white-space:nowrap}table.rows td.note{text-align:left;
+ white-space:normal;min-width:14em}table.rows td.name{text-align:left;font-family:ui-monospace,monospace}
 .SLOWER,.LARGER{background:#fbe3e3;font-weight:600}.FASTER,.SMALLER{background:#e2f4e4;
  font-weight:600}.UNCERTAIN,.INCOMPARABLE{background:#fff5d6}
 .NEW,.GONE,.CHANGED,.HIGHER,.LOWER{background:#e6eefb}.note{color:#555}
@@ -52,8 +52,9 @@ def _cell(cell: CellComparison, top: int, p: str) -> list[str]:
 
 def _table(head: tuple[str, ...], rows: list[tuple[Row, tuple[str, ...]]]) -> list[str]:
     short = short_names([row.name for row, _ in rows], HTML_NAME_WIDTH)
-    return html_table(head, [_row(row, short[row.name], cells) for row, cells in rows],
-                      ' class="rows"')
+    return ['<div class="scroll">', *html_table(head, [_row(row, short[row.name], cells)
+                                                       for row, cells in rows], ' class="rows"'),
+            "</div>"]
 
 
 def _row(row: Row, name: str, cells: tuple[str, ...]) -> str:
