@@ -8,11 +8,9 @@ cumulative seconds, callers):
 Read with `marshal` directly: `pstats.Stats` adds every entry up before anything can be checked
 and raises on the first one of a wrong type. A file cut anywhere cannot be unmarshalled.
 
-A C function bound to an object is named with that object's address, new in every process:
-`<built-in method __new__ of type object at 0x7f579045ea00>`. Names are read without any
-` at 0x...`, so one function keeps one name across trials and runs, and entries that then share
-a name (`__new__` of two types) are summed: calls and own time exactly, cumulative time
-counting twice what one spends inside the other.
+cProfile names a C function bound to an object with the object's address, new in every process
+(`<built-in method __new__ of type object at 0x7f579045ea00>`): names are read without it, and
+entries that then share a name are summed (cumulative time counts twice a nested call).
 """
 
 from __future__ import annotations
