@@ -104,6 +104,29 @@ def test_small_samples_can_never_reach_alpha():
     assert min_trials_per_side(0.001) == 7
 
 
+def test_smallest_p_is_the_least_p_any_tie_pattern_gives():
+    # Every tie pattern of the pooled values (a pattern: which neighbours in sorted order are
+    # equal) and every split, up to 4 vs 5: the guard's floor is the least p the test gives.
+    for n1, n2 in itertools.combinations_with_replacement(range(1, 6), 2):
+        if n1 > 4:
+            continue
+        n = n1 + n2
+        least = 1.0
+        for equal in itertools.product((False, True), repeat=n - 1):
+            values = list(itertools.accumulate((0, *equal), lambda v, same: v + (not same)))
+            for chosen in itertools.combinations(range(n), n1):
+                base = [values[i] for i in chosen]
+                new = [values[i] for i in range(n) if i not in chosen]
+                least = min(least, mann_whitney(base, new).p_value)
+        assert least == pytest.approx(smallest_p(n1, n2)), (n1, n2)
+
+
+def test_ties_let_three_against_four_reach_alpha():
+    # Untied, 3 vs 4 gives p >= 2/35 = 0.057; four tied values above three reach 1/35.
+    assert mann_whitney([1.0, 2.0, 3.0], [4.0] * 4).p_value == pytest.approx(1 / 35)
+    assert smallest_p(3, 4) == pytest.approx(1 / 35) and can_reach(0.05, 3, 4)
+
+
 def test_an_empty_side_is_an_error():
     with pytest.raises(ValueError):
         mann_whitney([], [1.0])

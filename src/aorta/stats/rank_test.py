@@ -88,12 +88,16 @@ def _normal_p(u: float, n1: int, n2: int, pooled: list[float]) -> float:
 
 
 def smallest_p(n1: int, n2: int) -> float:
-    """The smallest two-sided p the U test can give for these sample sizes (ties only raise it)."""
+    """The smallest two-sided p the U test can give for any samples of these sizes, ties
+    included. Only the most extreme split counts toward it, plus its mirror image when that is
+    as far from the centre. Equal sizes: the n lowest and n highest ranks always mirror each
+    other, so 2 / C(2n, n). Unequal sizes: ties can break the mirror (3 against 4 values, the 4
+    tied above the 3: 1/35, where untied samples give at least 2/35), so 1 / C(n1 + n2, n1)."""
     if n1 < 1 or n2 < 1:
         return 1.0
     if max(n1, n2) > EXACT_LIMIT:
         return 0.0
-    return min(1.0, 2 / math.comb(n1 + n2, n1))
+    return min(1.0, (2 if n1 == n2 else 1) / math.comb(n1 + n2, n1))
 
 
 def can_reach(alpha: float, n1: int, n2: int) -> bool:
