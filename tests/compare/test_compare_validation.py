@@ -167,14 +167,15 @@ def comparison(rng: random.Random, shifts: Sequence[float], n: int,
     """The verdicts of one comparison of len(shifts) kernels, CV 5%, corrected as build does."""
     measured = [measure(*draw(rng, n, 0.05, s), "time", settings) for s in shifts]
     family = [k for k, m in enumerate(measured) if isinstance(m, Measurement)
-              and can_reach(ALPHA, n, n)]
+              and can_reach(ALPHA, n, n)
+              and (settings.correction != "bh" or decide(m, settings).verdict != "SAME")]
     adjusted = dict(zip(family, adjust([_m(measured[k]).test.p_value for k in family],
                                        settings.correction)))
     out = []
     for k, m in enumerate(measured):
         if isinstance(m, Judgement):
             out.append(m.verdict)
-        elif settings.correction == "none":
+        elif settings.correction == "none" or k not in adjusted:
             out.append(decide(m, settings).verdict)
         else:
             out.append(decide(m, settings, adjusted[k]).verdict)

@@ -18,7 +18,7 @@ from aorta.comparison.kinds import metric_kind
 from aorta.comparison.load import CellSamples, LoadedRun, TrialTable, pair_cells
 from aorta.comparison.model import CellComparison, CompareSettings, Comparison, Row
 from aorta.comparison.names import normalise
-from aorta.comparison.verdict import Judgement, Measurement, decide, measure, within_band
+from aorta.comparison.verdict import Judgement, Measurement, decide, measure
 from aorta.parsers.demangle import demangle_all
 from aorta.rendering import fmt
 from aorta.stats.family import adjust
@@ -76,14 +76,14 @@ def compare_runs(base: LoadedRun, new: LoadedRun, settings: CompareSettings) -> 
 
 def _decide_all(pending: Sequence[_Pending], settings: CompareSettings) -> tuple[list[Row], int]:
     """Every Row, p adjusted across the family, and its size: the rows whose test could reach
-    alpha (one that can never be significant can never be a false alarm). BH leaves out rows
-    whose interval lies inside the band: SAME whatever their p, they would count as BH's
-    discoveries and loosen its cut-off for the rows it calls FASTER or SLOWER."""
+    alpha (one that can never be significant can never be a false alarm). BH skips rows SAME
+    by their interval whatever p: as BH's discoveries they would loosen its cut-off for the
+    rest."""
     family = [(k, p.measured) for k, p in enumerate(pending)
               if isinstance(p.measured, Measurement)
               and can_reach(settings.alpha, len(p.measured.base), len(p.measured.new))]
     chosen = [(k, m) for k, m in family
-              if settings.correction != "bh" or not within_band(m.found, settings.threshold)]
+              if settings.correction != "bh" or decide(m, settings).verdict != "SAME"]
     raw = [m.test.p_value for _, m in chosen]
     adjusted = dict(zip((k for k, _ in chosen), adjust(raw, settings.correction)))
     rows = []

@@ -116,7 +116,7 @@ def decide(m: Measurement, settings: CompareSettings, adjusted: float | None = N
     low = found.ci_low if found.ci_low is not None else -math.inf
     high = found.ci_high if found.ci_high is not None else math.inf
     band_low, band_high = 1 - settings.threshold, 1 + settings.threshold
-    if within_band(found, settings.threshold):
+    if band_low <= low and high <= band_high:
         note = (f"a real change (p = {p:.2g}) but within "
                 f"+/-{settings.threshold:.0%}") if p <= settings.alpha else ""
         return found._replace(verdict="SAME", note=note)
@@ -128,12 +128,6 @@ def decide(m: Measurement, settings: CompareSettings, adjusted: float | None = N
         if high < band_low and m.test.u < centre:
             return found._replace(verdict=cast(Verdict, down))
     return _uncertain(found, m, settings.threshold, alpha, "")
-
-
-def within_band(found: Judgement, threshold: float) -> bool:
-    """Rule 2's test: the interval lies inside [1 - threshold, 1 + threshold]."""
-    return (found.ci_low is not None and found.ci_high is not None
-            and 1 - threshold <= found.ci_low and found.ci_high <= 1 + threshold)
 
 
 def _uncertain(found: Judgement, m: Measurement, threshold: float, alpha: float,

@@ -3,9 +3,8 @@
 Timings are few (3 to 20 per side), skewed and not normal, so a t-test's p cannot be trusted;
 the Mann-Whitney U test only asks whether one side's values tend to be larger. Its p is exact
 (`rank_null`, ties as mid-ranks) up to 50 trials per side without ties and 25 with them, else
-the normal approximation with tie and continuity correction (its error, measured:
-docs/compare.md). With 3 trials per side no outcome gives p below 0.1: callers check
-`can_reach` before believing a p.
+the normal approximation with tie and continuity correction (error: docs/compare.md). With 3
+trials per side no outcome gives p below 0.1: callers check `can_reach` before believing a p.
 """
 
 from __future__ import annotations
@@ -93,8 +92,6 @@ def smallest_p(n1: int, n2: int) -> float:
     tied above the 3: 1/35, where untied samples give at least 2/35), so 1 / C(n1 + n2, n1)."""
     if n1 < 1 or n2 < 1:
         return 1.0
-    if max(n1, n2) > EXACT_LIMIT:
-        return 0.0
     return min(1.0, (2 if n1 == n2 else 1) / math.comb(n1 + n2, n1))
 
 
