@@ -54,8 +54,8 @@ def family_line(comparison: Comparison, gate: Gate | None = None) -> str:
                 f"anywhere among the {tested} tested rows has chance <= {s.alpha:g}{gated}")
     if s.correction == "bh":
         return (f"false alarms: Benjamini-Hochberg-adjusted p over the {tested} tested rows "
-                f"less those SAME by their interval, so about {s.alpha:g} or less of the rows "
-                f"called FASTER or SLOWER are chance (simulated, not proven){gated}")
+                f"less those SAME by their interval, so about {s.alpha:g} or less of the "
+                f"FASTER or SLOWER calls fall on unchanged rows (simulated){gated}")
     hint = ("; so among many unchanged rows one can come out FASTER or SLOWER by chance "
             "(--correction holm bounds the whole comparison)") if tested > 1 else ""
     return (f"false alarms: bounded per row (alpha {s.alpha:g} each), over {tested} tested "
