@@ -168,6 +168,33 @@ def test_correction_adjusts_p_across_every_row(tmp_path: Path):
     assert row(holm, "k0").p_adjusted == pytest.approx(43 * 2 / 924)
 
 
+def test_rows_inside_the_band_do_not_loosen_bh(tmp_path: Path):
+    # 40 quiet kernels truly 2% slower (SAME at +/-5%, p = 1e-5 each) and 10 noisy ones, of
+    # which one looks 30% slower at p = 0.0055. Counted among BH's discoveries, the 40 would
+    # let that one through (q = 51 x 0.0055 / 41 = 0.0069); BH over the ten it could call
+    # asks for p <= 0.005 of it (q = 10 x 0.0055 = 0.055).
+    noisy = [1.0, 1.3, 0.75, 1.15, 0.9, 1.05, 0.95, 1.2, 0.8, 1.1]
+    looks_slower = [v * 1.3 for v in noisy[3:] + noisy[:3]]
+
+    def tables(new: bool):
+        out = []
+        for i in range(10):
+            table = {f"quiet{k}": (1 + 0.001 * ((i + k) % 10)) * (1.02 if new else 1.0)
+                     for k in range(40)}
+            table["suspect"] = (looks_slower if new else noisy)[i]
+            table.update({f"noisy{k}": noisy[(i + k + 3 * new) % 10] for k in range(9)})
+            out.append(trial("c", i, wall=1.0, rocprof_kernels=kernels(**table)))
+        return out
+
+    found = compare(tmp_path, {"c": tables(False)}, {"c": tables(True)},
+                    CompareSettings(correction="bh", metrics=("wall_s",)))
+    assert row(found, "quiet0").verdict == "SAME" and row(found, "quiet0").p_adjusted is None
+    suspect = row(found, "suspect")
+    assert suspect.p_value == pytest.approx(0.00551, abs=1e-5) and suspect.ci_low > 1.05
+    assert suspect.p_adjusted == pytest.approx(10 * suspect.p_value)
+    assert suspect.verdict == "UNCERTAIN"
+
+
 def test_row_records_check_themselves():
     with pytest.raises(ValueError, match="verdict must be one of"):
         Row("c", "metric", "x", "time", "WORSE", 1, 1)  # type: ignore[arg-type]

@@ -245,3 +245,19 @@ def test_data_no_ratio_describes_reads_incomparable_and_the_gate_says_so(tmp_pat
     text = run_aorta("compare", *map(str, runs)).stdout
     assert "INCOMPARABLE" in text and said in text and "[unbounded]" not in text
 
+
+
+def test_three_against_four_tied_trials_reach_alpha_without_a_false_note(tmp_path: Path):
+    # Untied, 3 vs 4 trials never give p <= 0.05 (2/35 at best); four tied trials above three
+    # give 1/35 = 0.029, and the row is judged: no "can never reach" beside that p.
+    base = make_run(tmp_path, "base", {"c": [trial("c", i, wall=w, rocprof_gpu_time_ms=w)
+                                             for i, w in enumerate([1.0, 1.1, 0.9])]})
+    new = make_run(tmp_path, "new", {"c": [trial("c", i, wall=w, rocprof_gpu_time_ms=2.0)
+                                           for i, w in enumerate([1.0, 1.1, 0.9, 1.0])]})
+    proc = run_aorta("compare", str(base), str(new), "--format", "json",
+                     "--fail-on", "rocprof_gpu_time_ms")
+    assert proc.returncode == EXIT_REGRESSION, proc.stderr
+    (row,) = [r for c in json.loads(proc.stdout)["cells"] for r in c["metrics"]
+              if r["name"] == "rocprof_gpu_time_ms"]
+    assert row["p_value"] == pytest.approx(1 / 35) and row["verdict"] == "SLOWER"
+    assert "can never reach" not in proc.stdout

@@ -167,14 +167,15 @@ def comparison(rng: random.Random, shifts: Sequence[float], n: int,
     """The verdicts of one comparison of len(shifts) kernels, CV 5%, corrected as build does."""
     measured = [measure(*draw(rng, n, 0.05, s), "time", settings) for s in shifts]
     family = [k for k, m in enumerate(measured) if isinstance(m, Measurement)
-              and can_reach(ALPHA, n, n)]
+              and can_reach(ALPHA, n, n)
+              and (settings.correction != "bh" or decide(m, settings).verdict != "SAME")]
     adjusted = dict(zip(family, adjust([_m(measured[k]).test.p_value for k in family],
                                        settings.correction)))
     out = []
     for k, m in enumerate(measured):
         if isinstance(m, Judgement):
             out.append(m.verdict)
-        elif settings.correction == "none":
+        elif settings.correction == "none" or k not in adjusted:
             out.append(decide(m, settings).verdict)
         else:
             out.append(decide(m, settings, adjusted[k]).verdict)
@@ -238,9 +239,9 @@ def rerun(n, shift, pairs, seed, cap=300):
 def test_more_trials_advice_is_a_range_that_brackets_what_it_takes():
     # No change, 5 trials: the low end settles about half the reruns, the high end most.
     low, low_asked, high, high_asked = rerun(n=5, shift=0.0, pairs=80, seed=5)
-    assert low_asked >= 60 and 0.3 <= low / low_asked <= 0.8   # measured: 0.51 (40 of 79)
-    assert high_asked >= 15 and high / high_asked >= 0.8       # measured: 1.0 (50 of 50)
+    assert low_asked >= 60 and 0.3 <= low / low_asked <= 0.8   # measured: 0.47 (37 of 79)
+    assert high_asked >= 15 and high / high_asked >= 0.8       # measured: 1.0 (46 of 46)
     # A real 10% slowdown, 10 trials.
     low, low_asked, high, high_asked = rerun(n=10, shift=0.10, pairs=80, seed=6)
-    assert low_asked >= 30 and 0.25 <= low / low_asked <= 0.8  # measured: 0.65 (34 of 52)
-    assert high_asked >= 15 and high / high_asked >= 0.8       # measured: 0.98 (42 of 43)
+    assert low_asked >= 30 and 0.25 <= low / low_asked <= 0.8  # measured: 0.58 (26 of 45)
+    assert high_asked >= 15 and high / high_asked >= 0.8       # measured: 0.96 (27 of 28)

@@ -52,6 +52,15 @@ def test_three_trials_a_side_are_never_judged():
     assert result.more_trials == 1           # 4 per side is the floor
 
 
+def test_ties_that_reach_alpha_are_judged_without_a_false_note():
+    # 3 vs 4 untied can never reach 0.05 (p >= 2/35); four tied trials above three give
+    # p = 1/35 = 0.029, which the guard must not contradict.
+    result = judge([1.0, 1.1, 0.9], [2.0] * 4, "time", SETTINGS)
+    assert result.p_value == pytest.approx(1 / 35)
+    assert result.verdict == "SLOWER"
+    assert "can never reach" not in result.note
+
+
 def test_uncertain_says_how_many_more_trials():
     noisy_base = [1.0, 1.3, 0.8, 1.1, 0.95]
     noisy_new = [1.1, 1.4, 0.85, 1.2, 1.0]

@@ -53,7 +53,7 @@ class CompareOptions:
                    "names (comma-separated). Without it compare only reports and exits 0.")
 @click.option("--correction", type=click.Choice(CORRECTIONS), default="none", show_default=True,
               help="Adjust p-values across rows: holm bounds the chance of any false alarm, "
-                   "bh the share of false alarms among flagged rows. Costs power.")
+                   "bh (over rows not SAME) the share of chance calls. Costs power.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--match-templates", is_flag=True,
               help="Also ignore C++ template arguments when matching kernel names.")

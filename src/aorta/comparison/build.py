@@ -76,12 +76,16 @@ def compare_runs(base: LoadedRun, new: LoadedRun, settings: CompareSettings) -> 
 
 def _decide_all(pending: Sequence[_Pending], settings: CompareSettings) -> tuple[list[Row], int]:
     """Every Row, p adjusted across the family, and its size: the rows whose test could reach
-    alpha (one that can never be significant can never be a false alarm)."""
+    alpha (one that can never be significant can never be a false alarm). BH skips rows SAME
+    by their interval whatever p: as BH's discoveries they would loosen its cut-off for the
+    rest."""
     family = [(k, p.measured) for k, p in enumerate(pending)
               if isinstance(p.measured, Measurement)
               and can_reach(settings.alpha, len(p.measured.base), len(p.measured.new))]
-    raw = [m.test.p_value for _, m in family]
-    adjusted = dict(zip((k for k, _ in family), adjust(raw, settings.correction)))
+    chosen = [(k, m) for k, m in family
+              if settings.correction != "bh" or decide(m, settings).verdict != "SAME"]
+    raw = [m.test.p_value for _, m in chosen]
+    adjusted = dict(zip((k for k, _ in chosen), adjust(raw, settings.correction)))
     rows = []
     for k, p in enumerate(pending):
         if isinstance(p.measured, Judgement):

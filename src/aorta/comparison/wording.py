@@ -53,9 +53,9 @@ def family_line(comparison: Comparison, gate: Gate | None = None) -> str:
         return (f"false alarms: Holm-adjusted p, so with nothing changed a FASTER or SLOWER "
                 f"anywhere among the {tested} tested rows has chance <= {s.alpha:g}{gated}")
     if s.correction == "bh":
-        return (f"false alarms: Benjamini-Hochberg-adjusted p, so at most {s.alpha:g} of the "
-                f"rows called FASTER or SLOWER are expected to be chance, of {tested} tested "
-                f"rows{gated}")
+        return (f"false alarms: Benjamini-Hochberg-adjusted p over the {tested} tested rows "
+                f"less those SAME by their interval, so about {s.alpha:g} or less of the "
+                f"FASTER or SLOWER calls fall on unchanged rows (simulated){gated}")
     hint = ("; so among many unchanged rows one can come out FASTER or SLOWER by chance "
             "(--correction holm bounds the whole comparison)") if tested > 1 else ""
     return (f"false alarms: bounded per row (alpha {s.alpha:g} each), over {tested} tested "

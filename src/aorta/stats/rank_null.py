@@ -10,8 +10,9 @@ coin's `wilcox_test(distribution = "exact")`): over the tie groups in order, gro
 t_g values of doubled mid-rank s_g, the ways to draw c values with rank sum k grow as
     ways[c][k] += sum over d = 1..t_g of C(t_g, d) * ways[c - d][k - d s_g].
 Each ways[c] is one Python integer, a fixed-width bit field per k (wide enough for C(N, m), so
-fields never carry): a step is a shift and an add done in C. Past a cost budget `tied_tails`
-declines (None), and callers use the normal approximation.
+fields never carry): a step is a shift and an add done in C. The cost grows steeply with the
+sample size (figures: bench/bench_rank_ties.py), so callers count only up to
+`rank_test.TIED_EXACT_LIMIT` trials per side.
 """
 
 from __future__ import annotations
@@ -19,8 +20,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import lru_cache, reduce
-
-TIED_BUDGET = 4e6      # field-bits x shift-adds beyond which the exact tied count declines
 
 
 @lru_cache(maxsize=256)
@@ -44,11 +43,11 @@ def untied_cumulative(n1: int, n2: int) -> tuple[int, ...]:
     return tuple(running)
 
 
-def tied_tails(groups: Sequence[int], drawn: int, low: int, high: int) -> tuple[int, int] | None:
+def tied_tails(groups: Sequence[int], drawn: int, low: int, high: int) -> tuple[int, int]:
     """Exact counts for a rank sum with ties: `groups` are tie-group sizes in value order (N
     values), `drawn` how many one sample takes, T twice its rank sum (s_g = 2 x the values
     before group g + t_g + 1). Returns (splits with T <= low, splits with T >= high) of
-    C(N, drawn); None past TIED_BUDGET. ValueError when `drawn` is not in 0..N."""
+    C(N, drawn). ValueError when `drawn` is not in 0..N."""
     scores, before = [], 0
     for size in groups:
         scores.append(2 * before + size + 1)
@@ -62,8 +61,6 @@ def tied_tails(groups: Sequence[int], drawn: int, low: int, high: int) -> tuple[
     sides = [_reduced(groups, scores, drawn, low),
              _reduced(groups[::-1], mirrored, drawn, 2 * drawn * (before + 1) - high)]
     work = sum(limit + 1 for _, limit in sides if limit >= 0)
-    if len(groups) * drawn * work * width > TIED_BUDGET:
-        return None
     steps, low_limit = sides[0]
     _, below_high = _reduced(groups, scores, drawn, high - 1)
     if low < high and below_high + 1 < work:

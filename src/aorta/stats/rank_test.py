@@ -2,8 +2,8 @@
 
 Timings are few (3 to 20 per side), skewed and not normal, so a t-test's p cannot be trusted;
 the Mann-Whitney U test only asks whether one side's values tend to be larger. Its p is exact
-up to 50 trials per side (`rank_null`, given the ties as mid-ranks), else, or past
-`rank_null.TIED_BUDGET`, the normal approximation with tie and continuity correction. With 3
+(`rank_null`, ties as mid-ranks) up to 50 trials per side without ties and 25 with them, else
+the normal approximation with tie and continuity correction (error: docs/compare.md). With 3
 trials per side no outcome gives p below 0.1: callers check `can_reach` before believing a p.
 """
 
@@ -19,7 +19,8 @@ from statistics import NormalDist
 
 from aorta.stats.rank_null import tied_tails, untied_cumulative
 
-EXACT_LIMIT = 50                          # trials per side up to which p is exact
+EXACT_LIMIT = 50              # trials per side up to which p is exact without ties
+TIED_EXACT_LIMIT = 25         # ... and with ties: about 1 ms a row there (bench_rank_ties.py)
 
 
 @dataclass(frozen=True)
@@ -47,10 +48,9 @@ def mann_whitney(base: Sequence[float], new: Sequence[float]) -> RankTest:
          + sum(map(partial(bisect_right, ordered), new))) / 2
     pooled = sorted(ordered + list(new))
     tied = len(set(pooled)) < len(pooled)
-    if max(n1, n2) <= EXACT_LIMIT:
+    if max(n1, n2) <= (TIED_EXACT_LIMIT if tied else EXACT_LIMIT):
         p = _exact_tied_p(u, n1, n2, pooled) if tied else _exact_p(u, n1, n2)
-        if p is not None:
-            return RankTest(u, p, exact=True)
+        return RankTest(u, p, exact=True)
     return RankTest(u, _normal_p(u, n1, n2, pooled if tied else []), exact=False)
 
 
@@ -61,9 +61,8 @@ def _exact_p(u: float, n1: int, n2: int) -> float:
     return min(1.0, 2 * cumulative[int(low)] / cumulative[-1])
 
 
-def _exact_tied_p(u: float, n1: int, n2: int, pooled: list[float]) -> float | None:
-    """P(|T - E T| >= |t - E T|) for T twice the smaller sample's rank sum, given the ties;
-    None when `tied_tails` declines."""
+def _exact_tied_p(u: float, n1: int, n2: int, pooled: list[float]) -> float:
+    """P(|T - E T| >= |t - E T|) for T twice the smaller sample's rank sum, given the ties."""
     groups = [sum(1 for _ in run) for _, run in groupby(pooled)]
     n = n1 + n2
     doubled_new = int(round(2 * u)) + n2 * (n2 + 1)          # 2 x new's rank sum
@@ -71,8 +70,6 @@ def _exact_tied_p(u: float, n1: int, n2: int, pooled: list[float]) -> float | No
     centre = drawn * (n + 1)
     distance = abs(observed - centre)
     tails = tied_tails(groups, drawn, centre - distance, centre + distance)
-    if tails is None:
-        return None
     return min(1.0, sum(tails) / math.comb(n, drawn))
 
 
@@ -88,12 +85,14 @@ def _normal_p(u: float, n1: int, n2: int, pooled: list[float]) -> float:
 
 
 def smallest_p(n1: int, n2: int) -> float:
-    """The smallest two-sided p the U test can give for these sample sizes (ties only raise it)."""
+    """The smallest two-sided p the U test can give for any samples of these sizes, ties
+    included. Only the most extreme split counts toward it, plus its mirror image when that is
+    as far from the centre. Equal sizes: the n lowest and n highest ranks always mirror each
+    other, so 2 / C(2n, n). Unequal sizes: ties can break the mirror (3 against 4 values, the 4
+    tied above the 3: 1/35, where untied samples give at least 2/35), so 1 / C(n1 + n2, n1)."""
     if n1 < 1 or n2 < 1:
         return 1.0
-    if max(n1, n2) > EXACT_LIMIT:
-        return 0.0
-    return min(1.0, 2 / math.comb(n1 + n2, n1))
+    return min(1.0, (2 if n1 == n2 else 1) / math.comb(n1 + n2, n1))
 
 
 def can_reach(alpha: float, n1: int, n2: int) -> bool:

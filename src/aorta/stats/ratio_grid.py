@@ -7,7 +7,7 @@ one binary search per row (num_k <= r d for d > 0, num_k >= r d for d < 0), run 
 fixed outcomes -inf, 1.0 (0 / 0) and +inf. Cuts close in on a quantile (`Grid._narrow`), by a
 normal model of log(num / den) when both laws are positive (`Grid._model`), else, or when that
 stalls on a lumpy law, at the rows' median (`Grid._row_median`); once about one outcome per row
-is left, those are listed, sorted and accumulated. Typically 3 to 5 cuts per quantile.
+is left, those are listed, sorted and accumulated. 2 to 5 cuts per quantile (bench_interval).
 """
 
 from __future__ import annotations
