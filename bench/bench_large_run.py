@@ -9,7 +9,8 @@ directly in the store's format (`json_text`), each with its own figures and a cP
 the full trial count, so the same sweep command with `--trials N` has nothing left to run.
 
 Each command then runs `--repeats` times in a fresh process (the commands taking turns); the
-figures are the median wall time and the peak RSS of the child (`os.wait4`):
+figures are the median wall time, the median CPU time (user + system: steadier than the wall
+time on a shared machine) and the peak RSS of the child (`os.wait4`):
 
 - no-op resume: `aorta sweep run` on the complete run;
 - `aorta sweep status RUN`;
@@ -145,8 +146,8 @@ def commands(root: Path, run_dir: Path, trials: int) -> dict[str, list[str]]:
     }
 
 
-def measure(argv: list[str], cwd: Path, src: str) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS MiB, exit code) of one child."""
+def measure(argv: list[str], cwd: Path, src: str) -> tuple[float, float, int, float]:
+    """(wall seconds, peak RSS MiB, exit code, CPU seconds) of one child."""
     start = time.perf_counter()
     child = subprocess.Popen(argv, cwd=cwd, env=child_env(src), stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE)
@@ -157,7 +158,7 @@ def measure(argv: list[str], cwd: Path, src: str) -> tuple[float, float, int]:
     wall = time.perf_counter() - start
     if child.returncode not in (0, 1):   # compare exits 1 when a gate fails: not here
         sys.stderr.write(err.decode(errors="replace")[-2000:])
-    return wall, usage.ru_maxrss / 1024, child.returncode
+    return wall, usage.ru_maxrss / 1024, child.returncode, usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -176,7 +177,7 @@ def main() -> None:
     if args.only:
         todo = {k: v for k, v in todo.items() if k in args.only.split(",")}
     trees = {"this tree": SRC} | ({"baseline": args.baseline} if args.baseline else {})
-    figures: dict[tuple[str, str], list[tuple[float, float, int]]] = {}
+    figures: dict[tuple[str, str], list[tuple[float, float, int, float]]] = {}
     for name, argv in todo.items():
         for tree, src in trees.items():
             measure(argv, args.root, src)   # warm: bytecode and the page cache
@@ -187,12 +188,14 @@ def main() -> None:
     print(f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"load {os.getloadavg()[0]:.1f}; {args.cells} cells x {args.trials} trials, "
           f"{args.functions} functions a table, {size / 2**20:.0f} MiB of result.json")
-    yardstick: dict[str, float] = {}
+    yardstick: dict[str, tuple[float, float]] = {}
     for (name, tree), runs in figures.items():
-        wall = statistics.median(r[0] for r in runs)
+        wall, cpu = statistics.median(r[0] for r in runs), statistics.median(r[3] for r in runs)
         rss = max(r[1] for r in runs)
-        yardstick.setdefault(tree, wall) if name == "json.load" else None
-        ratio = f", {wall / yardstick[tree]:.2f}x json.load" if tree in yardstick else ""
+        if name == "json.load":
+            yardstick.setdefault(tree, (wall, cpu))
+        ratio = (f", {wall / yardstick[tree][0]:.2f}x json.load (CPU {cpu:.2f} s, "
+                 f"{cpu / yardstick[tree][1]:.2f}x)") if tree in yardstick else ""
         page = ""
         if name == "report" and (args.root / "report.html").exists():
             page = f", page {(args.root / 'report.html').stat().st_size / 2**20:.1f} MiB"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from aorta.store.layout import trial_name
 from aorta.store.record_checks import (RUN_SCHEMA, TRIAL_SCHEMA, capture_problem, refuse,
@@ -58,8 +58,7 @@ class Retention:
         refuse(retention_problem(self.level, self.files, self.file_count, self.bytes))
 
 
-@dataclass(frozen=True)
-class KernelEntry:
+class KernelEntry(NamedTuple):
     """One kernel in one trial's table: its total time (ms) and launch count (None when the
     profiler gave no trusted count)."""
 
@@ -67,9 +66,9 @@ class KernelEntry:
     calls: int | None
 
 
-@dataclass(frozen=True)
-class KernelRow:
-    """One valid row of a per-kernel table as written (a name may repeat)."""
+class KernelRow(NamedTuple):
+    """One valid row of a per-kernel table as written (a name may repeat). Tuples: a run's
+    records hold trials x kernels of them."""
 
     name: str
     total_ms: float
@@ -150,15 +149,14 @@ class TrialResult:
             if key.startswith(untrusted) or not isinstance(rows, list) or not rows or not all(
                     isinstance(r, dict) and "name" in r and "total_ms" in r for r in rows):
                 continue
-            out[key] = []
+            kept = out[key] = []
             for row in rows:
-                name, total, calls = row["name"], row["total_ms"], row.get("calls")
-                if not isinstance(name, str) or not name or isinstance(total, bool) \
-                        or not isinstance(total, (int, float)) or not 0 <= total < math.inf:
-                    continue
-                calls = calls if isinstance(calls, int) and not isinstance(calls, bool) else None
-                mangled = row.get("mangled")
-                out[key].append(KernelRow(name, float(total), calls,
+                name, total, calls, mangled = (row["name"], row["total_ms"], row.get("calls"),
+                                               row.get("mangled"))
+                if isinstance(name, str) and name and isinstance(total, (int, float)) \
+                        and not isinstance(total, bool) and 0 <= total < math.inf:
+                    kept.append(KernelRow(name, float(total), calls if isinstance(calls, int)
+                                          and not isinstance(calls, bool) else None,
                                           mangled if isinstance(mangled, str) else None))
         return out
 
@@ -166,15 +164,13 @@ class TrialResult:
         """`kernel_rows` as metric -> kernel name -> entry; a name listed twice is summed."""
         out: dict[str, dict[str, KernelEntry]] = {}
         for key, rows in self.kernel_rows(allow_partial).items():
-            table: dict[str, KernelEntry] = {}
-            for row in rows:
-                total, calls = row.total_ms, row.calls
-                if row.name in table:
-                    before = table[row.name]
+            table = out[key] = {}
+            for name, total, calls, _ in rows:
+                if name in table:
+                    before = table[name]
                     total += before.total_ms
                     calls = None if before.calls is None or calls is None else before.calls + calls
-                table[row.name] = KernelEntry(total, calls)
-            out[key] = table
+                table[name] = KernelEntry(total, calls)
         return out
 
 
