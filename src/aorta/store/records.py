@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any, Literal, NamedTuple
 
 from aorta.store.layout import trial_name
@@ -143,8 +144,27 @@ class TrialResult:
         `numeric_metrics`): metric -> its valid rows. A table is a list of rows like
         `{"name": "softmax_kernel", "calls": 21, "total_ms": 0.125}`; a row without a name or
         a finite, non-negative total is left out."""
+        return {key: list(map(_kernel_row, rows))
+                for key, rows in self._tables(allow_partial).items()}
+
+    def kernel_tables(self, allow_partial: bool = False) -> dict[str, dict[str, KernelEntry]]:
+        """`kernel_rows` as metric -> kernel name -> entry; a name listed twice is summed."""
+        out: dict[str, dict[str, KernelEntry]] = {}
+        for key, rows in self._tables(allow_partial).items():
+            table = out[key] = {}
+            for name, total, calls, _ in rows:
+                if name in table:
+                    before = table[name]
+                    total += before.total_ms
+                    calls = None if before.calls is None or calls is None else before.calls + calls
+                table[name] = _kernel_entry((total, calls))
+        return out
+
+    def _tables(self, allow_partial: bool) -> dict[str, list[tuple[str, float, int | None,
+                                                                     str | None]]]:
+        """`kernel_rows` as plain tuples: a run holds trials x kernels of them."""
         untrusted = self.untrusted_prefixes(allow_partial)
-        out: dict[str, list[KernelRow]] = {}
+        out: dict[str, list[tuple[str, float, int | None, str | None]]] = {}
         for key, rows in self.metrics.items():
             if key.startswith(untrusted) or not isinstance(rows, list) or not rows or not all(
                     isinstance(r, dict) and "name" in r and "total_ms" in r for r in rows):
@@ -155,23 +175,15 @@ class TrialResult:
                                                row.get("mangled"))
                 if isinstance(name, str) and name and isinstance(total, (int, float)) \
                         and not isinstance(total, bool) and 0 <= total < math.inf:
-                    kept.append(KernelRow(name, float(total), calls if isinstance(calls, int)
-                                          and not isinstance(calls, bool) else None,
-                                          mangled if isinstance(mangled, str) else None))
+                    kept.append((name, float(total), calls if isinstance(calls, int)
+                                 and not isinstance(calls, bool) else None,
+                                 mangled if isinstance(mangled, str) else None))
         return out
 
-    def kernel_tables(self, allow_partial: bool = False) -> dict[str, dict[str, KernelEntry]]:
-        """`kernel_rows` as metric -> kernel name -> entry; a name listed twice is summed."""
-        out: dict[str, dict[str, KernelEntry]] = {}
-        for key, rows in self.kernel_rows(allow_partial).items():
-            table = out[key] = {}
-            for name, total, calls, _ in rows:
-                if name in table:
-                    before = table[name]
-                    total += before.total_ms
-                    calls = None if before.calls is None or calls is None else before.calls + calls
-                table[name] = KernelEntry(total, calls)
-        return out
+
+# The named tuples made without their Python-level `__new__`: a run has trials x kernels.
+_kernel_row = partial(tuple.__new__, KernelRow)
+_kernel_entry = partial(tuple.__new__, KernelEntry)
 
 
 @dataclass(frozen=True)
