@@ -40,7 +40,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 sys.path.insert(0, SRC)
