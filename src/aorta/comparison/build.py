@@ -154,6 +154,7 @@ def _kernel_rows(cell: str, table: str, base: Sequence[TrialTable], new: Sequenc
 # and the original names merged into it.
 _Kernel = tuple[dict[int, tuple[float, int | None]], set[str]]
 _ABSENT: _Kernel = ({}, set())
+_NONE = (0.0, None)     # a trial that did not run the kernel
 
 
 def _by_kernel(trials: Sequence[TrialTable], match_templates: bool) -> dict[str, _Kernel]:
@@ -173,7 +174,8 @@ def _by_kernel(trials: Sequence[TrialTable], match_templates: bool) -> dict[str,
 def _kernel_row(cell: str, table: str, name: str, base: _Kernel, base_n: int, new: _Kernel,
                 new_n: int, settings: CompareSettings) -> _Pending:
     # A trial whose table lacks the kernel ran it zero times: that is a measurement of 0 ms.
-    b, n = _totals(base, base_n), _totals(new, new_n)
+    b = [base[0].get(i, _NONE)[0] for i in range(base_n)]
+    n = [new[0].get(i, _NONE)[0] for i in range(new_n)]
     seen_b, seen_n = len(base[0]), len(new[0])
     calls_b, calls_n = _median_calls(base), _median_calls(new)
     fields = dict(cell=cell, scope="kernel", name=name, kind="time", base_n=len(b),
@@ -191,13 +193,6 @@ def _kernel_row(cell: str, table: str, name: str, base: _Kernel, base_n: int, ne
     if calls_b is not None and calls_n is not None and calls_b != calls_n:
         extra.append(f"calls {fmt(calls_b)} -> {fmt(calls_n)}")
     return _Pending(measure(b, n, "time", settings), fields, tuple(extra))
-
-
-def _totals(kernel: _Kernel, trials: int) -> list[float]:
-    column = [0.0] * trials
-    for position, (total, _) in kernel[0].items():
-        column[position] = total
-    return column
 
 
 def _median_calls(kernel: _Kernel) -> float | None:
