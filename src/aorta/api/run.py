@@ -178,10 +178,8 @@ def kernel_columns(run: str, trials: Sequence[Trial], allow_partial: bool = Fals
             if not rows:
                 continue
             names, totals, calls, mangled = zip(*rows)     # a table at a time: 100,000s of rows
-            for key, value in zip(KERNEL_FIELDS[:6], (run, t.cell, t.name, t.index, t.baseline,
-                                                      table)):
-                cols[key].extend(repeat(value, len(rows)))
-            for key, values in zip(KERNEL_FIELDS[6:], (names, mangled, calls, totals)):
+            same = (repeat(v, len(rows)) for v in (run, t.cell, t.name, t.index, t.baseline, table))
+            for key, values in zip(KERNEL_FIELDS, (*same, names, mangled, calls, totals)):
                 cols[key].extend(values)
     return cols
 

@@ -150,16 +150,14 @@ def _kernel_rows(cell: str, table: str, base: Sequence[TrialTable], new: Sequenc
             for name in dict.fromkeys([*base_kernels, *new_kernels])]
 
 
-# One normalised kernel across one side's trials: trial position -> (total ms, calls or None),
-# and the original names merged into it.
+# One normalised kernel on one side: trial position -> (total ms, calls), the names merged.
 _Kernel = tuple[dict[int, tuple[float, int | None]], set[str]]
 _ABSENT: _Kernel = ({}, set())
 _NONE = (0.0, None)     # a trial that did not run the kernel
 
 
 def _by_kernel(trials: Sequence[TrialTable], match_templates: bool) -> dict[str, _Kernel]:
-    """Each normalised kernel's entries, in one pass over the trials (in the order kernels
-    first appear); the entries of names that normalise alike are summed per trial."""
+    """Each normalised kernel, in one pass (names that normalise alike summed per trial)."""
     out: dict[str, _Kernel] = {}
     for position, table in enumerate(trials):
         for raw, entry in table.items():

@@ -294,13 +294,11 @@ class _Sweep:
                 ) -> list[CellSummary]:
         """run.json first (it says how the run stands), then the summaries. The reserve is
         given back first, so that on a full disk run.json can still say `interrupted`. Only
-        the trials that were to run are read again: the others were complete before, under
-        this run's lock, and their records (`before`, without tables) are what they were."""
+        `todo` is read again: the rest (`before`) was complete then, under this run's lock."""
         store, plan = self.store, self.plan
-        ran_any = bool(todo)
         again = {s.key for s in todo}
         store.free_reserve()
-        finished = utc_now() if ran_any or run.finished_at is None else run.finished_at
+        finished = utc_now() if todo or run.finished_at is None else run.finished_at
         history = [*run.history[:-1], {**run.history[-1], "finished_at": utc_now(),
                                        "status": status}]
         if unchecked:      # the warden's last check could not vouch for every process

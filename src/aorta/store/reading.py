@@ -29,8 +29,7 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
 def read_text_file(path: str | os.PathLike[str], limit: int = MAX_RECORD_BYTES) -> str:
     """A file's text; `RecordError` when it is larger than `limit` or not a regular file."""
     with open_regular(path) as fh:
-        # Its size first: asking for `limit` bytes would allocate them (256 MiB) on every
-        # read of every record.
+        # Its size first: asking for `limit` bytes would allocate 256 MiB for every record.
         size = min(os.fstat(fh.fileno()).st_size, limit)
         data = fh.read(size + 1)
         if len(data) > size:    # it grew, or says no size (some FUSE filesystems)

@@ -24,7 +24,6 @@ RUN_STATES = ("running", "complete", "interrupted")
 #: empty: the profiler ran and saw nothing; missing: no artifact; unparsed: unreadable.
 CAPTURE_STATES = ("ok", "partial", "empty", "missing", "unparsed")
 _MAX_METRIC_DEPTH = 16
-_JSON_TYPES = (str, int, float, list, dict, type(None))   # bool is an int
 _SCALARS = {str, int, float, bool, type(None)}
 _PLAIN = _SCALARS | {list, dict}
 
@@ -70,23 +69,20 @@ def run_problem(status: object) -> str | None:
     return None
 
 
-def refuse(problem: str | None) -> None:
+def refuse(problem: str | None, where: str = "") -> None:
     if problem:
-        raise RecordError(problem)
+        raise RecordError(where + problem)
 
 
 # --- the fields of each record: (key, (accepts, what it must be), default) ---------------------
 # A test is a type test where it can be (the values come from `json.loads`, so exact types),
 # run once per field of every record every command reads.
 
-Test = tuple[Callable[[Any], bool], str]
-_REQUIRED = object()
-_NULL = type(None)
+_REQUIRED, _NULL = object(), type(None)
 
 
-def _of(what: str, *types: type) -> Test:
-    allowed = frozenset(types)
-    return (lambda v: type(v) in allowed), what
+def _of(what: str, *types: type) -> tuple[Callable[[Any], bool], str]:
+    return (lambda v: type(v) in types), what
 
 
 def _each_str(values: Any) -> bool:
@@ -138,9 +134,11 @@ _RUN = (
     ("stop_after", _of("an object", dict, _NULL), None))
 
 
-def _fields(doc: Mapping[str, Any], spec: Any, where: str = "") -> dict[str, Any]:
+def _fields(doc: Any, spec: Any, where: str = "") -> dict[str, Any]:
     """The fields of `spec` from `doc`, each checked, in `spec`'s order; a missing optional
     field gets its default (a fresh one where the default is `list` or `dict`)."""
+    if type(doc) is not dict:
+        raise RecordError(f"{where}not a mapping")
     out = {}
     for key, (accepts, what), default in spec:
         if key in doc:
@@ -155,16 +153,6 @@ def _fields(doc: Mapping[str, Any], spec: Any, where: str = "") -> dict[str, Any
     return out
 
 
-def _each(where: str, raws: Any, spec: Any) -> dict[str, dict[str, Any]]:
-    """Every nested record of a mapping (`captures`, `logs`), checked."""
-    return {name: _fields(raw, spec, f"{where}.{name}: ") if type(raw) is dict
-            else _refused(f"{where}.{name}: not a mapping") for name, raw in raws.items()}
-
-
-def _refused(problem: str) -> Any:
-    raise RecordError(problem)
-
-
 def _json_value(v: Any, limit: int = _MAX_METRIC_DEPTH) -> bool:
     """Whether `v` is a finite JSON value nested at most `limit` deep. Every read of every
     record checks its metrics, so the walk goes a level at a time, its tests mapped in C."""
@@ -172,7 +160,7 @@ def _json_value(v: Any, limit: int = _MAX_METRIC_DEPTH) -> bool:
     for _ in range(limit + 1):
         types = set(map(type, level))
         plain = types <= _PLAIN     # else subclasses (numpy's floats) or no JSON value at all
-        if not plain and not all(map(isinstance, level, repeat(_JSON_TYPES))) or (
+        if not plain and not all(map(isinstance, level, repeat(tuple(_PLAIN)))) or (
                 float in types or not plain) and not all(
                 map(math.isfinite, filter(float.__instancecheck__, level))):
             return False
@@ -222,19 +210,15 @@ def checked_trial(doc: Any) -> dict[str, Any]:
     if _check_version(doc, "trial", TRIAL_SCHEMA) == 1:
         doc = _trial_v1_to_v2(doc)
     fields = _fields(doc, _TRIAL)
-    problem = _metrics(fields["metrics"])
-    if problem:
-        raise RecordError(f"metrics: {problem}")
-    fields["captures"] = _each("captures", fields["captures"], _CAPTURE)
+    refuse(_metrics(fields["metrics"]), "metrics: ")
+    for where, spec in (("captures", _CAPTURE), ("logs", _LOG)):
+        fields[where] = {name: _fields(raw, spec, f"{where}.{name}: ")
+                         for name, raw in fields[where].items()}
     for name, capture in fields["captures"].items():
-        if problem := capture_problem(capture["state"], capture["skipped"]):
-            raise RecordError(f"captures.{name}: {problem}")
-    fields["logs"] = _each("logs", fields["logs"], _LOG)
+        refuse(capture_problem(capture["state"], capture["skipped"]), f"captures.{name}: ")
     if fields["retention"] is not None:
-        retention = fields["retention"] = _fields(fields["retention"], _RETENTION, "retention: ")
-        if problem := retention_problem(*retention.values()):
-            raise RecordError(f"retention: {problem}")
-    fields["schema_version"] = TRIAL_SCHEMA
+        fields["retention"] = _fields(fields["retention"], _RETENTION, "retention: ")
+        refuse(retention_problem(*fields["retention"].values()), "retention: ")
     _check_cells("cell", [fields["cell"]])
     refuse(trial_problem(fields["verdict"], fields["exit_code"]))
     return fields
@@ -275,5 +259,4 @@ def checked_run(doc: Any, baseline_of_v1: Callable[[], bool] = lambda: False) ->
     _check_cells("cells", fields["cells"])
     if len(set(fields["cells"])) != len(fields["cells"]):
         raise RecordError("cells: a cell is listed twice")
-    fields["schema_version"] = RUN_SCHEMA
     return fields

@@ -68,8 +68,7 @@ class KernelEntry(NamedTuple):
 
 
 class KernelRow(NamedTuple):
-    """One valid row of a per-kernel table as written (a name may repeat). Tuples: a run's
-    records hold trials x kernels of them."""
+    """One valid row of a per-kernel table as written (a name may repeat)."""
 
     name: str
     total_ms: float
@@ -144,27 +143,8 @@ class TrialResult:
         `numeric_metrics`): metric -> its valid rows. A table is a list of rows like
         `{"name": "softmax_kernel", "calls": 21, "total_ms": 0.125}`; a row without a name or
         a finite, non-negative total is left out."""
-        return {key: list(map(_kernel_row, rows))
-                for key, rows in self._tables(allow_partial).items()}
-
-    def kernel_tables(self, allow_partial: bool = False) -> dict[str, dict[str, KernelEntry]]:
-        """`kernel_rows` as metric -> kernel name -> entry; a name listed twice is summed."""
-        out: dict[str, dict[str, KernelEntry]] = {}
-        for key, rows in self._tables(allow_partial).items():
-            table = out[key] = {}
-            for name, total, calls, _ in rows:
-                if name in table:
-                    before = table[name]
-                    total += before.total_ms
-                    calls = None if before.calls is None or calls is None else before.calls + calls
-                table[name] = _kernel_entry((total, calls))
-        return out
-
-    def _tables(self, allow_partial: bool) -> dict[str, list[tuple[str, float, int | None,
-                                                                     str | None]]]:
-        """`kernel_rows` as plain tuples: a run holds trials x kernels of them."""
         untrusted = self.untrusted_prefixes(allow_partial)
-        out: dict[str, list[tuple[str, float, int | None, str | None]]] = {}
+        out: dict[str, list[KernelRow]] = {}
         for key, rows in self.metrics.items():
             if key.startswith(untrusted) or not isinstance(rows, list) or not rows or not all(
                     isinstance(r, dict) and "name" in r and "total_ms" in r for r in rows):
@@ -175,9 +155,22 @@ class TrialResult:
                                                row.get("mangled"))
                 if isinstance(name, str) and name and isinstance(total, (int, float)) \
                         and not isinstance(total, bool) and 0 <= total < math.inf:
-                    kept.append((name, float(total), calls if isinstance(calls, int)
-                                 and not isinstance(calls, bool) else None,
-                                 mangled if isinstance(mangled, str) else None))
+                    kept.append(_kernel_row((name, float(total), calls if isinstance(calls, int)
+                                             and not isinstance(calls, bool) else None,
+                                             mangled if isinstance(mangled, str) else None)))
+        return out
+
+    def kernel_tables(self, allow_partial: bool = False) -> dict[str, dict[str, KernelEntry]]:
+        """`kernel_rows` as metric -> kernel name -> entry; a name listed twice is summed."""
+        out: dict[str, dict[str, KernelEntry]] = {}
+        for key, rows in self.kernel_rows(allow_partial).items():
+            table = out[key] = {}
+            for name, total, calls, _ in rows:
+                if name in table:
+                    before = table[name]
+                    total += before.total_ms
+                    calls = None if before.calls is None or calls is None else before.calls + calls
+                table[name] = _kernel_entry((total, calls))
         return out
 
 

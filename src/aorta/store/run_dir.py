@@ -86,17 +86,14 @@ class RunStore:
         self.write_json(RUN_JSON, record.to_json())
 
     def read_slot(self, cell: str, name: str, tables: bool = True) -> Slot:
-        """A trial's slot; without `tables` its record keeps only the metrics that are not
-        lists or objects (a state, a verdict and the figures take a fraction of the memory)."""
-        parsed = parse_trial_name(name)
-        if parsed is None:
-            raise ValueError(f"{name!r} is not a trial directory name")
-        state, fields, problem = read_trial(self.root, cell, name)
+        """A trial's slot; without `tables` its record keeps no list or object metric."""
+        state, fields, problem = read_trial(self.root, cell, name)   # refuses a bad name
         if fields is not None and not tables:
             fields["metrics"] = {k: v for k, v in fields["metrics"].items()
                                  if not isinstance(v, (list, dict))}
         result = None if fields is None else trial_result(fields)
-        return Slot(cell, name, *parsed, state, result, problem)
+        index, baseline = parse_trial_name(name) or (0, False)
+        return Slot(cell, name, index, baseline, state, result, problem)
 
     def slots(self, run: RunRecord, cells: Iterable[str] | None = None, tables: bool = True
               ) -> list[Slot]:
