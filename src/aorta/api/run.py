@@ -10,6 +10,7 @@ import importlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import repeat
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -142,9 +143,9 @@ def compare(base: str | PathLike[str], new: str | PathLike[str], *, threshold: f
 def trial_columns(run: str, trials: Sequence[Trial], allow_partial: bool = False
                   ) -> Columns:
     """One row per trial of run `run`."""
+    figures = {id(t): t.result.numeric_metrics(allow_partial) for t in trials if t.result}
     captures = sorted({c for t in trials if t.result for c in t.result.captures})
-    metrics = sorted({k for t in trials if t.result
-                      for k in t.result.numeric_metrics(allow_partial)} - set(TRIAL_FIELDS))
+    metrics = sorted({k for values in figures.values() for k in values} - set(TRIAL_FIELDS))
     cols: Columns = {key: [] for key in (*TRIAL_FIELDS, *(f"capture_{c}" for c in captures),
                                          *metrics)}
     for t in trials:
@@ -156,7 +157,7 @@ def trial_columns(run: str, trials: Sequence[Trial], allow_partial: bool = False
             values |= {k: getattr(r, k) for k in TRIAL_FIELDS[6:]}
             values |= {f"capture_{c}": cap.state for c, cap in r.captures.items()}
             if r.verdict == "pass":
-                values |= r.numeric_metrics(allow_partial)
+                values |= figures[id(t)]
             else:   # a failed trial's figures describe something else
                 values |= {k: None for k in ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib")}
         for key, column in cols.items():
@@ -174,11 +175,12 @@ def kernel_columns(run: str, trials: Sequence[Trial], allow_partial: bool = Fals
         if r is None or r.verdict != "pass":
             continue
         for table, rows in r.kernel_rows(allow_partial).items():
-            for row in rows:
-                values = (run, t.cell, t.name, t.index, t.baseline, table, row.name,
-                          row.mangled, row.calls, row.total_ms)
-                for key, value in zip(KERNEL_FIELDS, values):
-                    cols[key].append(value)
+            if not rows:
+                continue
+            names, totals, calls, mangled = zip(*rows)     # a table at a time: 100,000s of rows
+            same = (repeat(v, len(rows)) for v in (run, t.cell, t.name, t.index, t.baseline, table))
+            for key, values in zip(KERNEL_FIELDS, (*same, names, mangled, calls, totals)):
+                cols[key].extend(values)
     return cols
 
 

@@ -147,37 +147,42 @@ def _metric_row(cell: str, metric: str, base: CellSamples, new: CellSamples,
 def _kernel_rows(cell: str, table: str, base: Sequence[TrialTable], new: Sequence[TrialTable],
                  settings: CompareSettings) -> list[_Pending]:
     demangle_all({raw for t in (*base, *new) for raw in t})   # one batch (c++filt: one process)
-    base_trials = [_normalised(t, settings.match_templates) for t in base]
-    new_trials = [_normalised(t, settings.match_templates) for t in new]
-    names = dict.fromkeys(k for t in base_trials + new_trials for k in t)
-    return [_kernel_row(cell, table, name, base_trials, new_trials, settings) for name in names]
+    base_kernels = _by_kernel(base, settings.match_templates)
+    new_kernels = _by_kernel(new, settings.match_templates)
+    return [_kernel_row(cell, table, name, base_kernels.get(name, _ABSENT), len(base),
+                        new_kernels.get(name, _ABSENT), len(new), settings)
+            for name in dict.fromkeys([*base_kernels, *new_kernels])]
 
 
-# normalised name -> (total ms, calls or None, original names)
-_Merged = dict[str, tuple[float, int | None, frozenset[str]]]
+# One normalised kernel on one side: trial position -> (total ms, calls), the names merged.
+_Kernel = tuple[dict[int, tuple[float, int | None]], set[str]]
+_ABSENT: _Kernel = ({}, set())
+_NONE = (0.0, None)     # a trial that did not run the kernel
 
 
-def _normalised(table: TrialTable, match_templates: bool) -> _Merged:
-    out: _Merged = {}
-    for raw, entry in table.items():
-        key = normalise(raw, match_templates)
-        total, calls, raws = out.get(key, (0.0, 0, frozenset()))
-        merged_calls = None if calls is None or entry.calls is None else calls + entry.calls
-        out[key] = (total + entry.total_ms, merged_calls, raws | {raw})
+def _by_kernel(trials: Sequence[TrialTable], match_templates: bool) -> dict[str, _Kernel]:
+    """Each normalised kernel, in one pass (names that normalise alike summed per trial)."""
+    out: dict[str, _Kernel] = {}
+    for position, table in enumerate(trials):
+        for raw, entry in table.items():
+            seen, raws = out.setdefault(normalise(raw, match_templates), ({}, set()))
+            raws.add(raw)
+            total, calls = seen.get(position, (0.0, 0))
+            seen[position] = (total + entry.total_ms, None if calls is None or entry.calls is None
+                              else calls + entry.calls)
     return out
 
 
-def _kernel_row(cell: str, table: str, name: str, base: Sequence[_Merged],
-                new: Sequence[_Merged], settings: CompareSettings) -> _Pending:
+def _kernel_row(cell: str, table: str, name: str, base: _Kernel, base_n: int, new: _Kernel,
+                new_n: int, settings: CompareSettings) -> _Pending:
     # A trial whose table lacks the kernel ran it zero times: that is a measurement of 0 ms.
-    b = [t[name][0] if name in t else 0.0 for t in base]
-    n = [t[name][0] if name in t else 0.0 for t in new]
-    seen_b, seen_n = sum(name in t for t in base), sum(name in t for t in new)
-    raws = tuple(sorted(set().union(*(t[name][2] for t in list(base) + list(new) if name in t))))
-    calls_b, calls_n = _median_calls(base, name), _median_calls(new, name)
+    b = [base[0].get(i, _NONE)[0] for i in range(base_n)]
+    n = [new[0].get(i, _NONE)[0] for i in range(new_n)]
+    seen_b, seen_n = len(base[0]), len(new[0])
+    calls_b, calls_n = _median_calls(base), _median_calls(new)
     fields = dict(cell=cell, scope="kernel", name=name, kind="time", base_n=len(b),
                   new_n=len(n), table=table, base_calls=calls_b, new_calls=calls_n,
-                  raw_names=raws)
+                  raw_names=tuple(sorted(base[1] | new[1])))
     if not seen_b:
         return _Pending(Judgement("NEW", None, median(n), note=f"only in new ({seen_n} of "
                                   f"{len(n)} trials)"), fields)
@@ -192,9 +197,9 @@ def _kernel_row(cell: str, table: str, name: str, base: Sequence[_Merged],
     return _Pending(measure(b, n, "time", settings), fields, tuple(extra))
 
 
-def _median_calls(trials: Sequence[_Merged], name: str) -> float | None:
-    counts = [t[name][1] for t in trials if name in t]
-    if not counts or any(c is None for c in counts):
+def _median_calls(kernel: _Kernel) -> float | None:
+    counts = [calls for _, calls in kernel[0].values()]
+    if not counts or None in counts:
         return None
     return median([float(c) for c in counts if c is not None])
 

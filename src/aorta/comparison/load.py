@@ -71,15 +71,13 @@ def load_run(ref: RunRef, allow_partial: bool = False) -> LoadedRun:
             raise UserError(f"{ref.path}: no cell {ref.cell!r}; its cells are "
                             f"{', '.join(names) or '(none)'}")
         names = [ref.cell]
-    slots: dict[str, list[Slot]] = {name: [] for name in names}
-    for slot in store.slots(run, names):
-        if not slot.baseline:
-            slots[slot.cell].append(slot)
-    partial = sum(1 for cell in slots.values() for s in cell if s.result is not None
-                  and s.result.verdict == "pass"
-                  and any(c.state == "partial" for c in s.result.captures.values()))
-    return LoadedRun(ref, {name: _load_cell(name, slots[name], allow_partial)
-                           for name in names}, partial)
+    cells, partial = {}, 0
+    for name in names:     # a cell at a time: its samples are kept, not its records
+        slots = [s for s in store.slots(run, [name]) if not s.baseline]
+        partial += sum(1 for s in slots if s.result is not None and s.result.verdict == "pass"
+                       and any(c.state == "partial" for c in s.result.captures.values()))
+        cells[name] = _load_cell(name, slots, allow_partial)
+    return LoadedRun(ref, cells, partial)
 
 
 def _load_cell(name: str, slots: list[Slot], allow_partial: bool) -> CellSamples:

@@ -34,13 +34,13 @@ def build_report(run_dir: Path, allow_partial: bool = False) -> Report:
     env = env if isinstance(env, dict) else None
     header = run_header(run, env, store.read_text(RECIPE))
     collectors = header.collectors
-    by_cell: dict[str, list[Slot]] = {}
-    for slot in store.slots(run, run.cells + [c for c in store.cells_on_disk()
-                                              if c not in run.cells]):
-        by_cell.setdefault(slot.cell, []).append(slot)
     skipped = skipped_by_cell(run.stop_after)
     cells, failed, warnings = [], [], []
-    for name, slots in by_cell.items():
+    # A cell at a time: what the report keeps of each is its figures, not its records.
+    for name in run.cells + [c for c in store.cells_on_disk() if c not in run.cells]:
+        slots = store.slots(run, [name])
+        if not slots:
+            continue
         # Trials that stop_after skipped were never meant to run: not missing, not planned.
         slots = [s for s in slots if s.result is not None or s.index not in skipped.get(name, ())]
         cell = _cell_report(store, name, run.trials_per_cell - len(skipped.get(name, ())),
@@ -94,9 +94,10 @@ def _passing(slots: Sequence[Slot], baseline: bool) -> list[TrialResult]:
 def _summaries(stats: Mapping[str, Any], passing: list[TrialResult],
                allow_partial: bool) -> dict[str, MetricSummary]:
     out = {}
+    figures = [(r.index, r.numeric_metrics(allow_partial)) for r in passing]
     for key, s in stats.items():
-        points = [Point(r.index, v) for r in passing
-                  if (v := r.numeric_metrics(allow_partial).get(key)) is not None]
+        points = [Point(index, v) for index, values in figures
+                  if (v := values.get(key)) is not None]
         out[key] = MetricSummary(key, unit_of(key), s.n, s.median, s.min, s.max, s.mean, s.std,
                                  points)
     return out

@@ -111,7 +111,10 @@ class _Slot:
     def __init__(self, run_dir: str | os.PathLike[str], cell: str, name: str) -> None:
         self.cell, self.name, self.dir = cell, name, f"cells/{cell}/{name}"
         self.index = (parse_trial_name(name) or (0, False))[0]
-        self.state, self.result, self.problem = read_trial(run_dir, cell, name)
+        self.state, fields, self.problem = read_trial(run_dir, cell, name)
+        # What status shows, not the whole record: a run's records hold trials x kernels.
+        self.result = None if fields is None else {
+            key: fields[key] for key in ("verdict", "reason", "host", "baseline")}
 
 
 def _one(slot: _Slot, known: TrialState | None) -> TrialStatus:

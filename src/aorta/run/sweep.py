@@ -26,7 +26,7 @@ from aorta.run.warden import Warden
 from aorta.store.files import is_disk_full
 from aorta.store.layout import ENV, MATRIX, PERF, RECIPE
 from aorta.store.records import RunRecord, TrialResult
-from aorta.store.run_dir import RunStore
+from aorta.store.run_dir import RunStore, Slot
 
 
 @dataclass(frozen=True)
@@ -163,7 +163,7 @@ class _Sweep:
                                f"interrupted run of this directory")
         previous = self._previous(fresh)
         specs = trial_specs(plan, store.root)
-        slots = {s.dir: s for s in store.slots(self._planned_record(previous))}
+        slots = {s.dir: s for s in store.slots(self._planned_record(previous), tables=False)}
         newer = [s for s in slots.values() if s.state == "newer"]
         if newer:
             raise RunDirError(f"{store.root / newer[0].dir / 'result.json'}: {newer[0].problem}; "
@@ -179,7 +179,7 @@ class _Sweep:
         if corrupt:
             self.progress.note(f"{len(corrupt)} trial record(s) were corrupt: each is moved "
                                f"to quarantine/ and its trial runs again")
-        return self._execute(run, specs, todo)
+        return self._execute(run, specs, todo, slots)
 
     def _previous(self, fresh: bool) -> RunRecord | None:
         store = self.store
@@ -228,8 +228,8 @@ class _Sweep:
         self.store.write_run(run)
         return run
 
-    def _execute(self, run: RunRecord, specs: list[TrialSpec], todo: list[TrialSpec]
-                 ) -> SweepOutcome:
+    def _execute(self, run: RunRecord, specs: list[TrialSpec], todo: list[TrialSpec],
+                 before: dict[str, Slot]) -> SweepOutcome:
         store = self.store
         self.progress.start(len(specs), len(specs) - len(todo))
         ran = 0
@@ -269,7 +269,7 @@ class _Sweep:
             self.progress.close()
             if blocks:
                 run = replace(run, executor=blocks[-1])
-            cells = self._finish(run, specs, status, bool(todo), unchecked)
+            cells = self._finish(run, specs, status, before, todo, unchecked)
         return SweepOutcome(store.root, cells, status, ran)
 
     def _run_stopping(self, run: RunRecord, specs: list[TrialSpec], started: OnStart,
@@ -277,7 +277,8 @@ class _Sweep:
         from aorta.run.stop_after import run_with_stop_after
 
         assert self.plan.recipe.stop_after is not None
-        before = {s.dir: s.result for s in self.store.slots(run) if s.result is not None}
+        before = {s.dir: s.result for s in self.store.slots(run, tables=False)
+                  if s.result is not None}
 
         def run_batch(batch: list[TrialSpec], record: OnDone) -> None:
             def finished(result: TrialResult) -> None:
@@ -288,19 +289,24 @@ class _Sweep:
 
         run_with_stop_after(self.plan.recipe.stop_after, specs, before, run_batch)
 
-    def _finish(self, run: RunRecord, specs: list[TrialSpec], status: str, ran_any: bool,
-                unchecked: str | None = None) -> list[CellSummary]:
+    def _finish(self, run: RunRecord, specs: list[TrialSpec], status: str,
+                before: dict[str, Slot], todo: list[TrialSpec], unchecked: str | None = None
+                ) -> list[CellSummary]:
         """run.json first (it says how the run stands), then the summaries. The reserve is
-        given back first, so that on a full disk run.json can still say `interrupted`."""
+        given back first, so that on a full disk run.json can still say `interrupted`. Only
+        `todo` is read again: the rest (`before`) was complete then, under this run's lock."""
         store, plan = self.store, self.plan
+        again = {s.key for s in todo}
         store.free_reserve()
-        finished = utc_now() if ran_any or run.finished_at is None else run.finished_at
+        finished = utc_now() if todo or run.finished_at is None else run.finished_at
         history = [*run.history[:-1], {**run.history[-1], "finished_at": utc_now(),
                                        "status": status}]
         if unchecked:      # the warden's last check could not vouch for every process
             history[-1]["leftovers"] = unchecked
         by_cell: dict[str, list[TrialResult]] = {c.name: [] for c in plan.cells}
-        for slot in store.slots(run):
+        for key, slot in before.items():
+            if key in again:
+                slot = store.read_slot(slot.cell, slot.name, tables=False)
             if slot.result is not None and slot.cell in by_cell:
                 by_cell[slot.cell].append(slot.result)
         stops = stop_states(plan.recipe.stop_after, by_cell)

@@ -29,7 +29,11 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
 def read_text_file(path: str | os.PathLike[str], limit: int = MAX_RECORD_BYTES) -> str:
     """A file's text; `RecordError` when it is larger than `limit` or not a regular file."""
     with open_regular(path) as fh:
-        data = fh.read(limit + 1)
+        # Its size first: asking for `limit` bytes would allocate 256 MiB for every record.
+        size = min(os.fstat(fh.fileno()).st_size, limit)
+        data = fh.read(size + 1)
+        if len(data) > size:    # it grew, or says no size (some FUSE filesystems)
+            data += fh.read(limit + 1 - len(data))
     if len(data) > limit:
         raise RecordError(f"larger than {limit >> 20} MiB")
     return data.decode("utf-8", "replace")

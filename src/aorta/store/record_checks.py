@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from itertools import chain, repeat
 from typing import Any
 
 from aorta.base.names import component_problem
 from aorta.recipe.limits import MAX_TRIALS_PER_CELL, RETAIN_LEVELS
 from aorta.store.reading import RecordError
-
-Check = Callable[[Any], str | None]
 
 TRIAL_SCHEMA = 2
 RUN_SCHEMA = 3
@@ -25,6 +24,8 @@ RUN_STATES = ("running", "complete", "interrupted")
 #: empty: the profiler ran and saw nothing; missing: no artifact; unparsed: unreadable.
 CAPTURE_STATES = ("ok", "partial", "empty", "missing", "unparsed")
 _MAX_METRIC_DEPTH = 16
+_SCALARS = {str, int, float, bool, type(None)}
+_PLAIN = _SCALARS | {list, dict}
 
 
 class NewerRecord(RecordError):
@@ -68,60 +69,107 @@ def run_problem(status: object) -> str | None:
     return None
 
 
-def refuse(problem: str | None) -> None:
+def refuse(problem: str | None, where: str = "") -> None:
     if problem:
-        raise RecordError(problem)
+        raise RecordError(where + problem)
 
 
-_REQUIRED = object()
+# --- the fields of each record: (key, (accepts, what it must be), default) ---------------------
+# A test is a type test where it can be (the values come from `json.loads`, so exact types),
+# run once per field of every record every command reads.
+
+_REQUIRED, _NULL = object(), type(None)
 
 
-def _take(doc: Mapping[str, Any], key: str, check: Check, default: Any = _REQUIRED) -> Any:
-    if key not in doc:
-        if default is _REQUIRED:
-            raise RecordError(f"{key}: missing")
-        return default
-    value = doc[key]
-    problem = check(value)
-    if problem:
-        raise RecordError(f"{key}: {problem}")
-    return value
+def _of(what: str, *types: type) -> tuple[Callable[[Any], bool], str]:
+    return (lambda v: type(v) in types), what
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+def _each_str(values: Any) -> bool:
+    return all(map(str.__instancecheck__, values))
 
 
-def _rule(ok: Callable[[Any], bool], what: str, null: bool = False) -> Check:
-    return lambda v: None if (null and v is None) or ok(v) else f"not {what}"
+_STR, _OPT_STR = _of("a string", str), _of("a string or null", str, _NULL)
+_OPT_INT, _BOOL = _of("an integer or null", int, _NULL), _of("true or false", bool)
+_COUNT = (lambda v: type(v) is int and v >= 0), "a count"
+_OPT_AMOUNT = (lambda v: v is None or type(v) in (int, float) and 0 <= v < math.inf,
+               "a finite non-negative number or null")
+_STR_LIST = (lambda v: type(v) is list and _each_str(v)), "a list of strings"
+_STR_MAP = (lambda v: type(v) is dict and _each_str(v.values())), "a mapping of strings"
+_MAPPING = _of("a mapping", dict)
+
+_TRIAL = (
+    ("index", ((lambda v: type(v) is int and 0 <= v < MAX_TRIALS_PER_CELL), "a trial index"),
+     _REQUIRED),
+    ("cell", _STR, _REQUIRED), ("verdict", ((lambda v: v in VERDICTS), "a verdict"), _REQUIRED),
+    ("reason", _STR, _REQUIRED), ("argv", _STR_LIST, _REQUIRED),
+    ("command", _STR_LIST, _REQUIRED), ("env_overlay", _STR_MAP, _REQUIRED),
+    ("env_unset", _STR_LIST, _REQUIRED), ("exit_code", _OPT_INT, None),
+    ("signal", _OPT_INT, None), ("timed_out", _BOOL, False), ("launched", _BOOL, False),
+    ("started_at", _OPT_STR, None), ("host", _OPT_STR, None), ("metrics", _MAPPING, dict),
+    ("captures", _MAPPING, dict), ("warnings", _STR_LIST, list),
+    ("stderr_tail", _OPT_STR, None), ("logs", _MAPPING, dict), ("device", _OPT_STR, None),
+    ("baseline", _BOOL, False), ("retention", _of("a mapping or null", dict, _NULL), None),
+    *((key, _OPT_AMOUNT, None) for key in ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib")))
+_CAPTURE = (("state", _STR, _REQUIRED), ("reason", _OPT_STR, None),
+            ("resolved", _STR_MAP, dict), ("skipped", _OPT_INT, None))
+_LOG = (("written", _COUNT, _REQUIRED), ("kept", _COUNT, _REQUIRED), ("problem", _OPT_STR, None))
+_RETENTION = (("level", _STR, _REQUIRED), ("files", _STR_LIST, _REQUIRED),
+              ("file_count", _COUNT, _REQUIRED), ("bytes", _COUNT, _REQUIRED))
+_RUN = (
+    ("cells", _STR_LIST, list),
+    ("history", ((lambda v: type(v) is list and all(map(dict.__instancecheck__, v))),
+                 "a list of objects"), list),
+    ("executor", ((lambda v: v is None or type(v) is dict and type(v.get("kind")) is str),
+                  "an object with a string kind, or null"), None),
+    ("run", _STR, _REQUIRED), ("fingerprint", _STR, ""), ("command", _STR_LIST, list),
+    ("collectors", _STR_LIST, list),
+    ("trials_per_cell", ((lambda v: type(v) is int and 0 <= v <= MAX_TRIALS_PER_CELL),
+                         "a trial count"), 0),
+    ("baseline", _BOOL, False),
+    ("status", ((lambda v: v in RUN_STATES), f"one of {', '.join(RUN_STATES)}"), _REQUIRED),
+    ("aorta_version", _STR, "unknown"),
+    *((key, _OPT_STR, None) for key in ("recipe", "recipe_sha256", "cwd", "created_at",
+                                        "started_at", "finished_at")),
+    ("stop_after", _of("an object", dict, _NULL), None))
 
 
-_str = _rule(lambda v: isinstance(v, str), "a string")
-_opt_str = _rule(lambda v: isinstance(v, str), "a string or null", null=True)
-_opt_int = _rule(_is_int, "an integer or null", null=True)
-_bool = _rule(lambda v: isinstance(v, bool), "true or false")
-_count = _rule(lambda v: _is_int(v) and v >= 0, "a count")
-_opt_object = _rule(lambda v: isinstance(v, dict), "an object", null=True)
-_opt_amount = _rule(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
-                    and math.isfinite(v) and v >= 0,
-                    "a finite non-negative number or null", null=True)
-_str_list = _rule(lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
-                  "a list of strings")
-_str_map = _rule(lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
-                 "a mapping of strings")
+def _fields(doc: Any, spec: Any, where: str = "") -> dict[str, Any]:
+    """The fields of `spec` from `doc`, each checked, in `spec`'s order; a missing optional
+    field gets its default (a fresh one where the default is `list` or `dict`)."""
+    if type(doc) is not dict:
+        raise RecordError(f"{where}not a mapping")
+    out = {}
+    for key, (accepts, what), default in spec:
+        if key in doc:
+            value = doc[key]
+            if not accepts(value):
+                raise RecordError(f"{where}{key}: not {what}")
+            out[key] = value
+        elif default is _REQUIRED:
+            raise RecordError(f"{where}{key}: missing")
+        else:
+            out[key] = default() if default in (list, dict) else default
+    return out
 
 
-def _json_value(v: Any, depth: int = 0) -> bool:
-    if depth > _MAX_METRIC_DEPTH:
-        return False
-    if v is None or isinstance(v, (str, bool, int)):
-        return True
-    if isinstance(v, float):
-        return math.isfinite(v)
-    if isinstance(v, list):
-        return all(_json_value(x, depth + 1) for x in v)
-    if isinstance(v, dict):
-        return all(_json_value(x, depth + 1) for x in v.values())
+def _json_value(v: Any, limit: int = _MAX_METRIC_DEPTH) -> bool:
+    """Whether `v` is a finite JSON value nested at most `limit` deep. Every read of every
+    record checks its metrics, so the walk goes a level at a time, its tests mapped in C."""
+    level = [v]
+    for _ in range(limit + 1):
+        types = set(map(type, level))
+        plain = types <= _PLAIN     # else subclasses (numpy's floats) or no JSON value at all
+        if not plain and not all(map(isinstance, level, repeat(tuple(_PLAIN)))) or (
+                float in types or not plain) and not all(
+                map(math.isfinite, filter(float.__instancecheck__, level))):
+            return False
+        if types <= _SCALARS:
+            return True
+        level = [*chain.from_iterable(filter(list.__instancecheck__, level)),
+                 *chain.from_iterable(map(dict.values, filter(dict.__instancecheck__, level)))]
+        if not level:
+            return True
     return False
 
 
@@ -132,47 +180,11 @@ def clean_metrics(metrics: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]
     return kept, [str(k) for k in metrics if str(k) not in kept]
 
 
-def _metrics(v: Any) -> str | None:
-    if not isinstance(v, dict):
-        return "not a mapping"
-    bad = next((k for k, x in v.items() if not _json_value(x)), None)
-    return None if bad is None else f"{bad}: nested too deep or not a finite JSON value"
-
-
-def _mapping(where: str, v: Any) -> dict[str, Any]:
-    if not isinstance(v, dict):
-        raise RecordError(f"{where}: not a mapping")
-    return v
-
-
-def _within(where: str, v: Any, read: Callable[[dict[str, Any]], dict[str, Any]]
-            ) -> dict[str, Any]:
-    raw = _mapping(where, v)
-    try:
-        return read(raw)
-    except RecordError as exc:
-        raise RecordError(f"{where}: {exc}") from None
-
-
-def _capture(raw: dict[str, Any]) -> dict[str, Any]:
-    capture = {"state": _take(raw, "state", _str),
-               "reason": _take(raw, "reason", _opt_str, None),
-               "resolved": dict(_take(raw, "resolved", _str_map, {})),
-               "skipped": _take(raw, "skipped", _opt_int, None)}
-    refuse(capture_problem(capture["state"], capture["skipped"]))
-    return capture
-
-
-def _retention(raw: dict[str, Any]) -> dict[str, Any]:
-    kept = {"level": _take(raw, "level", _str), "files": list(_take(raw, "files", _str_list)),
-            "file_count": _take(raw, "file_count", _count), "bytes": _take(raw, "bytes", _count)}
-    refuse(retention_problem(kept["level"], kept["files"], kept["file_count"], kept["bytes"]))
-    return kept
-
-
-def _log(raw: dict[str, Any]) -> dict[str, Any]:
-    return {"written": _take(raw, "written", _count), "kept": _take(raw, "kept", _count),
-            "problem": _take(raw, "problem", _opt_str, None)}
+def _metrics(v: dict[str, Any]) -> str | None:
+    if _json_value(v, _MAX_METRIC_DEPTH + 1):   # all at once: the usual case
+        return None
+    bad = next(k for k, x in v.items() if not _json_value(x))
+    return f"{bad}: nested too deep or not a finite JSON value"
 
 
 def _check_version(doc: Any, what: str, current: int) -> int:
@@ -197,34 +209,16 @@ def checked_trial(doc: Any) -> dict[str, Any]:
     in a fixed order, so a record with several faults is always refused for the same one."""
     if _check_version(doc, "trial", TRIAL_SCHEMA) == 1:
         doc = _trial_v1_to_v2(doc)
-    index = _take(doc, "index", _rule(lambda x: _is_int(x) and 0 <= x < MAX_TRIALS_PER_CELL,
-                                      "a trial index"))
-    retention = doc.get("retention")
-    fields = dict(
-        cell=_take(doc, "cell", _str), index=index,
-        verdict=_take(doc, "verdict", _rule(lambda x: x in VERDICTS, "a verdict")),
-        reason=_take(doc, "reason", _str), argv=_take(doc, "argv", _str_list),
-        command=_take(doc, "command", _str_list), env_overlay=_take(doc, "env_overlay", _str_map),
-        env_unset=_take(doc, "env_unset", _str_list),
-        exit_code=_take(doc, "exit_code", _opt_int, None),
-        signal=_take(doc, "signal", _opt_int, None),
-        timed_out=_take(doc, "timed_out", _bool, False),
-        launched=_take(doc, "launched", _bool, False),
-        started_at=_take(doc, "started_at", _opt_str, None),
-        host=_take(doc, "host", _opt_str, None),
-        metrics=_take(doc, "metrics", _metrics, {}),
-        captures={name: _within(f"captures.{name}", raw, _capture)
-                  for name, raw in _mapping("captures", doc.get("captures", {})).items()},
-        warnings=_take(doc, "warnings", _str_list, []),
-        stderr_tail=_take(doc, "stderr_tail", _opt_str, None),
-        logs={name: _log(_mapping(f"logs.{name}", raw))
-              for name, raw in _mapping("logs", doc.get("logs", {})).items()},
-        device=_take(doc, "device", _opt_str, None),
-        baseline=_take(doc, "baseline", _bool, False),
-        retention=None if retention is None else _within("retention", retention, _retention),
-        schema_version=TRIAL_SCHEMA)
-    for key in ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib"):
-        fields[key] = _take(doc, key, _opt_amount, None)
+    fields = _fields(doc, _TRIAL)
+    refuse(_metrics(fields["metrics"]), "metrics: ")
+    for where, spec in (("captures", _CAPTURE), ("logs", _LOG)):
+        fields[where] = {name: _fields(raw, spec, f"{where}.{name}: ")
+                         for name, raw in fields[where].items()}
+    for name, capture in fields["captures"].items():
+        refuse(capture_problem(capture["state"], capture["skipped"]), f"captures.{name}: ")
+    if fields["retention"] is not None:
+        fields["retention"] = _fields(fields["retention"], _RETENTION, "retention: ")
+        refuse(retention_problem(*fields["retention"].values()), "retention: ")
     _check_cells("cell", [fields["cell"]])
     refuse(trial_problem(fields["verdict"], fields["exit_code"]))
     return fields
@@ -257,30 +251,12 @@ def checked_run(doc: Any, baseline_of_v1: Callable[[], bool] = lambda: False) ->
         raise RecordError("not an aorta run record (no 'run' key)")
     if version == 1 and "baseline" not in doc:
         doc = {**doc, "baseline": baseline_of_v1()}
-    cells = _take(doc, "cells", _str_list, [])
-    _check_cells("cells", cells)
-    if len(set(cells)) != len(cells):
-        raise RecordError("cells: a cell is listed twice")
-    history = _take(doc, "history", _rule(lambda x: isinstance(x, list) and all(
-        isinstance(h, dict) for h in x), "a list of objects"), [])
     if version < 3:     # v2 kept Slurm's state under "slurm"; v3 has a generic executor block
         slurm = doc.get("slurm")
         doc = {**doc, "executor": {**slurm, "kind": "slurm"} if isinstance(slurm, dict)
                else slurm}      # null stays null; anything else is refused below
-    executor = _take(doc, "executor", _rule(lambda x: isinstance(x, dict) and isinstance(
-        x.get("kind"), str), "an object with a string kind, or null", null=True), None)
-    return dict(
-        run=_take(doc, "run", _str), fingerprint=_take(doc, "fingerprint", _str, ""),
-        command=_take(doc, "command", _str_list, []),
-        collectors=_take(doc, "collectors", _str_list, []), cells=cells,
-        trials_per_cell=_take(doc, "trials_per_cell", _rule(
-            lambda x: _is_int(x) and 0 <= x <= MAX_TRIALS_PER_CELL, "a trial count"), 0),
-        baseline=_take(doc, "baseline", _bool, False),
-        status=_take(doc, "status", _rule(lambda x: x in RUN_STATES,
-                                          f"one of {', '.join(RUN_STATES)}")),
-        aorta_version=_take(doc, "aorta_version", _str, "unknown"),
-        **{key: _take(doc, key, _opt_str, None) for key in (
-            "recipe", "recipe_sha256", "cwd", "created_at", "started_at", "finished_at")},
-        history=list(history), executor=executor,
-        stop_after=_take(doc, "stop_after", _opt_object, None),
-        schema_version=RUN_SCHEMA)
+    fields = _fields(doc, _RUN)
+    _check_cells("cells", fields["cells"])
+    if len(set(fields["cells"])) != len(fields["cells"]):
+        raise RecordError("cells: a cell is listed twice")
+    return fields

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from functools import partial
+from typing import Any, Literal, NamedTuple
 
 from aorta.store.layout import trial_name
 from aorta.store.record_checks import (RUN_SCHEMA, TRIAL_SCHEMA, capture_problem, refuse,
@@ -58,8 +59,7 @@ class Retention:
         refuse(retention_problem(self.level, self.files, self.file_count, self.bytes))
 
 
-@dataclass(frozen=True)
-class KernelEntry:
+class KernelEntry(NamedTuple):
     """One kernel in one trial's table: its total time (ms) and launch count (None when the
     profiler gave no trusted count)."""
 
@@ -67,8 +67,7 @@ class KernelEntry:
     calls: int | None
 
 
-@dataclass(frozen=True)
-class KernelRow:
+class KernelRow(NamedTuple):
     """One valid row of a per-kernel table as written (a name may repeat)."""
 
     name: str
@@ -150,32 +149,34 @@ class TrialResult:
             if key.startswith(untrusted) or not isinstance(rows, list) or not rows or not all(
                     isinstance(r, dict) and "name" in r and "total_ms" in r for r in rows):
                 continue
-            out[key] = []
+            kept = out[key] = []
             for row in rows:
-                name, total, calls = row["name"], row["total_ms"], row.get("calls")
-                if not isinstance(name, str) or not name or isinstance(total, bool) \
-                        or not isinstance(total, (int, float)) or not 0 <= total < math.inf:
-                    continue
-                calls = calls if isinstance(calls, int) and not isinstance(calls, bool) else None
-                mangled = row.get("mangled")
-                out[key].append(KernelRow(name, float(total), calls,
-                                          mangled if isinstance(mangled, str) else None))
+                name, total, calls, mangled = (row["name"], row["total_ms"], row.get("calls"),
+                                               row.get("mangled"))
+                if isinstance(name, str) and name and isinstance(total, (int, float)) \
+                        and not isinstance(total, bool) and 0 <= total < math.inf:
+                    kept.append(_kernel_row((name, float(total), calls if isinstance(calls, int)
+                                             and not isinstance(calls, bool) else None,
+                                             mangled if isinstance(mangled, str) else None)))
         return out
 
     def kernel_tables(self, allow_partial: bool = False) -> dict[str, dict[str, KernelEntry]]:
         """`kernel_rows` as metric -> kernel name -> entry; a name listed twice is summed."""
         out: dict[str, dict[str, KernelEntry]] = {}
         for key, rows in self.kernel_rows(allow_partial).items():
-            table: dict[str, KernelEntry] = {}
-            for row in rows:
-                total, calls = row.total_ms, row.calls
-                if row.name in table:
-                    before = table[row.name]
+            table = out[key] = {}
+            for name, total, calls, _ in rows:
+                if name in table:
+                    before = table[name]
                     total += before.total_ms
                     calls = None if before.calls is None or calls is None else before.calls + calls
-                table[row.name] = KernelEntry(total, calls)
-            out[key] = table
+                table[name] = _kernel_entry((total, calls))
         return out
+
+
+# The named tuples made without their Python-level `__new__`: a run has trials x kernels.
+_kernel_row = partial(tuple.__new__, KernelRow)
+_kernel_entry = partial(tuple.__new__, KernelEntry)
 
 
 @dataclass(frozen=True)

@@ -85,17 +85,21 @@ class RunStore:
     def write_run(self, record: RunRecord) -> None:
         self.write_json(RUN_JSON, record.to_json())
 
-    def read_slot(self, cell: str, name: str) -> Slot:
-        parsed = parse_trial_name(name)
-        if parsed is None:
-            raise ValueError(f"{name!r} is not a trial directory name")
-        state, fields, problem = read_trial(self.root, cell, name)
+    def read_slot(self, cell: str, name: str, tables: bool = True) -> Slot:
+        """A trial's slot; without `tables` its record keeps no list or object metric."""
+        state, fields, problem = read_trial(self.root, cell, name)   # refuses a bad name
+        if fields is not None and not tables:
+            fields["metrics"] = {k: v for k, v in fields["metrics"].items()
+                                 if not isinstance(v, (list, dict))}
         result = None if fields is None else trial_result(fields)
-        return Slot(cell, name, *parsed, state, result, problem)
+        index, baseline = parse_trial_name(name) or (0, False)
+        return Slot(cell, name, index, baseline, state, result, problem)
 
-    def slots(self, run: RunRecord, cells: Iterable[str] | None = None) -> list[Slot]:
+    def slots(self, run: RunRecord, cells: Iterable[str] | None = None, tables: bool = True
+              ) -> list[Slot]:
         """Every trial of the run, in cell order, each cell's as `slot_names` orders them."""
-        return [self.read_slot(cell, name) for cell in (run.cells if cells is None else cells)
+        return [self.read_slot(cell, name, tables)
+                for cell in (run.cells if cells is None else cells)
                 for name in slot_names(self.root, cell, run.trials_per_cell, run.baseline)]
 
     def trial_files(self, slot: Slot, collectors: Iterable[str]) -> dict[str, str]:
