@@ -62,6 +62,29 @@ def test_real_root_only_tree_is_empty(tmp_path: Path) -> None:
     assert "proton_gpu_time_ms" not in metrics and "proton_kernel_count" not in metrics
 
 
+def test_launch_metadata_frames_are_left_out_as_proton_viewer_does(tmp_path: Path) -> None:
+    # Triton's test_viewer.py::test_filter_metadata tree: the viewer shows 1664 ns, 1 launch.
+    metrics = summarize(capture(tmp_path, "written/launch-metadata"))
+    assert metrics["proton_capture"] == "ok"
+    assert metrics["proton_gpu_time_ms"] == pytest.approx(0.001664, rel=1e-12)
+    assert metrics["proton_kernel_count"] == 1
+    assert [k["name"] for k in metrics["proton_kernels"]] == ["triton_kernel"]
+
+
+def test_a_tree_of_only_launch_metadata_is_empty_not_ok(tmp_path: Path) -> None:
+    metrics = summarize(capture(tmp_path, "written/metadata-only"))
+    assert metrics["proton_capture"] == "empty"
+    assert "2 __proton_launch_metadata frame(s)" in metrics["proton_capture_reason"]
+    assert "proton_gpu_time_ms" not in metrics and "proton_kernel_count" not in metrics
+
+
+def test_older_proton_spellings_read_as_the_current_ones(tmp_path: Path) -> None:
+    metrics = summarize(capture(tmp_path, "written/old-spelling"))   # Count, Time (ns)
+    assert metrics["proton_capture"] == "ok"
+    assert metrics["proton_kernel_count"] == 11
+    assert metrics["proton_gpu_time_ms"] == pytest.approx(0.023918, rel=1e-12)
+
+
 def test_real_instrumentation_publishes_cycles_per_scope(tmp_path: Path) -> None:
     metrics = summarize(capture(tmp_path, "h200/instrumentation"),
                         {"mode": "env", "backend": "instrumentation"})

@@ -10,7 +10,10 @@ A file is a list: the tree root, then metadata elements (a bare root dict is acc
      {"CUDA": {"0": {"arch": "90", "num_sms": 132, ...}}}]
 
 Only leaves below the root count: an *exclusive* `time (<unit>)` and a launch `count` per kernel,
-or `cycles` per intra-kernel scope (`instrumentation`). Other columns: docs/collectors/proton.md.
+or `cycles` per intra-kernel scope (`instrumentation`). Older Proton spells them `Time (ns)` and
+`Count`. As proton-viewer does (`viewer.remove_frames`), a `__proton_launch_metadata` frame is
+dropped with its subtree (Proton's own bookkeeping kernels run there), and so is a frame all of
+whose children were dropped. Other columns: docs/collectors/proton.md.
 Format: triton-lang/triton `third_party/proton/csrc/lib/Data/Dump/TreeDataHatchetDump.cpp`.
 """
 
@@ -30,6 +33,7 @@ from aorta.parsers.skips import Skips, kind
 
 _TIME_KEY = re.compile(r"^\s*time\s*\(\s*(ns|us|ms|s)\s*\)\s*$", re.IGNORECASE)
 _NS_PER_UNIT = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+METADATA_FRAME = "__proton_launch_metadata"     # triton.profiler COMPUTE_METADATA_SCOPE_NAME
 
 
 def read_json_file(path: Path) -> Any:
@@ -87,10 +91,14 @@ def leaf_time_ns(metrics: dict[str, Any]) -> float | str | None:
 def leaf_count(metrics: dict[str, Any]) -> int | None:
     """The launch count, or None when it is missing or cannot be trusted (negative, NaN,
     fractional, not a number): an untrusted count is never rounded into a trusted one."""
-    number = _number(metrics.get("count"))
+    number = _number(_count_value(metrics))
     if isinstance(number, str) or number != int(number):
         return None
     return int(number)
+
+
+def _count_value(metrics: dict[str, Any]) -> Any:
+    return metrics["count"] if "count" in metrics else metrics.get("Count")
 
 
 @dataclass
@@ -103,6 +111,7 @@ class HatchetSummary:
     scope_cycles: dict[str, float] = field(default_factory=dict)
     files: int = 0
     frames: int = 0                 # frames below the root, over every file
+    metadata_frames: int = 0        # launch-metadata frames dropped with their subtrees
     skips: Skips = field(default_factory=Skips)
 
     def add_file(self, path: Path) -> None:
@@ -115,27 +124,30 @@ class HatchetSummary:
             raise ValueError(f"{label}: no hatchet tree (expected a list whose first element "
                              f"is the root frame, or a root frame)")
         self.files += 1
-        stack = list(reversed(self._children(root, label)))   # depth first, in document order
+        stack = list(reversed(self._children(root, label)[0]))  # depth first, in document order
         while stack:
             node = stack.pop()
             self.frames += 1
             if not isinstance(node, dict):
                 self.skips.skip(f"{label}: a frame that is {_kind(node)}, not an object")
                 continue
-            children = self._children(node, label)
-            if children:
-                stack.extend(reversed(children))
-            else:
+            kept, dropped = self._children(node, label)
+            if kept:
+                stack.extend(reversed(kept))
+            elif not dropped:
                 self._add_leaf(node, label)
 
-    def _children(self, node: dict[str, Any], label: str) -> list[Any]:
+    def _children(self, node: dict[str, Any], label: str) -> tuple[list[Any], int]:
+        """The children that count, and how many launch-metadata ones were dropped."""
         children = node.get("children", [])
         if isinstance(children, list):
-            return children
+            kept = [child for child in children if not _is_metadata(child)]
+            self.metadata_frames += len(children) - len(kept)
+            return kept, len(children) - len(kept)
         frame = node.get("frame")
         name = frame.get("name") if isinstance(frame, dict) else None
         self.skips.skip(f"{label}: {name!r} has children {_kind(children)}, not a list")
-        return []
+        return [], 0
 
     def _add_leaf(self, node: dict[str, Any], label: str) -> None:
         frame, metrics = node.get("frame"), node.get("metrics", {})
@@ -157,7 +169,7 @@ class HatchetSummary:
                 self.scope_cycles[name] = self.scope_cycles.get(name, 0.0) + cycles
         time_ns = leaf_time_ns(metrics)
         if time_ns is None:
-            if "count" in metrics:
+            if _count_value(metrics) is not None:
                 self.skips.skip(f"{name!r}: has launches (count) but no time column")
             return
         if isinstance(time_ns, str):
@@ -165,11 +177,18 @@ class HatchetSummary:
             return
         count = leaf_count(metrics)
         if count is None:
-            self.skips.skip(f"{name!r}: count is {_kind(metrics.get('count'))} (the time is "
-                            f"kept, the count is not)")
+            self.skips.skip(f"{name!r}: count is {_kind(_count_value(metrics))} (the time "
+                            f"is kept, the count is not)")
         if count == 0 and time_ns == 0:
             return              # a frame that recorded nothing, not a launch
         self.kernels.add(name, time_ns, count)
+
+
+def _is_metadata(node: Any) -> bool:
+    frame = node.get("frame") if isinstance(node, dict) else None
+    name = frame.get("name") if isinstance(frame, dict) else None
+    return isinstance(name, str) and (name == METADATA_FRAME or
+                                      name.startswith(METADATA_FRAME + ":"))
 
 
 def _kind(value: Any) -> str:
