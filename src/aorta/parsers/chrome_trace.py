@@ -16,10 +16,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from aorta.parsers.json_stream import ArrayStream, open_regular
+from aorta.parsers.json_stream import ArrayStream, open_trace
 from aorta.parsers.skips import Skips, kind, short
 
 KERNEL_CATEGORIES = frozenset({"kernel"})
+#: Early `torch.profiler` releases (PyTorch 1.8's Kineto) wrote capitalised categories; they are
+#: read as today's names (Kineto `ActivityType.cpp`; torch_tb_profiler maps them alike).
+OLD_CATEGORIES = {"Kernel": "kernel", "Memcpy": "gpu_memcpy", "Memset": "gpu_memset",
+                  "Runtime": "cuda_runtime", "Operator": "cpu_op"}
 
 
 class TraceEvent(NamedTuple):
@@ -32,12 +36,14 @@ class TraceEvent(NamedTuple):
     tid: Any = None
 
 
-def read_events(path: Path, categories: frozenset[str] | None,
-                skips: Skips) -> Iterator[TraceEvent]:
+def read_events(path: Path, categories: frozenset[str] | None, skips: Skips,
+                seen: dict[str, int] | None = None) -> Iterator[TraceEvent]:
     """Complete (`ph: X`) events of `categories` (all when None) with a name, a finite `ts` and
-    a non-negative `dur` (us); the rest, and a cut or broken tail, are counted in `skips`. Raises
-    `ValueError` for a file that is not trace-event JSON, OSError when it cannot be opened."""
-    with open_regular(path) as fh:
+    a non-negative `dur` (us); the rest, and a cut or broken tail, are counted in `skips`;
+    `seen` counts the complete events of every category. A gzip file is read as its text.
+    Raises `ValueError` for a file that is not trace-event JSON, OSError when it cannot be
+    opened."""
+    with open_trace(path) as fh:
         stream = ArrayStream(fh, "traceEvents", path.name)
         for index, ev in enumerate(stream.elements()):
             if type(ev) is not dict:
@@ -53,6 +59,12 @@ def read_events(path: Path, categories: frozenset[str] | None,
                 if cat is not None:
                     skips.skip(f"{path.name}: event {index} has cat {short(cat)}")
                 continue
+            cat = OLD_CATEGORIES.get(cat, cat)
+            if cat == "cpu_op" and ev["cat"] == "Operator" and \
+                    str(ev.get("name")).startswith("ProfilerStep#"):
+                cat = "user_annotation"     # what Kineto files a step under today
+            if seen is not None:
+                seen[cat] = seen.get(cat, 0) + 1
             if categories is not None and cat not in categories:
                 continue
             event = _complete(ev, cat)

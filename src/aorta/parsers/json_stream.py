@@ -2,20 +2,26 @@
 only when it is a regular one. A Chrome trace (`{"traceEvents": [ {...}, ... ], ...}` or a bare
 list) can be gigabytes and `json.load` holds about 5.7 times the file; here blocks are read and
 each element is decoded alone by `json`'s C scanner, so memory is one block plus one element.
-Damage is reported, never raised (`ArrayStream.cut`, `ArrayStream.broken`).
+Damage is reported, never raised (`ArrayStream.cut`, `ArrayStream.broken`). A gzip file
+(`tensorboard_trace_handler(use_gzip=True)` writes `*.pt.trace.json.gz`) is streamed through
+`gzip` the same way: memory stays bounded and a gzip cut short reads as a cut file.
 """
 
 from __future__ import annotations
 
 import codecs
+import gzip
+import io
 import json
 import json.scanner
 import os
 import re
 import stat
+import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 BLOCK_CHARS = 1 << 20              # characters decoded per read
 MAX_ELEMENT_CHARS = 1 << 28        # one element (or other member) larger than this is garbage
@@ -23,7 +29,7 @@ _WS = re.compile(r"[ \t\n\r]*")
 _NEAR_END = 32                     # a decoding error this close to the text's end may be a cut
 
 
-def open_regular(path: Path, flags: int = 0) -> BinaryIO:
+def open_regular(path: Path, flags: int = 0) -> io.BufferedReader:
     """`path` opened for reading in binary, only if it is a regular file: a FIFO or a device
     could block the read forever. Raises OSError when it cannot be opened, ValueError when it
     is not a regular file."""
@@ -38,6 +44,19 @@ def open_regular(path: Path, flags: int = 0) -> BinaryIO:
         raise
 
 
+@contextmanager
+def open_trace(path: Path) -> Iterator[io.BufferedIOBase]:
+    """`open_regular(path)`, decompressed when the file starts with gzip's magic bytes."""
+    with open_regular(path) as fh:
+        magic = fh.read(2)
+        fh.seek(0)
+        if magic != b"\x1f\x8b":
+            yield fh
+            return
+        with gzip.GzipFile(fileobj=fh, mode="rb") as unzipped:
+            yield unzipped
+
+
 class _Incomplete(Exception):
     """The text ends inside a value."""
 
@@ -46,13 +65,14 @@ class ArrayStream:
     """The elements of `key`'s array in a top-level object (or of a top-level array). Iterate
     `elements()` once; then `cut`, `broken` and `found` say how it ended."""
 
-    def __init__(self, fh: BinaryIO, key: str, label: str) -> None:
+    def __init__(self, fh: io.BufferedIOBase, key: str, label: str) -> None:
         self.fh, self.key, self.label = fh, key, label
         self.text, self.pos, self.eof = "", 0, False
         self.offset = 0                 # characters dropped before `text`
         self.found = False              # the array was found
         self.cut = ""                   # how the document ended early, if it did
         self.broken = ""                # where it stops being JSON, if it does
+        self.gzip_cut = False           # the gzip stream ended before its end marker
         self._utf8 = codecs.getincrementaldecoder("utf-8")()
         self._scan: Any = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
@@ -73,6 +93,8 @@ class ArrayStream:
                              f"{self.label}: empty file")
         if not (self.cut or self.broken) and self._next_char():
             self.broken = f"text after the end of the JSON document at character {self._at()}"
+        if self.gzip_cut and not self.cut:
+            self.cut = "the gzip stream ends before its end marker: cut short"
 
     # --- the document's structure -----------------------------------------------------------
 
@@ -205,7 +227,13 @@ class ArrayStream:
         parts = [self.text]
         have = len(self.text)
         while have < want and not self.eof:
-            block = self.fh.read(BLOCK_CHARS)
+            try:
+                block = self.fh.read1(BLOCK_CHARS)   # read1: what came before an error stays
+            except EOFError:        # gzip: the compressed stream ends early
+                block, self.gzip_cut = b"", True
+            except (OSError, zlib.error) as exc:
+                raise ValueError(f"{self.label}: damaged gzip data ({exc}); the trace cannot "
+                                 f"be read, export it again") from None
             try:
                 chunk = self._utf8.decode(block, final=not block)
             except UnicodeDecodeError as exc:

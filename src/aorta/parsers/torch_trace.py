@@ -46,6 +46,7 @@ class TraceFigures:
     cpu_us: float = 0.0              # top-level operators' durations, summed
     op_count: int = 0                # top-level operator calls
     ops: dict[str, OpRow] = field(default_factory=dict)
+    categories: dict[str, int] = field(default_factory=dict)   # complete events per `cat`
 
     def cpu_metrics(self, prefix: str, rows: int) -> dict[str, Any]:
         """`<prefix>_cpu_time_ms`, `_cpu_op_count` (top-level calls), `_top_op_ms` and
@@ -71,7 +72,7 @@ def read_trace_figures(paths: Iterable[Path], skips: Skips) -> TraceFigures:
     wanted = KERNEL_CATEGORIES | LAUNCH_CATEGORIES | {CPU_OP}
     for path in paths:
         threads: dict[tuple[str, str], _Thread] = {}
-        for ev in read_events(path, wanted, skips):
+        for ev in read_events(path, wanted, skips, figures.categories):
             if ev.cat in KERNEL_CATEGORIES:
                 figures.kernels.add(ev.name, ev.dur_us * 1e3)
             elif ev.cat == CPU_OP:

@@ -173,7 +173,9 @@ class TorchCollector(Collector[TorchOptions]):
         launcher = _read_summary(out_dir / SUMMARY)
         metrics: Metrics = {"torch_artifact_dir": str(out_dir)} | _launcher_metrics(launcher)
         # trace.json, then trace.2.json... (one per schedule cycle), or tensorboard_trace_handler's
-        traces = sorted({*out_dir.glob("trace*.json"), *out_dir.glob("*.pt.trace.json")})
+        # (gzipped with use_gzip=True)
+        traces = sorted(path for pattern in ("trace*.json", "*.pt.trace.json")
+                        for path in {*out_dir.glob(pattern), *out_dir.glob(pattern + ".gz")})
         if not traces:
             return metrics | capture_status(
                 self.name, "missing", _missing_reason(out_dir, opts, launcher, outcome))
@@ -197,6 +199,13 @@ class TorchCollector(Collector[TorchOptions]):
             return metrics | settle(self.name, cpu_metrics, skips.count, why)
         metrics.update(cpu_metrics)
         recorded = metrics.get("torch_activities", opts.activities)
+        ranges = figures.categories.get("cuda_profiler_range", 0)
+        if ranges:
+            return metrics | capture_status(
+                self.name, "empty", f"the trace holds {ranges} cuda_profiler_range events "
+                f"(CUPTI range-profiler mode, which experimental_config's profiler_metrics "
+                f"turns on) and no kernel event: that mode counts per range, not per kernel; "
+                f"record without profiler_metrics to time kernels")
         if figures.launches and any(a in GPU_NAMES for a in recorded):
             return metrics | capture_status(
                 self.name, "empty",
@@ -205,9 +214,12 @@ class TorchCollector(Collector[TorchOptions]):
                 f"Proton) may hold the GPU; profile them in separate runs")
         if cpu_metrics:
             return metrics | capture_status(self.name, "ok")
+        held = ", ".join(f"{n} {cat}" for cat, n in sorted(figures.categories.items())
+                         if cat != "Trace")     # the profiler's own span
         return metrics | capture_status(
-            self.name, "empty", "the trace holds no GPU kernel and no CPU operator event: the "
-            "payload ran no torch operation while the profiler recorded")
+            self.name, "empty", "the trace holds no GPU kernel and no CPU operator event" +
+            (f", only {held} events" if held else ": nothing was recorded while the profiler "
+             "ran"))
 
     def probe(self) -> Capability:
         try:
