@@ -31,6 +31,7 @@ _HEADER_LIMIT = 1 << 16                # a header longer than this is not a rocp
 _ROCM7_ONLY = {"guid", "stream_id", "lds_block_size", "scratch_size", "vgpr_count",
                "accum_vgpr_count", "sgpr_count"}
 _ROCM6_ONLY = {"private_segment_size", "group_segment_size"}
+_STATS_COLUMNS = ("Name", "Calls", "TotalDurationNs", "Percentage", "MaxNs")
 
 
 @dataclass
@@ -43,7 +44,7 @@ class FileReport:
     used: int = 0              # rows that added a kernel duration
     filtered: int = 0          # trace rows of another Kind than KERNEL_DISPATCH
     untrusted_calls: int = 0   # stats rows whose Calls is not a non-negative integer
-    layout: str | None = None  # trace only: "rocm6", "rocm7" or "unknown"
+    layout: str | None = None  # trace only: "rocm6", "rocm7", "mixed" or "unknown"
     overflow: bool = False     # a total too large for a float: the file's numbers are not used
     note: str = ""
     skips: Skips = field(default_factory=Skips)
@@ -67,7 +68,11 @@ def read_stats(path: Path, table: KernelTable) -> FileReport:
         header = _first_row(reader, report)
         if header is None:
             return report
-        index = {name.strip().lower(): i for i, name in enumerate(header)}
+        try:
+            index = _column_index([name.strip() for name in header], _STATS_COLUMNS)
+        except ValueError as exc:
+            report.note = str(exc)
+            return report
         missing = [c for c in ("Name", "TotalDurationNs") if c.lower() not in index]
         if missing:
             report.note = f"no column {' or '.join(missing)} (header: {', '.join(header)[:200]})"
@@ -185,8 +190,8 @@ def _count(text: str) -> int | None:
 
 def trace_columns(header: bytes | str) -> TraceColumns:
     """The trace columns aorta reads, found by name in a header line, and the layout: "rocm7"
-    when a column only ROCm 7 writes is there, "rocm6" for ROCm 6 only ones. Raises ValueError
-    naming the missing columns."""
+    when a column only ROCm 7 writes is there, "rocm6" for ROCm 6 only ones, "mixed" for both.
+    Raises ValueError naming the missing columns, or those named twice."""
     if isinstance(header, bytes):
         header = header.decode("utf-8", errors="replace")
     if "\0" in header:
@@ -196,15 +201,31 @@ def trace_columns(header: bytes | str) -> TraceColumns:
     except csv.Error as exc:          # e.g. a bare carriage return inside the line
         raise ValueError(f"unreadable header ({exc})") from None
     names = [f.strip() for f in fields]
-    index = {n.lower(): i for i, n in enumerate(names)}
+    index = _column_index(names, (*TRACE_COLUMNS, "Kind"))
     missing = [c for c in TRACE_COLUMNS if c.lower() not in index]
     if missing:
         raise ValueError(f"no column {', '.join(missing)} (header: {', '.join(names)[:200]})")
-    layout = ("rocm7" if index.keys() & _ROCM7_ONLY else
-              "rocm6" if index.keys() & _ROCM6_ONLY else "unknown")
+    # Both generations' own columns in one header: no rocprofv3 writes that, so the file was
+    # made or edited by hand; the columns read are named alike in both, so it is read.
+    rocm7, rocm6 = bool(index.keys() & _ROCM7_ONLY), bool(index.keys() & _ROCM6_ONLY)
+    layout = ("mixed" if rocm7 and rocm6 else "rocm7" if rocm7 else
+              "rocm6" if rocm6 else "unknown")
     return TraceColumns(kind=index.get("kind"), name=index["kernel_name"],
                         start=index["start_timestamp"], end=index["end_timestamp"],
                         width=len(names), layout=layout)
+
+
+def _column_index(names: list[str], read: tuple[str, ...]) -> dict[str, int]:
+    """Each column's place by lower-cased name. Raises ValueError when a column aorta reads
+    is named twice: which of the two holds the values is anyone's guess."""
+    index: dict[str, int] = {}
+    for i, name in enumerate(names):
+        index.setdefault(name.lower(), i)
+    twice = [c for c in read if sum(n.lower() == c.lower() for n in names) > 1]
+    if twice:
+        raise ValueError(f"the header names {', '.join(twice)} more than once, so which column "
+                         f"holds the values is unknown (header: {', '.join(names)[:200]})")
+    return index
 
 
 def read_trace(path: Path, table: KernelTable) -> FileReport:
