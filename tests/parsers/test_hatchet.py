@@ -260,5 +260,7 @@ def test_a_scope_whose_children_were_all_metadata_is_no_leaf() -> None:
 
 @pytest.mark.parametrize("key", ["count", "Count"])
 def test_both_spellings_of_the_count(key: str) -> None:
-    assert leaf_count({key: 7, "Time (ns)": 5}) == 7
-    assert leaf_time_ns({key: 7, "Time (ns)": 5}) == 5.0
+    summary = HatchetSummary()
+    summary.add_document({"frame": {"name": "ROOT"}, "children": [
+        {"frame": {"name": "k"}, "metrics": {key: 7, "Time (ns)": 5}, "children": []}]})
+    assert (row(summary, "k"), summary.skips.count) == ((7, 5.0), 0)

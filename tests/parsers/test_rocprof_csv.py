@@ -121,7 +121,7 @@ def test_a_header_mixing_rocm6_and_rocm7_columns_is_read_and_called_mixed(tmp_pa
                                     '"Kernel_Name"', '"Kind","kind","Kernel_Name",'
                                     '"Start_Timestamp","End_Timestamp"'])
 def test_a_column_read_named_twice_is_refused(header: str) -> None:
-    with pytest.raises(ValueError, match="more than once, so which column holds the values"):
+    with pytest.raises(ValueError, match=r"the header names K\w+ more than once"):
         trace_columns(header)
 
 
@@ -174,7 +174,7 @@ def test_stats_truncated_and_renamed_and_empty() -> None:
     _, truncated = stats(FIXTURES / "stats-truncated-trace-ok" / "aorta_4242_kernel_stats.csv")
     assert (truncated.rows, truncated.used, truncated.skips.count) == (1, 0, 1)
     _, renamed = stats(FIXTURES / "stats-renamed-columns-trace-ok" / "aorta_4242_kernel_stats.csv")
-    assert renamed.used == 0 and "no column Name or TotalDurationNs" in renamed.note
+    assert renamed.used == 0 and "no column Name, TotalDurationNs" in renamed.note
     _, empty = stats(FIXTURES / "broken" / "empty.csv")
     assert empty.note == "empty file"
 

@@ -39,10 +39,9 @@ class TraceEvent(NamedTuple):
 def read_events(path: Path, categories: frozenset[str] | None, skips: Skips,
                 seen: dict[str, int] | None = None) -> Iterator[TraceEvent]:
     """Complete (`ph: X`) events of `categories` (all when None) with a name, a finite `ts` and
-    a non-negative `dur` (us); the rest, and a cut or broken tail, are counted in `skips`;
-    `seen` counts the complete events of every category. A gzip file is read as its text.
-    Raises `ValueError` for a file that is not trace-event JSON, OSError when it cannot be
-    opened."""
+    a non-negative `dur` (us); the rest, and a cut or broken tail, are counted in `skips`, and
+    `seen` counts complete events per category. Raises `ValueError` for a file that is not
+    trace-event JSON (plain or gzipped), OSError when it cannot be opened."""
     with open_trace(path) as fh:
         stream = ArrayStream(fh, "traceEvents", path.name)
         for index, ev in enumerate(stream.elements()):
@@ -94,11 +93,10 @@ def _complete(ev: dict[str, Any], cat: str) -> TraceEvent | str:
 
 def _number(value: Any) -> float | None:
     """A JSON number as a finite float (an int too large for one is None; a bool is not one)."""
-    if type(value) is float:
-        return value if math.isfinite(value) else None
-    if type(value) is int:
-        try:
-            return float(value)
-        except OverflowError:
-            return None
-    return None
+    if type(value) is not float and type(value) is not int:
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None

@@ -10,10 +10,9 @@ A file is a list: the tree root, then metadata elements (a bare root dict is acc
      {"CUDA": {"0": {"arch": "90", "num_sms": 132, ...}}}]
 
 Only leaves below the root count: an *exclusive* `time (<unit>)` and a launch `count` per kernel,
-or `cycles` per intra-kernel scope (`instrumentation`). Older Proton spells them `Time (ns)` and
-`Count`. As proton-viewer does (`viewer.remove_frames`), a `__proton_launch_metadata` frame is
-dropped with its subtree (Proton's own bookkeeping kernels run there), and so is a frame all of
-whose children were dropped. Other columns: docs/collectors/proton.md.
+or `cycles` per intra-kernel scope (`instrumentation`); older Proton spells `Time (ns)`, `Count`.
+`__proton_launch_metadata` subtrees (Proton's own bookkeeping) are dropped, as proton-viewer's
+`remove_frames` does. Other columns: docs/collectors/proton.md.
 Format: triton-lang/triton `third_party/proton/csrc/lib/Data/Dump/TreeDataHatchetDump.cpp`.
 """
 
@@ -91,14 +90,10 @@ def leaf_time_ns(metrics: dict[str, Any]) -> float | str | None:
 def leaf_count(metrics: dict[str, Any]) -> int | None:
     """The launch count, or None when it is missing or cannot be trusted (negative, NaN,
     fractional, not a number): an untrusted count is never rounded into a trusted one."""
-    number = _number(_count_value(metrics))
+    number = _number(metrics.get("count"))
     if isinstance(number, str) or number != int(number):
         return None
     return int(number)
-
-
-def _count_value(metrics: dict[str, Any]) -> Any:
-    return metrics["count"] if "count" in metrics else metrics.get("Count")
 
 
 @dataclass
@@ -124,34 +119,33 @@ class HatchetSummary:
             raise ValueError(f"{label}: no hatchet tree (expected a list whose first element "
                              f"is the root frame, or a root frame)")
         self.files += 1
-        stack = list(reversed(self._children(root, label)[0]))  # depth first, in document order
+        stack = list(reversed(self._children(root, label) or []))  # depth first, in order
         while stack:
             node = stack.pop()
             self.frames += 1
             if not isinstance(node, dict):
                 self.skips.skip(f"{label}: a frame that is {_kind(node)}, not an object")
                 continue
-            kept, dropped = self._children(node, label)
-            if kept:
-                stack.extend(reversed(kept))
-            elif not dropped:
+            children = self._children(node, label)
+            if children:
+                stack.extend(reversed(children))
+            elif children is not None:
                 self._add_leaf(node, label)
 
-    def _children(self, node: dict[str, Any], label: str) -> tuple[list[Any], int]:
-        """The children that count, and how many launch-metadata ones were dropped."""
+    def _children(self, node: dict[str, Any], label: str) -> list[Any] | None:
+        """The children that count; None when every one was a launch-metadata frame: the node
+        goes with them (proton-viewer's rule), it is no leaf."""
         children = node.get("children", [])
-        if isinstance(children, list):
-            kept = [child for child in children if not _is_metadata(child)]
-            self.metadata_frames += len(children) - len(kept)
-            return kept, len(children) - len(kept)
-        frame = node.get("frame")
-        name = frame.get("name") if isinstance(frame, dict) else None
-        self.skips.skip(f"{label}: {name!r} has children {_kind(children)}, not a list")
-        return [], 0
+        if not isinstance(children, list):
+            self.skips.skip(f"{label}: {_name(node)!r} has children {_kind(children)}, not a list")
+            return []
+        kept = [child for child in children
+                if str(_name(child)).partition(":")[0] != METADATA_FRAME]
+        self.metadata_frames += len(children) - len(kept)
+        return kept if kept or not children else None
 
     def _add_leaf(self, node: dict[str, Any], label: str) -> None:
-        frame, metrics = node.get("frame"), node.get("metrics", {})
-        name = frame.get("name") if isinstance(frame, dict) else None
+        frame, metrics, name = node.get("frame"), node.get("metrics", {}), _name(node)
         if not isinstance(frame, dict):
             self.skips.skip(f"{label}: a leaf whose frame is {_kind(frame)}, not an object")
             return
@@ -161,6 +155,8 @@ class HatchetSummary:
         if not isinstance(metrics, dict):
             self.skips.skip(f"{label}: {name!r} has metrics {_kind(metrics)}, not an object")
             return
+        if "Count" in metrics and "count" not in metrics:     # older Proton's spelling
+            metrics = {**metrics, "count": metrics["Count"]}
         if "cycles" in metrics:
             cycles = _number(metrics["cycles"])
             if isinstance(cycles, str):
@@ -169,7 +165,7 @@ class HatchetSummary:
                 self.scope_cycles[name] = self.scope_cycles.get(name, 0.0) + cycles
         time_ns = leaf_time_ns(metrics)
         if time_ns is None:
-            if _count_value(metrics) is not None:
+            if "count" in metrics:
                 self.skips.skip(f"{name!r}: has launches (count) but no time column")
             return
         if isinstance(time_ns, str):
@@ -177,18 +173,16 @@ class HatchetSummary:
             return
         count = leaf_count(metrics)
         if count is None:
-            self.skips.skip(f"{name!r}: count is {_kind(_count_value(metrics))} (the time "
-                            f"is kept, the count is not)")
+            self.skips.skip(f"{name!r}: count is {_kind(metrics.get('count'))} (the time is "
+                            f"kept, the count is not)")
         if count == 0 and time_ns == 0:
             return              # a frame that recorded nothing, not a launch
         self.kernels.add(name, time_ns, count)
 
 
-def _is_metadata(node: Any) -> bool:
+def _name(node: Any) -> Any:
     frame = node.get("frame") if isinstance(node, dict) else None
-    name = frame.get("name") if isinstance(frame, dict) else None
-    return isinstance(name, str) and (name == METADATA_FRAME or
-                                      name.startswith(METADATA_FRAME + ":"))
+    return frame.get("name") if isinstance(frame, dict) else None
 
 
 def _kind(value: Any) -> str:

@@ -3,8 +3,7 @@ only when it is a regular one. A Chrome trace (`{"traceEvents": [ {...}, ... ], 
 list) can be gigabytes and `json.load` holds about 5.7 times the file; here blocks are read and
 each element is decoded alone by `json`'s C scanner, so memory is one block plus one element.
 Damage is reported, never raised (`ArrayStream.cut`, `ArrayStream.broken`). A gzip file
-(`tensorboard_trace_handler(use_gzip=True)` writes `*.pt.trace.json.gz`) is streamed through
-`gzip` the same way: memory stays bounded and a gzip cut short reads as a cut file.
+(`*.pt.trace.json.gz`) streams through `gzip` alike; one cut short reads as a cut file.
 """
 
 from __future__ import annotations
@@ -48,13 +47,11 @@ def open_regular(path: Path, flags: int = 0) -> io.BufferedReader:
 def open_trace(path: Path) -> Iterator[io.BufferedIOBase]:
     """`open_regular(path)`, decompressed when the file starts with gzip's magic bytes."""
     with open_regular(path) as fh:
-        magic = fh.read(2)
-        fh.seek(0)
-        if magic != b"\x1f\x8b":
+        if fh.peek(2)[:2] != b"\x1f\x8b":
             yield fh
-            return
-        with gzip.GzipFile(fileobj=fh, mode="rb") as unzipped:
-            yield unzipped
+        else:
+            with gzip.GzipFile(fileobj=fh, mode="rb") as unzipped:
+                yield unzipped
 
 
 class _Incomplete(Exception):
@@ -231,7 +228,7 @@ class ArrayStream:
                 block = self.fh.read1(BLOCK_CHARS)   # read1: what came before an error stays
             except EOFError:        # gzip: the compressed stream ends early
                 block, self.gzip_cut = b"", True
-            except (OSError, zlib.error) as exc:
+            except (gzip.BadGzipFile, zlib.error) as exc:
                 raise ValueError(f"{self.label}: damaged gzip data ({exc}); the trace cannot "
                                  f"be read, export it again") from None
             try:

@@ -31,7 +31,6 @@ _HEADER_LIMIT = 1 << 16                # a header longer than this is not a rocp
 _ROCM7_ONLY = {"guid", "stream_id", "lds_block_size", "scratch_size", "vgpr_count",
                "accum_vgpr_count", "sgpr_count"}
 _ROCM6_ONLY = {"private_segment_size", "group_segment_size"}
-_STATS_COLUMNS = ("Name", "Calls", "TotalDurationNs", "Percentage", "MaxNs")
 
 
 @dataclass
@@ -69,13 +68,10 @@ def read_stats(path: Path, table: KernelTable) -> FileReport:
         if header is None:
             return report
         try:
-            index = _column_index([name.strip() for name in header], _STATS_COLUMNS)
+            index = _column_index([name.strip() for name in header], ("Name", "TotalDurationNs"),
+                                  ("Calls", "MaxNs", "Percentage"))
         except ValueError as exc:
             report.note = str(exc)
-            return report
-        missing = [c for c in ("Name", "TotalDurationNs") if c.lower() not in index]
-        if missing:
-            report.note = f"no column {' or '.join(missing)} (header: {', '.join(header)[:200]})"
             return report
         columns = _StatsColumns(len(header), index["name"], index["totaldurationns"],
                                 index.get("calls"), index.get("maxns"), index.get("percentage"))
@@ -201,12 +197,8 @@ def trace_columns(header: bytes | str) -> TraceColumns:
     except csv.Error as exc:          # e.g. a bare carriage return inside the line
         raise ValueError(f"unreadable header ({exc})") from None
     names = [f.strip() for f in fields]
-    index = _column_index(names, (*TRACE_COLUMNS, "Kind"))
-    missing = [c for c in TRACE_COLUMNS if c.lower() not in index]
-    if missing:
-        raise ValueError(f"no column {', '.join(missing)} (header: {', '.join(names)[:200]})")
-    # Both generations' own columns in one header: no rocprofv3 writes that, so the file was
-    # made or edited by hand; the columns read are named alike in both, so it is read.
+    index = _column_index(names, TRACE_COLUMNS, ("Kind",))
+    # "mixed" is read: the columns read are named alike in both generations.
     rocm7, rocm6 = bool(index.keys() & _ROCM7_ONLY), bool(index.keys() & _ROCM6_ONLY)
     layout = ("mixed" if rocm7 and rocm6 else "rocm7" if rocm7 else
               "rocm6" if rocm6 else "unknown")
@@ -215,17 +207,17 @@ def trace_columns(header: bytes | str) -> TraceColumns:
                         width=len(names), layout=layout)
 
 
-def _column_index(names: list[str], read: tuple[str, ...]) -> dict[str, int]:
-    """Each column's place by lower-cased name. Raises ValueError when a column aorta reads
-    is named twice: which of the two holds the values is anyone's guess."""
-    index: dict[str, int] = {}
-    for i, name in enumerate(names):
-        index.setdefault(name.lower(), i)
-    twice = [c for c in read if sum(n.lower() == c.lower() for n in names) > 1]
-    if twice:
-        raise ValueError(f"the header names {', '.join(twice)} more than once, so which column "
-                         f"holds the values is unknown (header: {', '.join(names)[:200]})")
-    return index
+def _column_index(names: list[str], needed: tuple[str, ...],
+                  optional: tuple[str, ...]) -> dict[str, int]:
+    """Each column's place by lower-cased name. Raises ValueError when a needed column is
+    missing, or a column read is named twice (which one holds the values cannot be told)."""
+    lower, header = [n.lower() for n in names], f"(header: {', '.join(names)[:200]})"
+    missing = [c for c in needed if c.lower() not in lower]
+    twice = [c for c in needed + optional if lower.count(c.lower()) > 1]
+    if missing or twice:
+        raise ValueError(f"no column {', '.join(missing)} {header}" if missing else
+                         f"the header names {', '.join(twice)} more than once {header}")
+    return {name: i for i, name in enumerate(lower)}
 
 
 def read_trace(path: Path, table: KernelTable) -> FileReport:

@@ -73,9 +73,8 @@ def empty_reason(summary: HatchetSummary, opts: ProtonOptions, outcome: TrialOut
                  release: Release) -> str:
     """Why a tree that parsed holds nothing to publish."""
     if summary.metadata_frames:
-        reason = (f"no kernel is left once the {summary.metadata_frames} {METADATA_FRAME} "
-                  f"frame(s) are removed (Proton's own launch-metadata work, which "
-                  f"proton-viewer leaves out too): Proton recorded no kernel of the payload")
+        reason = (f"only Proton's own {METADATA_FRAME} frames ({summary.metadata_frames}, left "
+                  f"out as proton-viewer does) held kernels: none of the payload's was recorded")
     elif summary.frames == 0:
         reason = "the tree holds only ROOT: Proton recorded no GPU kernel"
     elif opts.backend == "instrumentation":

@@ -201,11 +201,9 @@ class TorchCollector(Collector[TorchOptions]):
         recorded = metrics.get("torch_activities", opts.activities)
         ranges = figures.categories.get("cuda_profiler_range", 0)
         if ranges:
-            return metrics | capture_status(
-                self.name, "empty", f"the trace holds {ranges} cuda_profiler_range events "
-                f"(CUPTI range-profiler mode, which experimental_config's profiler_metrics "
-                f"turns on) and no kernel event: that mode counts per range, not per kernel; "
-                f"record without profiler_metrics to time kernels")
+            return metrics | capture_status(self.name, "empty", f"the trace holds {ranges} "
+                f"cuda_profiler_range events (CUPTI range-profiler mode: experimental_config's "
+                f"profiler_metrics) and no kernel event; record without it to time kernels")
         if figures.launches and any(a in GPU_NAMES for a in recorded):
             return metrics | capture_status(
                 self.name, "empty",
