@@ -336,7 +336,7 @@ def test_bare_event_list(tmp_path: Path) -> None:
 
 def test_every_cycle_trace_is_totalled(tmp_path: Path) -> None:
     mm = FIXTURES / "h200" / "mm_trace.json"
-    metrics = summarize({"trace.json": mm, "trace.2.json": mm,
+    metrics = summarize({"trace.json": mm, "trace.2.json": mm, "trace.3.json.partial": "{",
                          "host_1.1700000000.pt.trace.json": FIXTURES / "written" / "bare_list.json",
                          "trace.json.partial": "{", "summary.json": "{}"}, tmp_path)
     assert metrics["torch_kernel_count"] == 7 + 7 + 3

@@ -20,8 +20,7 @@ from aorta.parsers.json_stream import ArrayStream, open_trace
 from aorta.parsers.skips import Skips, kind, short
 
 KERNEL_CATEGORIES = frozenset({"kernel"})
-#: Early `torch.profiler` releases (PyTorch 1.8's Kineto) wrote capitalised categories; they are
-#: read as today's names (Kineto `ActivityType.cpp`; torch_tb_profiler maps them alike).
+#: Early torch.profiler (PyTorch 1.8's Kineto) capitalised categories: read as today's names.
 OLD_CATEGORIES = {"Kernel": "kernel", "Memcpy": "gpu_memcpy", "Memset": "gpu_memset",
                   "Runtime": "cuda_runtime", "Operator": "cpu_op"}
 
@@ -58,10 +57,9 @@ def read_events(path: Path, categories: frozenset[str] | None, skips: Skips,
                 if cat is not None:
                     skips.skip(f"{path.name}: event {index} has cat {short(cat)}")
                 continue
-            cat = OLD_CATEGORIES.get(cat, cat)
-            if cat == "cpu_op" and ev["cat"] == "Operator" and \
-                    str(ev.get("name")).startswith("ProfilerStep#"):
+            if cat == "Operator" and str(ev.get("name")).startswith("ProfilerStep#"):
                 cat = "user_annotation"     # what Kineto files a step under today
+            cat = OLD_CATEGORIES.get(cat, cat)
             if seen is not None:
                 seen[cat] = seen.get(cat, 0) + 1
             if categories is not None and cat not in categories:

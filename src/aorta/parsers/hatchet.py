@@ -39,18 +39,14 @@ def read_json_file(path: Path) -> Any:
     """Parse `path` as JSON, opening it only if it is a regular file (no symlink, no FIFO).
     Raises `ValueError` naming the file for anything that is not readable JSON."""
     try:
-        fh = open_regular(path, os.O_NOFOLLOW)
-    except OSError as exc:
-        raise ValueError(f"{path.name}: cannot open ({exc.strerror or exc})") from None
-    with fh:
-        try:
+        with open_regular(path, os.O_NOFOLLOW) as fh:
             return json.load(fh)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{path.name}: not JSON ({exc})") from None
-        except RecursionError:
-            raise ValueError(f"{path.name}: nested too deeply to read") from None
-        except OSError as exc:
-            raise ValueError(f"{path.name}: cannot read ({exc.strerror or exc})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path.name}: not JSON ({exc})") from None
+    except RecursionError:
+        raise ValueError(f"{path.name}: nested too deeply to read") from None
+    except OSError as exc:
+        raise ValueError(f"{path.name}: cannot open or read ({exc.strerror or exc})") from None
 
 
 def _number(value: Any) -> float | str:
@@ -133,8 +129,7 @@ class HatchetSummary:
                 self._add_leaf(node, label)
 
     def _children(self, node: dict[str, Any], label: str) -> list[Any] | None:
-        """The children that count; None when every one was a launch-metadata frame: the node
-        goes with them (proton-viewer's rule), it is no leaf."""
+        """The children that count; None when all were launch-metadata frames (then no leaf)."""
         children = node.get("children", [])
         if not isinstance(children, list):
             self.skips.skip(f"{label}: {_name(node)!r} has children {_kind(children)}, not a list")

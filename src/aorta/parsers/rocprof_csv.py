@@ -28,9 +28,9 @@ from aorta.parsers.skips import NUL_MARK, NUL_ROW, Shares, Skips, nul_marked
 TRACE_COLUMNS = ("Kernel_Name", "Start_Timestamp", "End_Timestamp")
 _MAX_COUNT = 2**63 - 1
 _HEADER_LIMIT = 1 << 16                # a header longer than this is not a rocprofv3 header
-_ROCM7_ONLY = {"guid", "stream_id", "lds_block_size", "scratch_size", "vgpr_count",
-               "accum_vgpr_count", "sgpr_count"}
-_ROCM6_ONLY = {"private_segment_size", "group_segment_size"}
+_ONLY_IN = {"rocm7": {"guid", "stream_id", "lds_block_size", "scratch_size", "vgpr_count",
+                      "accum_vgpr_count", "sgpr_count"},
+            "rocm6": {"private_segment_size", "group_segment_size"}}
 
 
 @dataclass
@@ -198,10 +198,8 @@ def trace_columns(header: bytes | str) -> TraceColumns:
         raise ValueError(f"unreadable header ({exc})") from None
     names = [f.strip() for f in fields]
     index = _column_index(names, TRACE_COLUMNS, ("Kind",))
-    # "mixed" is read: the columns read are named alike in both generations.
-    rocm7, rocm6 = bool(index.keys() & _ROCM7_ONLY), bool(index.keys() & _ROCM6_ONLY)
-    layout = ("mixed" if rocm7 and rocm6 else "rocm7" if rocm7 else
-              "rocm6" if rocm6 else "unknown")
+    found = [gen for gen, only in _ONLY_IN.items() if index.keys() & only]
+    layout = "mixed" if len(found) == 2 else found[0] if found else "unknown"
     return TraceColumns(kind=index.get("kind"), name=index["kernel_name"],
                         start=index["start_timestamp"], end=index["end_timestamp"],
                         width=len(names), layout=layout)

@@ -121,9 +121,7 @@ class _Thread:
 
     def _close(self) -> None:
         _end, name, own = self.open.pop()
-        row = self.ops.get(name)
-        if row is None:
-            row = self.ops[name] = [0, 0.0]
+        row = self.ops.setdefault(name, [0, 0.0])
         row[0] += 1
         row[1] += max(own, 0.0)             # a child that outlasts its parent by rounding
 
@@ -133,9 +131,7 @@ class _Thread:
         figures.cpu_us += self.cpu_us
         figures.op_count += self.op_count
         for name, (calls, self_us) in self.ops.items():
-            row = figures.ops.get(name)
-            if row is None:
-                row = figures.ops[name] = OpRow(name)
+            row = figures.ops.setdefault(name, OpRow(name))
             row.calls += int(calls)
             row.self_us += self_us
 

@@ -37,6 +37,7 @@ from aorta.store.reading import read_text_file
 LAUNCHER = "aorta.launchers.torch_profile"
 ENV_PREFIX = "AORTA_TORCH_"
 TRACE, SUMMARY = "trace.json", "summary.json"
+TRACE_NAMES = ("trace*.json", "*.pt.trace.json", "trace*.json.gz", "*.pt.trace.json.gz")
 GPU_NAMES = frozenset({"gpu", "cuda", "hip", "xpu"})
 ESCAPE = ("use mode: env instead (argv stays as it is; the payload runs torch.profiler itself "
           "from the AORTA_TORCH_* variables, e.g. aorta.launchers.torch_profile."
@@ -173,9 +174,7 @@ class TorchCollector(Collector[TorchOptions]):
         launcher = _read_summary(out_dir / SUMMARY)
         metrics: Metrics = {"torch_artifact_dir": str(out_dir)} | _launcher_metrics(launcher)
         # trace.json, then trace.2.json... (one per schedule cycle), or tensorboard_trace_handler's
-        # (gzipped with use_gzip=True)
-        traces = sorted(path for pattern in ("trace*.json", "*.pt.trace.json")
-                        for path in {*out_dir.glob(pattern), *out_dir.glob(pattern + ".gz")})
+        traces = sorted({path for pattern in TRACE_NAMES for path in out_dir.glob(pattern)})
         if not traces:
             return metrics | capture_status(
                 self.name, "missing", _missing_reason(out_dir, opts, launcher, outcome))
@@ -201,9 +200,10 @@ class TorchCollector(Collector[TorchOptions]):
         recorded = metrics.get("torch_activities", opts.activities)
         ranges = figures.categories.get("cuda_profiler_range", 0)
         if ranges:
-            return metrics | capture_status(self.name, "empty", f"the trace holds {ranges} "
-                f"cuda_profiler_range events (CUPTI range-profiler mode: experimental_config's "
-                f"profiler_metrics) and no kernel event; record without it to time kernels")
+            return metrics | capture_status(self.name, "empty", (
+                f"the trace holds {ranges} cuda_profiler_range events (CUPTI range-profiler "
+                f"mode: experimental_config's profiler_metrics) and no kernel event; record "
+                f"without profiler_metrics to time kernels"))
         if figures.launches and any(a in GPU_NAMES for a in recorded):
             return metrics | capture_status(
                 self.name, "empty",
