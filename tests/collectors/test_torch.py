@@ -433,6 +433,7 @@ def test_a_gzipped_trace_alone_reads_as_the_plain_one(tmp_path: Path) -> None:
 @pytest.mark.parametrize("damage, state, reason", [
     (lambda b: b[:len(b) // 2], "partial", "cut short"),
     (lambda b: b[:-8], "partial", "the gzip stream ends before its end marker: cut short"),
+    (lambda b: b[:15], "unparsed", "trace.json.gz: gzip cut short"),
     (lambda b: b[:300] + bytes(x ^ 0xFF for x in b[300:310]) + b[310:], "unparsed",
      "trace.json.gz: damaged gzip data"),
 ])

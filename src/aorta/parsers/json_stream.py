@@ -87,7 +87,7 @@ class ArrayStream:
         else:
             raise ValueError(f"{self.label}: not a JSON object or array "
                              f"(starts with {first[:1]!r})" if first else
-                             f"{self.label}: empty file")
+                             f"{self.label}: {'gzip cut short' if self.gzip_cut else 'empty file'}")
         if not (self.cut or self.broken) and self._next_char():
             self.broken = f"text after the end of the JSON document at character {self._at()}"
         if self.gzip_cut and not self.cut:
