@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -60,6 +61,44 @@ def test_real_root_only_tree_is_empty(tmp_path: Path) -> None:
     assert metrics["proton_capture"] == "empty"
     assert metrics["proton_capture_reason"].startswith("the tree holds only ROOT")
     assert "proton_gpu_time_ms" not in metrics and "proton_kernel_count" not in metrics
+
+
+def test_launch_metadata_frames_are_left_out_as_proton_viewer_does(tmp_path: Path) -> None:
+    # Triton's test_viewer.py::test_filter_metadata tree: the viewer shows 1664 ns, 1 launch.
+    metrics = summarize(capture(tmp_path, "written/launch-metadata"))
+    assert metrics["proton_capture"] == "ok"
+    assert metrics["proton_gpu_time_ms"] == pytest.approx(0.001664, rel=1e-12)
+    assert metrics["proton_kernel_count"] == 1
+    assert [k["name"] for k in metrics["proton_kernels"]] == ["triton_kernel"]
+
+
+def test_a_tree_of_only_launch_metadata_is_empty_not_ok(tmp_path: Path) -> None:
+    metrics = summarize(capture(tmp_path, "written/metadata-only"))
+    assert metrics["proton_capture"] == "empty"
+    assert metrics["proton_capture_reason"].startswith(
+        "only Proton's own __proton_launch_metadata frames (2, left out")
+    assert "proton_gpu_time_ms" not in metrics and "proton_kernel_count" not in metrics
+
+
+def test_older_proton_spellings_read_as_the_current_ones(tmp_path: Path) -> None:
+    metrics = summarize(capture(tmp_path, "written/old-spelling"))   # Count, Time (ns)
+    assert metrics["proton_capture"] == "ok"
+    assert metrics["proton_kernel_count"] == 11
+    assert metrics["proton_gpu_time_ms"] == pytest.approx(0.023918, rel=1e-12)
+
+
+def test_trace_events_under_launch_metadata_are_left_out(tmp_path: Path) -> None:
+    out = capture(tmp_path, "written/trace-metadata")
+    metrics = summarize(out, {"data": "trace"})
+    assert (metrics["proton_capture"], metrics["proton_kernel_count"]) == ("ok", 2)
+    assert metrics["proton_top_kernels"] == ["add_kernel", "no_stack_kernel"]
+    assert metrics["proton_gpu_time_ms"] == pytest.approx(0.004, rel=1e-12)
+    events = [{"ph": "X", "cat": "kernel", "name": "k", "ts": 0, "dur": 1,
+               "args": {"call_stack": ["ROOT", "__proton_launch_metadata", "k"]}}]
+    (out / "proton.chrome_trace").write_text(json.dumps({"traceEvents": events}))
+    metrics = summarize(out, {"data": "trace"})
+    assert metrics["proton_capture"] == "empty"
+    assert metrics["proton_capture_reason"].startswith("only kernel events under __proton_launch")
 
 
 def test_real_instrumentation_publishes_cycles_per_scope(tmp_path: Path) -> None:

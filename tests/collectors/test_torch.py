@@ -3,6 +3,7 @@ on real and written traces, every capture state, and probe from real package met
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -24,6 +25,8 @@ from aorta.collectors.conflicts import check_conflicts
 from aorta.collectors.registry import get
 from aorta.collectors.torch.collector import TorchCollector, TorchLaunchError, TorchOptions, torch_build
 from aorta.base.errors import ConflictError, OptionError, SetupError
+from aorta.parsers.skips import Skips
+from aorta.parsers.torch_trace import read_trace_figures
 
 TORCH = TorchCollector()
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "torch"
@@ -333,7 +336,7 @@ def test_bare_event_list(tmp_path: Path) -> None:
 
 def test_every_cycle_trace_is_totalled(tmp_path: Path) -> None:
     mm = FIXTURES / "h200" / "mm_trace.json"
-    metrics = summarize({"trace.json": mm, "trace.2.json": mm,
+    metrics = summarize({"trace.json": mm, "trace.2.json": mm, "trace.3.json.partial": "{",
                          "host_1.1700000000.pt.trace.json": FIXTURES / "written" / "bare_list.json",
                          "trace.json.partial": "{", "summary.json": "{}"}, tmp_path)
     assert metrics["torch_kernel_count"] == 7 + 7 + 3
@@ -384,6 +387,63 @@ def test_nothing_recorded_is_empty(tmp_path: Path) -> None:
     assert metrics["torch_capture"] == "empty"
     assert "no GPU kernel and no CPU operator" in metrics["torch_capture_reason"]
     assert set(metrics) == {"torch_artifact_dir", "torch_capture", "torch_capture_reason"}
+
+
+def test_nothing_recorded_names_what_the_trace_holds(tmp_path: Path) -> None:
+    events = [{"ph": "X", "cat": "cuda_runtime", "name": "cudaMalloc", "ts": 0, "dur": 1}] * 2
+    metrics = summarize({"trace.json": json.dumps({"traceEvents": events})}, tmp_path)
+    assert metrics["torch_capture"] == "empty"
+    assert metrics["torch_capture_reason"].endswith("only 2 cuda_runtime events")
+
+
+def test_older_kineto_categories_read_as_todays(tmp_path: Path) -> None:
+    metrics = summarize({"trace.json": FIXTURES / "written" / "old_categories.json"}, tmp_path)
+    assert metrics["torch_capture"] == "ok"
+    assert metrics["torch_kernels"] == [{"name": "volta_sgemm_128x64_nn", "calls": 2,
+                                         "total_ms": pytest.approx(0.02)}]
+
+
+def test_older_kineto_operators_leave_the_step_annotation_out(tmp_path: Path) -> None:
+    figures = read_trace_figures([FIXTURES / "written" / "old_categories.json"], Skips())
+    assert (figures.op_count, figures.cpu_us, figures.launches) == (1, 100.0, 2)
+
+
+def test_a_range_profiler_trace_says_what_it_holds(tmp_path: Path) -> None:
+    metrics = summarize({"trace.json": FIXTURES / "written" / "range_profiler.json"}, tmp_path)
+    assert metrics["torch_capture"] == "empty"
+    reason = metrics["torch_capture_reason"]
+    assert "2 cuda_profiler_range events (CUPTI range-profiler mode" in reason
+    assert "CUPTI client" not in reason
+
+
+def test_a_gzipped_trace_alone_reads_as_the_plain_one(tmp_path: Path) -> None:
+    mm = FIXTURES / "h200" / "mm_trace.json"
+    packed = gzip.compress(mm.read_bytes())
+    metrics = summarize({}, tmp_path)
+    assert metrics["torch_capture"] == "missing"
+    (tmp_path / "torch" / "host_1.1700000000000.pt.trace.json.gz").write_bytes(packed)
+    metrics = TORCH.summarize(tmp_path / "torch", options(None), RAN)
+    (tmp_path / "plain").mkdir()
+    plain = summarize({"trace.json": mm}, tmp_path / "plain")
+    assert metrics["torch_capture"] == "ok"
+    assert {k: v for k, v in metrics.items() if k != "torch_artifact_dir"} == \
+        {k: v for k, v in plain.items() if k != "torch_artifact_dir"}
+
+
+@pytest.mark.parametrize("damage, state, reason", [
+    (lambda b: b[:len(b) // 2], "partial", "cut short"),
+    (lambda b: b[:-8], "partial", "the gzip stream ends before its end marker: cut short"),
+    (lambda b: b[:15], "unparsed", "trace.json.gz: gzip cut short"),
+    (lambda b: b[:300] + bytes(x ^ 0xFF for x in b[300:310]) + b[310:], "unparsed",
+     "trace.json.gz: damaged gzip data"),
+])
+def test_a_damaged_gzip_trace_says_so(tmp_path: Path, damage: Any, state: str,
+                                      reason: str) -> None:
+    packed = damage(gzip.compress((FIXTURES / "h200" / "mm_trace.json").read_bytes()))
+    (tmp_path / "trace.json.gz").write_bytes(packed)
+    metrics = summarize({"trace.json.gz": tmp_path / "trace.json.gz"}, tmp_path)
+    assert (metrics["torch_capture"], "torch_kernel_count" in metrics) == (state, False)
+    assert reason in metrics["torch_capture_reason"]
 
 
 def test_launcher_summary_is_published(tmp_path: Path) -> None:

@@ -305,6 +305,39 @@ def test_env_mode_without_schedule_writes_one_trace_at_exit(
     assert ran.metrics["torch_capture"] == "ok" and ran.metrics["torch_cpu_op_count"] == 3
 
 
+def test_a_gzipped_tensorboard_trace_alone_is_read_through_aorta_sweep_run(
+        tmp_path: Path, payload: Callable[..., Path]) -> None:
+    """`tensorboard_trace_handler(use_gzip=True)` writes only `*.pt.trace.json.gz`."""
+    path = payload("""\
+        import os
+        import torch
+        from torch.profiler import ProfilerActivity, profile, tensorboard_trace_handler
+
+        handler = tensorboard_trace_handler(os.environ["AORTA_TORCH_DIR"], use_gzip=True)
+        with profile(activities=[ProfilerActivity.CPU], on_trace_ready=handler):
+            a = torch.randn(32, 32)
+            for _ in range(3):
+                torch.mm(a, a)
+        """)
+    recipe = write_recipe(tmp_path, """\
+        schema_version: 1
+        mode: probe
+        ticket: torch-gz
+        trials: 1
+        timeout_per_trial: 170
+        collect:
+          torch: {mode: env, activities: cpu}
+        """)
+    done = run_aorta("sweep", "run", "--recipe", str(recipe), "--output", str(tmp_path / "out"),
+                     "--", sys.executable, str(path), cwd=tmp_path, timeout=CHILD_TIMEOUT_S)
+    assert done.returncode == 0, done.stderr
+    result = trial_result(tmp_path / "out" / "torch-gz", "default", 0)
+    traces = [p.name for p in Path(result["metrics"]["torch_artifact_dir"]).iterdir()]
+    assert len(traces) == 1 and traces[0].endswith(".pt.trace.json.gz")
+    assert result["captures"]["torch"]["state"] == "ok", result["captures"]["torch"]
+    assert {r["name"]: r["calls"] for r in result["metrics"]["torch_ops"]}["aten::mm"] == 3
+
+
 def test_the_launchers_future_imports_do_not_reach_the_payload(tmp_path: Path,
                                                                 script: Callable[..., Path]
                                                                 ) -> None:

@@ -239,3 +239,28 @@ def test_symlinks_and_special_files_are_not_opened(tmp_path: Path) -> None:
         read_json_file(fifo)
     with pytest.raises(ValueError, match="cannot open"):
         read_json_file(tmp_path / "absent.hatchet")
+
+
+def test_launch_metadata_subtrees_are_dropped_and_counted() -> None:
+    summary = summary_of(WRITTEN / "launch-metadata" / "proton.hatchet")
+    assert row(summary, "triton_kernel") == (1, 1664)
+    assert "cuda_kernel" not in summary.kernels.rows
+    assert (summary.kernels.total_ns(), summary.metadata_frames) == (1664, 1)
+
+
+def test_a_scope_whose_children_were_all_metadata_is_no_leaf() -> None:
+    # The viewer drops such a scope; were it read as a leaf, its own metrics would count.
+    doc = [{"frame": {"name": "ROOT"}, "metrics": {}, "children": [
+        {"frame": {"name": "step"}, "metrics": {"count": 4, "time (ns)": 800}, "children": [
+            {"frame": {"name": "__proton_launch_metadata"}, "metrics": {}, "children": []}]}]}]
+    summary = HatchetSummary()
+    summary.add_document(doc)
+    assert (len(summary.kernels), summary.metadata_frames, summary.skips.count) == (0, 1, 0)
+
+
+@pytest.mark.parametrize("key", ["count", "Count"])
+def test_both_spellings_of_the_count(key: str) -> None:
+    summary = HatchetSummary()
+    summary.add_document({"frame": {"name": "ROOT"}, "children": [
+        {"frame": {"name": "k"}, "metrics": {key: 7, "Time (ns)": 5}, "children": []}]})
+    assert (row(summary, "k"), summary.skips.count) == ((7, 5.0), 0)

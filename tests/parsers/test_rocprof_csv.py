@@ -108,6 +108,30 @@ def test_columns_are_found_by_name_in_any_order(tmp_path: Path) -> None:
     assert kernels(table) == {"k<a, b>": (80.0, 2)} and report.layout == "unknown"
 
 
+def test_a_header_mixing_rocm6_and_rocm7_columns_is_read_and_called_mixed(tmp_path: Path) -> None:
+    path = tmp_path / "mixed_kernel_trace.csv"
+    path.write_text(H7.replace('"SGPR_Count"', '"SGPR_Count","Private_Segment_Size"') + "\n" +
+                    '"g","KERNEL_DISPATCH","Agent 4",1,0,9,1,1,"k",1,100,180,0,0,32,0,48,0,'
+                    '256,1,1,64,1,1\n')
+    table, report = trace(path)
+    assert kernels(table) == {"k": (80.0, 1)} and report.layout == "mixed"
+
+
+@pytest.mark.parametrize("header", ['"Kind","Kernel_Name","Start_Timestamp","End_Timestamp",'
+                                    '"Kernel_Name"', '"Kind","kind","Kernel_Name",'
+                                    '"Start_Timestamp","End_Timestamp"'])
+def test_a_column_read_named_twice_is_refused(header: str) -> None:
+    with pytest.raises(ValueError, match=r"the header names K\w+ more than once"):
+        trace_columns(header)
+
+
+def test_a_stats_column_named_twice_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "dup_kernel_stats.csv"
+    path.write_text('"Name","Calls","TotalDurationNs","TotalDurationNs"\n"k",1,5,7\n')
+    table, report = stats(path)
+    assert len(table) == 0 and "TotalDurationNs more than once" in report.note
+
+
 def test_trace_columns_names_what_is_missing() -> None:
     with pytest.raises(ValueError, match="no column Kernel_Name, Start_Timestamp"):
         trace_columns(b'"Kind","KernelName","End_Timestamp"\n')
@@ -150,7 +174,7 @@ def test_stats_truncated_and_renamed_and_empty() -> None:
     _, truncated = stats(FIXTURES / "stats-truncated-trace-ok" / "aorta_4242_kernel_stats.csv")
     assert (truncated.rows, truncated.used, truncated.skips.count) == (1, 0, 1)
     _, renamed = stats(FIXTURES / "stats-renamed-columns-trace-ok" / "aorta_4242_kernel_stats.csv")
-    assert renamed.used == 0 and "no column Name or TotalDurationNs" in renamed.note
+    assert renamed.used == 0 and "no column Name, TotalDurationNs" in renamed.note
     _, empty = stats(FIXTURES / "broken" / "empty.csv")
     assert empty.note == "empty file"
 

@@ -16,10 +16,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from aorta.parsers.json_stream import ArrayStream, open_regular
+from aorta.parsers.json_stream import ArrayStream, open_trace
 from aorta.parsers.skips import Skips, kind, short
 
 KERNEL_CATEGORIES = frozenset({"kernel"})
+#: Early torch.profiler (PyTorch 1.8's Kineto) capitalised categories: read as today's names.
+OLD_CATEGORIES = {"Kernel": "kernel", "Memcpy": "gpu_memcpy", "Memset": "gpu_memset",
+                  "Runtime": "cuda_runtime", "Operator": "cpu_op"}
 
 
 class TraceEvent(NamedTuple):
@@ -32,12 +35,13 @@ class TraceEvent(NamedTuple):
     tid: Any = None
 
 
-def read_events(path: Path, categories: frozenset[str] | None,
-                skips: Skips) -> Iterator[TraceEvent]:
+def read_events(path: Path, categories: frozenset[str] | None, skips: Skips,
+                seen: dict[str, int] | None = None) -> Iterator[TraceEvent]:
     """Complete (`ph: X`) events of `categories` (all when None) with a name, a finite `ts` and
-    a non-negative `dur` (us); the rest, and a cut or broken tail, are counted in `skips`. Raises
-    `ValueError` for a file that is not trace-event JSON, OSError when it cannot be opened."""
-    with open_regular(path) as fh:
+    a non-negative `dur` (us); the rest, and a cut or broken tail, are counted in `skips`, and
+    `seen` counts complete events per category. Raises `ValueError` for a file that is not
+    trace-event JSON (plain or gzipped), OSError when it cannot be opened."""
+    with open_trace(path) as fh:
         stream = ArrayStream(fh, "traceEvents", path.name)
         for index, ev in enumerate(stream.elements()):
             if type(ev) is not dict:
@@ -53,6 +57,11 @@ def read_events(path: Path, categories: frozenset[str] | None,
                 if cat is not None:
                     skips.skip(f"{path.name}: event {index} has cat {short(cat)}")
                 continue
+            if cat == "Operator" and str(ev.get("name")).startswith("ProfilerStep#"):
+                cat = "user_annotation"     # what Kineto files a step under today
+            cat = OLD_CATEGORIES.get(cat, cat)
+            if seen is not None:
+                seen[cat] = seen.get(cat, 0) + 1
             if categories is not None and cat not in categories:
                 continue
             event = _complete(ev, cat)
@@ -82,11 +91,10 @@ def _complete(ev: dict[str, Any], cat: str) -> TraceEvent | str:
 
 def _number(value: Any) -> float | None:
     """A JSON number as a finite float (an int too large for one is None; a bool is not one)."""
-    if type(value) is float:
-        return value if math.isfinite(value) else None
-    if type(value) is int:
-        try:
-            return float(value)
-        except OverflowError:
-            return None
-    return None
+    if type(value) is not float and type(value) is not int:
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None

@@ -10,7 +10,9 @@ A file is a list: the tree root, then metadata elements (a bare root dict is acc
      {"CUDA": {"0": {"arch": "90", "num_sms": 132, ...}}}]
 
 Only leaves below the root count: an *exclusive* `time (<unit>)` and a launch `count` per kernel,
-or `cycles` per intra-kernel scope (`instrumentation`). Other columns: docs/collectors/proton.md.
+or `cycles` per intra-kernel scope (`instrumentation`); older Proton spells `Time (ns)`, `Count`.
+`__proton_launch_metadata` subtrees (Proton's own bookkeeping) are dropped, as proton-viewer's
+`remove_frames` does. Other columns: docs/collectors/proton.md.
 Format: triton-lang/triton `third_party/proton/csrc/lib/Data/Dump/TreeDataHatchetDump.cpp`.
 """
 
@@ -30,24 +32,21 @@ from aorta.parsers.skips import Skips, kind
 
 _TIME_KEY = re.compile(r"^\s*time\s*\(\s*(ns|us|ms|s)\s*\)\s*$", re.IGNORECASE)
 _NS_PER_UNIT = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+METADATA_FRAME = "__proton_launch_metadata"     # triton.profiler COMPUTE_METADATA_SCOPE_NAME
 
 
 def read_json_file(path: Path) -> Any:
     """Parse `path` as JSON, opening it only if it is a regular file (no symlink, no FIFO).
     Raises `ValueError` naming the file for anything that is not readable JSON."""
     try:
-        fh = open_regular(path, os.O_NOFOLLOW)
-    except OSError as exc:
-        raise ValueError(f"{path.name}: cannot open ({exc.strerror or exc})") from None
-    with fh:
-        try:
+        with open_regular(path, os.O_NOFOLLOW) as fh:
             return json.load(fh)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{path.name}: not JSON ({exc})") from None
-        except RecursionError:
-            raise ValueError(f"{path.name}: nested too deeply to read") from None
-        except OSError as exc:
-            raise ValueError(f"{path.name}: cannot read ({exc.strerror or exc})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path.name}: not JSON ({exc})") from None
+    except RecursionError:
+        raise ValueError(f"{path.name}: nested too deeply to read") from None
+    except OSError as exc:
+        raise ValueError(f"{path.name}: cannot open or read ({exc.strerror or exc})") from None
 
 
 def _number(value: Any) -> float | str:
@@ -103,6 +102,7 @@ class HatchetSummary:
     scope_cycles: dict[str, float] = field(default_factory=dict)
     files: int = 0
     frames: int = 0                 # frames below the root, over every file
+    metadata_frames: int = 0        # launch-metadata frames dropped with their subtrees
     skips: Skips = field(default_factory=Skips)
 
     def add_file(self, path: Path) -> None:
@@ -115,7 +115,7 @@ class HatchetSummary:
             raise ValueError(f"{label}: no hatchet tree (expected a list whose first element "
                              f"is the root frame, or a root frame)")
         self.files += 1
-        stack = list(reversed(self._children(root, label)))   # depth first, in document order
+        stack = list(reversed(self._children(root, label) or []))  # depth first, in order
         while stack:
             node = stack.pop()
             self.frames += 1
@@ -125,21 +125,22 @@ class HatchetSummary:
             children = self._children(node, label)
             if children:
                 stack.extend(reversed(children))
-            else:
+            elif children is not None:
                 self._add_leaf(node, label)
 
-    def _children(self, node: dict[str, Any], label: str) -> list[Any]:
+    def _children(self, node: dict[str, Any], label: str) -> list[Any] | None:
+        """The children that count; None when all were launch-metadata frames (then no leaf)."""
         children = node.get("children", [])
-        if isinstance(children, list):
-            return children
-        frame = node.get("frame")
-        name = frame.get("name") if isinstance(frame, dict) else None
-        self.skips.skip(f"{label}: {name!r} has children {_kind(children)}, not a list")
-        return []
+        if not isinstance(children, list):
+            self.skips.skip(f"{label}: {_name(node)!r} has children {_kind(children)}, not a list")
+            return []
+        kept = [child for child in children
+                if str(_name(child)).partition(":")[0] != METADATA_FRAME]
+        self.metadata_frames += len(children) - len(kept)
+        return kept if kept or not children else None
 
     def _add_leaf(self, node: dict[str, Any], label: str) -> None:
-        frame, metrics = node.get("frame"), node.get("metrics", {})
-        name = frame.get("name") if isinstance(frame, dict) else None
+        frame, metrics, name = node.get("frame"), node.get("metrics", {}), _name(node)
         if not isinstance(frame, dict):
             self.skips.skip(f"{label}: a leaf whose frame is {_kind(frame)}, not an object")
             return
@@ -149,6 +150,8 @@ class HatchetSummary:
         if not isinstance(metrics, dict):
             self.skips.skip(f"{label}: {name!r} has metrics {_kind(metrics)}, not an object")
             return
+        if "Count" in metrics and "count" not in metrics:     # older Proton's spelling
+            metrics = {**metrics, "count": metrics["Count"]}
         if "cycles" in metrics:
             cycles = _number(metrics["cycles"])
             if isinstance(cycles, str):
@@ -170,6 +173,11 @@ class HatchetSummary:
         if count == 0 and time_ns == 0:
             return              # a frame that recorded nothing, not a launch
         self.kernels.add(name, time_ns, count)
+
+
+def _name(node: Any) -> Any:
+    frame = node.get("frame") if isinstance(node, dict) else None
+    return frame.get("name") if isinstance(frame, dict) else None
 
 
 def _kind(value: Any) -> str:

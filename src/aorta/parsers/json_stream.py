@@ -2,20 +2,25 @@
 only when it is a regular one. A Chrome trace (`{"traceEvents": [ {...}, ... ], ...}` or a bare
 list) can be gigabytes and `json.load` holds about 5.7 times the file; here blocks are read and
 each element is decoded alone by `json`'s C scanner, so memory is one block plus one element.
-Damage is reported, never raised (`ArrayStream.cut`, `ArrayStream.broken`).
+Damage is reported, never raised (`ArrayStream.cut`, `ArrayStream.broken`). A gzip file
+(`*.pt.trace.json.gz`) streams through `gzip` alike; one cut short reads as a cut file.
 """
 
 from __future__ import annotations
 
 import codecs
+import gzip
+import io
 import json
 import json.scanner
 import os
 import re
 import stat
+import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 BLOCK_CHARS = 1 << 20              # characters decoded per read
 MAX_ELEMENT_CHARS = 1 << 28        # one element (or other member) larger than this is garbage
@@ -23,7 +28,7 @@ _WS = re.compile(r"[ \t\n\r]*")
 _NEAR_END = 32                     # a decoding error this close to the text's end may be a cut
 
 
-def open_regular(path: Path, flags: int = 0) -> BinaryIO:
+def open_regular(path: Path, flags: int = 0) -> io.BufferedReader:
     """`path` opened for reading in binary, only if it is a regular file: a FIFO or a device
     could block the read forever. Raises OSError when it cannot be opened, ValueError when it
     is not a regular file."""
@@ -38,6 +43,17 @@ def open_regular(path: Path, flags: int = 0) -> BinaryIO:
         raise
 
 
+@contextmanager
+def open_trace(path: Path) -> Iterator[io.BufferedIOBase]:
+    """`open_regular(path)`, decompressed when the file starts with gzip's magic bytes."""
+    with open_regular(path) as fh:
+        if fh.peek(2)[:2] != b"\x1f\x8b":
+            yield fh
+        else:
+            with gzip.GzipFile(fileobj=fh, mode="rb") as unzipped:
+                yield unzipped
+
+
 class _Incomplete(Exception):
     """The text ends inside a value."""
 
@@ -46,13 +62,14 @@ class ArrayStream:
     """The elements of `key`'s array in a top-level object (or of a top-level array). Iterate
     `elements()` once; then `cut`, `broken` and `found` say how it ended."""
 
-    def __init__(self, fh: BinaryIO, key: str, label: str) -> None:
+    def __init__(self, fh: io.BufferedIOBase, key: str, label: str) -> None:
         self.fh, self.key, self.label = fh, key, label
         self.text, self.pos, self.eof = "", 0, False
         self.offset = 0                 # characters dropped before `text`
         self.found = False              # the array was found
         self.cut = ""                   # how the document ended early, if it did
         self.broken = ""                # where it stops being JSON, if it does
+        self.gzip_cut = False           # the gzip stream ended before its end marker
         self._utf8 = codecs.getincrementaldecoder("utf-8")()
         self._scan: Any = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
@@ -70,9 +87,11 @@ class ArrayStream:
         else:
             raise ValueError(f"{self.label}: not a JSON object or array "
                              f"(starts with {first[:1]!r})" if first else
-                             f"{self.label}: empty file")
+                             f"{self.label}: {'gzip cut short' if self.gzip_cut else 'empty file'}")
         if not (self.cut or self.broken) and self._next_char():
             self.broken = f"text after the end of the JSON document at character {self._at()}"
+        if self.gzip_cut and not self.cut:
+            self.cut = "the gzip stream ends before its end marker: cut short"
 
     # --- the document's structure -----------------------------------------------------------
 
@@ -205,7 +224,13 @@ class ArrayStream:
         parts = [self.text]
         have = len(self.text)
         while have < want and not self.eof:
-            block = self.fh.read(BLOCK_CHARS)
+            try:
+                block = self.fh.read1(BLOCK_CHARS)   # read1: what came before an error stays
+            except EOFError:        # gzip: the compressed stream ends early
+                block, self.gzip_cut = b"", True
+            except (gzip.BadGzipFile, zlib.error) as exc:
+                raise ValueError(f"{self.label}: damaged gzip data ({exc}); the trace cannot "
+                                 f"be read, export it again") from None
             try:
                 chunk = self._utf8.decode(block, final=not block)
             except UnicodeDecodeError as exc:

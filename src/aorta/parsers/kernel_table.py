@@ -53,15 +53,9 @@ class KernelTable:
         out = KernelTable()
         for row in self.rows.values():
             plain = names[row.name]
-            mangled = row.name if plain != row.name else row.mangled
-            own = out.rows.get(plain)
-            if own is None:
-                out.rows[plain] = KernelRow(plain, row.total_ns, row.calls, row.max_ns, mangled)
-                continue
-            own.total_ns += row.total_ns
-            own.max_ns = max(own.max_ns, row.max_ns)
-            own.calls = None if own.calls is None or row.calls is None else own.calls + row.calls
-            own.mangled = own.mangled or mangled
+            if out.add(plain, row.total_ns, row.calls, row.max_ns):
+                own = out.rows[plain]
+                own.mangled = own.mangled or (row.name if plain != row.name else row.mangled)
         return out
 
     def __len__(self) -> int:

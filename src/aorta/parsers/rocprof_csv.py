@@ -28,9 +28,9 @@ from aorta.parsers.skips import NUL_MARK, NUL_ROW, Shares, Skips, nul_marked
 TRACE_COLUMNS = ("Kernel_Name", "Start_Timestamp", "End_Timestamp")
 _MAX_COUNT = 2**63 - 1
 _HEADER_LIMIT = 1 << 16                # a header longer than this is not a rocprofv3 header
-_ROCM7_ONLY = {"guid", "stream_id", "lds_block_size", "scratch_size", "vgpr_count",
-               "accum_vgpr_count", "sgpr_count"}
-_ROCM6_ONLY = {"private_segment_size", "group_segment_size"}
+_ONLY_IN = {"rocm7": {"guid", "stream_id", "lds_block_size", "scratch_size", "vgpr_count",
+                      "accum_vgpr_count", "sgpr_count"},
+            "rocm6": {"private_segment_size", "group_segment_size"}}
 
 
 @dataclass
@@ -43,7 +43,7 @@ class FileReport:
     used: int = 0              # rows that added a kernel duration
     filtered: int = 0          # trace rows of another Kind than KERNEL_DISPATCH
     untrusted_calls: int = 0   # stats rows whose Calls is not a non-negative integer
-    layout: str | None = None  # trace only: "rocm6", "rocm7" or "unknown"
+    layout: str | None = None  # trace only: "rocm6", "rocm7", "mixed" or "unknown"
     overflow: bool = False     # a total too large for a float: the file's numbers are not used
     note: str = ""
     skips: Skips = field(default_factory=Skips)
@@ -67,10 +67,11 @@ def read_stats(path: Path, table: KernelTable) -> FileReport:
         header = _first_row(reader, report)
         if header is None:
             return report
-        index = {name.strip().lower(): i for i, name in enumerate(header)}
-        missing = [c for c in ("Name", "TotalDurationNs") if c.lower() not in index]
-        if missing:
-            report.note = f"no column {' or '.join(missing)} (header: {', '.join(header)[:200]})"
+        try:
+            index = _column_index([name.strip() for name in header], ("Name", "TotalDurationNs"),
+                                  ("Calls", "MaxNs", "Percentage"))
+        except ValueError as exc:
+            report.note = str(exc)
             return report
         columns = _StatsColumns(len(header), index["name"], index["totaldurationns"],
                                 index.get("calls"), index.get("maxns"), index.get("percentage"))
@@ -185,8 +186,8 @@ def _count(text: str) -> int | None:
 
 def trace_columns(header: bytes | str) -> TraceColumns:
     """The trace columns aorta reads, found by name in a header line, and the layout: "rocm7"
-    when a column only ROCm 7 writes is there, "rocm6" for ROCm 6 only ones. Raises ValueError
-    naming the missing columns."""
+    when a column only ROCm 7 writes is there, "rocm6" for ROCm 6 only ones, "mixed" for both.
+    Raises ValueError naming the missing columns, or those named twice."""
     if isinstance(header, bytes):
         header = header.decode("utf-8", errors="replace")
     if "\0" in header:
@@ -196,15 +197,25 @@ def trace_columns(header: bytes | str) -> TraceColumns:
     except csv.Error as exc:          # e.g. a bare carriage return inside the line
         raise ValueError(f"unreadable header ({exc})") from None
     names = [f.strip() for f in fields]
-    index = {n.lower(): i for i, n in enumerate(names)}
-    missing = [c for c in TRACE_COLUMNS if c.lower() not in index]
-    if missing:
-        raise ValueError(f"no column {', '.join(missing)} (header: {', '.join(names)[:200]})")
-    layout = ("rocm7" if index.keys() & _ROCM7_ONLY else
-              "rocm6" if index.keys() & _ROCM6_ONLY else "unknown")
+    index = _column_index(names, TRACE_COLUMNS, ("Kind",))
+    found = [gen for gen, only in _ONLY_IN.items() if index.keys() & only]
+    layout = "mixed" if len(found) == 2 else found[0] if found else "unknown"
     return TraceColumns(kind=index.get("kind"), name=index["kernel_name"],
                         start=index["start_timestamp"], end=index["end_timestamp"],
                         width=len(names), layout=layout)
+
+
+def _column_index(names: list[str], needed: tuple[str, ...],
+                  optional: tuple[str, ...]) -> dict[str, int]:
+    """Each column's place by lower-cased name. Raises ValueError when a needed column is
+    missing, or a column read is named twice (which one holds the values cannot be told)."""
+    lower, header = [n.lower() for n in names], f"(header: {', '.join(names)[:200]})"
+    missing = [c for c in needed if c.lower() not in lower]
+    twice = [c for c in needed + optional if lower.count(c.lower()) > 1]
+    if missing or twice:
+        raise ValueError(f"no column {', '.join(missing)} {header}" if missing else
+                         f"the header names {', '.join(twice)} more than once {header}")
+    return {name: i for i, name in enumerate(lower)}
 
 
 def read_trace(path: Path, table: KernelTable) -> FileReport:

@@ -56,11 +56,8 @@ def ends_with_newline(fh: BinaryIO) -> bool:
     """Whether the file's last byte is a newline (an empty file counts as whole). `fh` keeps
     its place."""
     here = fh.tell()
-    size = fh.seek(0, io.SEEK_END)
-    last = b"\n"
-    if size:
-        fh.seek(size - 1)
-        last = fh.read(1)
+    fh.seek(max(fh.seek(0, io.SEEK_END) - 1, 0))
+    last = fh.read(1) or b"\n"
     fh.seek(here)
     return last == b"\n"
 

@@ -46,6 +46,7 @@ class TraceFigures:
     cpu_us: float = 0.0              # top-level operators' durations, summed
     op_count: int = 0                # top-level operator calls
     ops: dict[str, OpRow] = field(default_factory=dict)
+    categories: dict[str, int] = field(default_factory=dict)   # complete events per `cat`
 
     def cpu_metrics(self, prefix: str, rows: int) -> dict[str, Any]:
         """`<prefix>_cpu_time_ms`, `_cpu_op_count` (top-level calls), `_top_op_ms` and
@@ -71,7 +72,7 @@ def read_trace_figures(paths: Iterable[Path], skips: Skips) -> TraceFigures:
     wanted = KERNEL_CATEGORIES | LAUNCH_CATEGORIES | {CPU_OP}
     for path in paths:
         threads: dict[tuple[str, str], _Thread] = {}
-        for ev in read_events(path, wanted, skips):
+        for ev in read_events(path, wanted, skips, figures.categories):
             if ev.cat in KERNEL_CATEGORIES:
                 figures.kernels.add(ev.name, ev.dur_us * 1e3)
             elif ev.cat == CPU_OP:
@@ -120,9 +121,7 @@ class _Thread:
 
     def _close(self) -> None:
         _end, name, own = self.open.pop()
-        row = self.ops.get(name)
-        if row is None:
-            row = self.ops[name] = [0, 0.0]
+        row = self.ops.setdefault(name, [0, 0.0])
         row[0] += 1
         row[1] += max(own, 0.0)             # a child that outlasts its parent by rounding
 
@@ -132,9 +131,7 @@ class _Thread:
         figures.cpu_us += self.cpu_us
         figures.op_count += self.op_count
         for name, (calls, self_us) in self.ops.items():
-            row = figures.ops.get(name)
-            if row is None:
-                row = figures.ops[name] = OpRow(name)
+            row = figures.ops.setdefault(name, OpRow(name))
             row.calls += int(calls)
             row.self_us += self_us
 

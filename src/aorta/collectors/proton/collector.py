@@ -30,7 +30,7 @@ from aorta.collectors.proton.reasons import empty_reason, missing_reason
 from aorta.collectors.python_launch import split_python_launch
 from aorta.collectors.ranks import rank_name, rank_of, summarize_ranks
 from aorta.parsers.chrome_trace import KERNEL_CATEGORIES, read_events
-from aorta.parsers.hatchet import HatchetSummary
+from aorta.parsers.hatchet import METADATA_FRAME, HatchetSummary
 from aorta.parsers.kernel_table import KernelTable
 from aorta.parsers.skips import Skips
 
@@ -247,17 +247,24 @@ def _tree_metrics(files: list[Path], opts: ProtonOptions, outcome: TrialOutcome)
 
 
 def _trace_metrics(files: list[Path]) -> Metrics:
-    table, skips = KernelTable(), Skips()
+    table, skips, bookkeeping = KernelTable(), Skips(), 0
     for path in files:
         try:
             for event in read_events(path, KERNEL_CATEGORIES, skips):
-                table.add(event.name, event.dur_us * 1e3)
+                stack = event.args.get("call_stack")       # dropped as the tree's frames are
+                if isinstance(stack, list) and any(
+                        str(frame).partition(":")[0] == METADATA_FRAME for frame in stack):
+                    bookkeeping += 1
+                else:
+                    table.add(event.name, event.dur_us * 1e3)
         except (ValueError, OSError) as exc:
             return capture_status("proton", "unparsed",
                                   f"{exc}; with {len(files)} file(s), {_WITHHELD}")
     if not table and not skips:
-        return capture_status("proton", "empty", "the chrome trace holds no kernel event "
-                                                 "(cat: kernel): Proton recorded no GPU kernel")
+        return capture_status("proton", "empty", f"only kernel events under {METADATA_FRAME} "
+                              f"({bookkeeping}, Proton's own bookkeeping)" if bookkeeping else
+                              "the chrome trace holds no kernel event (cat: kernel): Proton "
+                              "recorded no GPU kernel")
     metrics = table.metrics("proton")
     if table and not metrics:
         return capture_status("proton", "unparsed", "the kernel times sum past the float range")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from aorta.collectors.attach_failure import last_line_after
 from aorta.collectors.base import TrialOutcome, cut_short
 from aorta.collectors.proton.options import ProtonOptions
-from aorta.parsers.hatchet import HatchetSummary
+from aorta.parsers.hatchet import METADATA_FRAME, HatchetSummary
 from aorta.store.reading import read_tail
 
 Release = tuple[int, int] | None
@@ -72,7 +72,10 @@ def missing_reason(opts: ProtonOptions, outcome: TrialOutcome, release: Release,
 def empty_reason(summary: HatchetSummary, opts: ProtonOptions, outcome: TrialOutcome,
                  release: Release) -> str:
     """Why a tree that parsed holds nothing to publish."""
-    if summary.frames == 0:
+    if summary.metadata_frames:
+        reason = (f"only Proton's own {METADATA_FRAME} frames ({summary.metadata_frames}, left "
+                  f"out as proton-viewer does) held kernels: none of the payload's was recorded")
+    elif summary.frames == 0:
         reason = "the tree holds only ROOT: Proton recorded no GPU kernel"
     elif opts.backend == "instrumentation":
         reason = ("no leaf carries cycles: the kernels need pl.enter_scope()/pl.exit_scope() "
@@ -84,7 +87,7 @@ def empty_reason(summary: HatchetSummary, opts: ProtonOptions, outcome: TrialOut
         reason += "; under mode: env the session must be active while the kernels launch"
     if outcome.exit_code:
         reason += f"; the payload exited {outcome.exit_code}"
-    elif summary.frames == 0 and opts.mode == "env" and \
+    elif summary.frames == summary.metadata_frames == 0 and opts.mode == "env" and \
             opts.backend in ("auto", "roctracer", "rocprofiler"):
         # Under mode: cli the launcher imports triton.profiler first and lets Proton pick (and
         # so bring up) the runtime; a payload that starts Proton itself must do both.

@@ -37,6 +37,7 @@ from aorta.store.reading import read_text_file
 LAUNCHER = "aorta.launchers.torch_profile"
 ENV_PREFIX = "AORTA_TORCH_"
 TRACE, SUMMARY = "trace.json", "summary.json"
+TRACE_NAMES = ("trace*.json", "*.pt.trace.json", "trace*.json.gz", "*.pt.trace.json.gz")
 GPU_NAMES = frozenset({"gpu", "cuda", "hip", "xpu"})
 ESCAPE = ("use mode: env instead (argv stays as it is; the payload runs torch.profiler itself "
           "from the AORTA_TORCH_* variables, e.g. aorta.launchers.torch_profile."
@@ -173,7 +174,7 @@ class TorchCollector(Collector[TorchOptions]):
         launcher = _read_summary(out_dir / SUMMARY)
         metrics: Metrics = {"torch_artifact_dir": str(out_dir)} | _launcher_metrics(launcher)
         # trace.json, then trace.2.json... (one per schedule cycle), or tensorboard_trace_handler's
-        traces = sorted({*out_dir.glob("trace*.json"), *out_dir.glob("*.pt.trace.json")})
+        traces = sorted({path for pattern in TRACE_NAMES for path in out_dir.glob(pattern)})
         if not traces:
             return metrics | capture_status(
                 self.name, "missing", _missing_reason(out_dir, opts, launcher, outcome))
@@ -197,6 +198,12 @@ class TorchCollector(Collector[TorchOptions]):
             return metrics | settle(self.name, cpu_metrics, skips.count, why)
         metrics.update(cpu_metrics)
         recorded = metrics.get("torch_activities", opts.activities)
+        ranges = figures.categories.get("cuda_profiler_range", 0)
+        if ranges:
+            return metrics | capture_status(self.name, "empty", (
+                f"the trace holds {ranges} cuda_profiler_range events (CUPTI range-profiler "
+                f"mode: experimental_config's profiler_metrics) and no kernel event; record "
+                f"without profiler_metrics to time kernels"))
         if figures.launches and any(a in GPU_NAMES for a in recorded):
             return metrics | capture_status(
                 self.name, "empty",
@@ -205,9 +212,12 @@ class TorchCollector(Collector[TorchOptions]):
                 f"Proton) may hold the GPU; profile them in separate runs")
         if cpu_metrics:
             return metrics | capture_status(self.name, "ok")
+        held = ", ".join(f"{n} {cat}" for cat, n in sorted(figures.categories.items())
+                         if cat != "Trace")     # the profiler's own span
         return metrics | capture_status(
-            self.name, "empty", "the trace holds no GPU kernel and no CPU operator event: the "
-            "payload ran no torch operation while the profiler recorded")
+            self.name, "empty", "the trace holds no GPU kernel and no CPU operator event" +
+            (f", only {held} events" if held else ": nothing was recorded while the profiler "
+             "ran"))
 
     def probe(self) -> Capability:
         try:
