@@ -1,7 +1,7 @@
 """The click group behind `aorta`; a subcommand's module is imported only when it runs or its
-help is asked for. Errors leave through one door: `click_main` turns a `UserError`, and an
-OSError the filesystem caused (`filesystem_error`), into one line on stderr and its exit
-code; anything else is a bug (exit 1)."""
+help is asked for. Errors leave through one door: `click_main` turns a `UserError`, a usage
+error Click found, and an OSError the filesystem caused (`filesystem_error`), into one line on
+stderr and its exit code; anything else is a bug (exit 1)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from aorta.base.errors import (EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_USAGE, Interr
                                filesystem_error)
 from aorta.base.version import VERSION as __version__
 from aorta.cli.commands import COMMANDS
+from aorta.cli.option_guard import refuse_flag_values
 
 
 class LazyGroup(click.Group):
@@ -26,10 +27,8 @@ class LazyGroup(click.Group):
         if name not in COMMANDS or not _available(COMMANDS[name][0]):
             return None
         module, _, attr = COMMANDS[name][0].partition(":")
-        from aorta.cli.option_guard import guard_command
-
         command: click.Command = getattr(importlib.import_module(module), attr)
-        return guard_command(command)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         """A sweep stopped by a signal (`Interrupted`) says so here: click would take it for
@@ -77,17 +76,29 @@ def one_line(text: str) -> str:
 
 
 def click_main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
     try:
+        command, words = _resolve(args)
         try:
-            result: Any = cli.main(args=argv, prog_name="aorta", standalone_mode=False)
+            refuse_flag_values(command, args[len(words):], " ".join(["aorta", *words]))
+            result: Any = cli.main(args=args, prog_name="aorta", standalone_mode=False)
         except OSError as exc:   # one the command did not put in words itself
-            raise filesystem_error(exc, f"{_command_path(argv or [])} failed on") or exc
+            raise filesystem_error(exc, f"{' '.join(words) or 'aorta'} failed on") or exc
     except UserError as exc:
         click.echo(f"aorta: error: {one_line(str(exc))}", err=True)
         return exc.exit_code
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("aorta: interrupted by Ctrl-C (SIGINT)", err=True)
         return EXIT_INTERRUPTED
+    except click.UsageError as exc:
+        if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+            exc.show()    # the help text, asked for by giving no arguments
+        else:             # one line, as every other bad input: not Click's usage and hint
+            path = exc.ctx.command_path if exc.ctx else "aorta"
+            said = exc.format_message().rstrip(".")
+            click.echo(f"aorta: error: {path}: {one_line(said[:1].lower() + said[1:])}; "
+                       f"see {path} --help", err=True)
+        return EXIT_USAGE
     except click.ClickException as exc:
         exc.show()
         return EXIT_USAGE if exc.exit_code == 2 else exc.exit_code
@@ -103,13 +114,15 @@ def click_main(argv: list[str] | None = None) -> int:
     return result if isinstance(result, int) else 0
 
 
-def _command_path(argv: list[str]) -> str:
-    """The subcommand words `argv` starts with (`sweep run`, `report`)."""
+def _resolve(args: list[str]) -> tuple[click.Command, list[str]]:
+    """The command `args` name and the subcommand words naming it (`sweep`, `run`)."""
     words: list[str] = []
-    command: click.Command | None = cli
-    for word in argv:
-        if not isinstance(command, click.Group) or (
-                command := command.get_command(click.Context(command), word)) is None:
+    command: click.Command = cli
+    for word in args:
+        sub = command.get_command(click.Context(command), word) \
+            if isinstance(command, click.Group) else None
+        if sub is None:
             break
+        command = sub
         words.append(word)
-    return " ".join(words) or "aorta"
+    return command, words

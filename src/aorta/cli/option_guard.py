@@ -14,9 +14,6 @@ import click
 
 from aorta.base.errors import UserError
 
-_GUARDED = "_aorta_option_guard"
-
-
 def option_stack(*decorators: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """One decorator that applies `decorators` as if stacked in the order given."""
     def apply(fn: Any) -> Any:
@@ -26,35 +23,29 @@ def option_stack(*decorators: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return apply
 
 
-def guard_command(command: click.Command) -> click.Command:
-    """Refuse, on every value-taking option of `command` and its subcommands, a value that
-    starts with `--` (the separator included) or is one of the command's own option names;
-    a negative number such as `-0.5` stays a value."""
-    if getattr(command, _GUARDED, False):
-        return command
-    setattr(command, _GUARDED, True)
-    names = {name for p in command.params if isinstance(p, click.Option)
-             for name in (*p.opts, *p.secondary_opts)} | {"-h", "--help"}
-    for param in command.params:
-        if isinstance(param, click.Option) and not param.is_flag and not param.count:
-            param.callback = _checked(param.callback, names)
-    if isinstance(command, click.Group):
-        for sub in command.commands.values():
-            guard_command(sub)
-    return command
-
-
-def _checked(inner: Any, names: set[str]) -> Any:
-    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-        for item in value if isinstance(value, (tuple, list)) else (value,):
-            text = str(item) if item is not None else ""
-            if text.startswith("--") or text in names:
-                opt = max(getattr(param, "opts", None) or [param.name or "?"], key=len)
-                raise UserError(
-                    f"{ctx.command_path}: {opt} was given {text!r}, which looks like another "
-                    f"flag, as its value: give {opt} a value (e.g. {opt} VALUE), or drop {opt}")
-        return inner(ctx, param, value) if inner is not None else value
-    return callback
+def refuse_flag_values(command: click.Command, args: Sequence[str], path: str) -> None:
+    """Refuse, on every value-taking option of `command` (given `args`, the tokens after its
+    name), a missing value, and a value that starts with `--` (the separator included) or is
+    one of the command's own option names; a negative number such as `-0.5` stays a value.
+    Read from the tokens as Click will (each option takes the next one, whatever it is), so
+    typed options (a choice, a number) are checked before Click converts their value."""
+    options = {name: p for p in command.params if isinstance(p, click.Option)
+               for name in (*p.opts, *p.secondary_opts)}
+    tokens = iter(args)
+    for token in tokens:
+        if token == "--":
+            return
+        name, equals, value = token.partition("=")
+        param = options.get(name)
+        if param is None or param.is_flag or param.count:
+            continue
+        given = value if equals else next(tokens, None)
+        metavar = f"{name} {param.make_metavar(click.Context(command))}"
+        if given is None:
+            raise UserError(f"{path}: {name} needs a value: give {metavar}, or drop {name}")
+        if given.startswith("--") or given in options or given == "-h":
+            raise UserError(f"{path}: {name} was given {given!r}, which looks like another "
+                            f"flag, as its value: give {metavar}, or drop {name}")
 
 
 class CommandAfterSeparator(click.Command):
