@@ -17,6 +17,32 @@ EXIT_NONE_PASSED = 3     # no trial passed at all, or --strict and some trial di
 EXIT_REGRESSION = 4      # compare found a regression beyond the threshold
 EXIT_INTERRUPTED = 130   # Ctrl-C (128 + SIGINT); another signal n that stops a run: 128 + n
 
+# Every code in the words of every help text (`exit_codes_text`) and of the README's table.
+EXIT_MEANINGS = {
+    "0": "done (a failing trial is data, not an error)",
+    "1": "aorta itself broke (a bug: please report it)",
+    "2": "bad usage or input, nothing run: a flag, a recipe, a run directory or history "
+         "database that is missing, locked or unusable, a collector that cannot measure here; "
+         "or a path aorta cannot write (read-only, not permitted, a full disk: the run is "
+         "marked interrupted, finished trials are kept, the same command resumes)",
+    "3": "no trial passed (every trial failed or errored: nothing was measured); or --strict "
+         "and some trial did not pass",
+    "4": "--fail-on found a regression (compare, history show, history report)",
+    "128 + n": "interrupted by signal n (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP); a sweep marks "
+               "its run interrupted and the same command resumes it",
+}
+
+
+def exit_codes_text(*specific: str) -> str:
+    """The `Exit codes:` list of a help text: the codes any command can end with, and
+    `specific` ("3", "4") those only some can; one code a line, wrapped here (Click keeps a
+    paragraph that starts with \\b as it is)."""
+    import textwrap
+
+    return "\b\nExit codes:\n" + "\n".join(
+        textwrap.fill(why, 76, initial_indent=f"  {code:<8}", subsequent_indent=" " * 10)
+        for code, why in EXIT_MEANINGS.items() if code not in "34" or code in specific)
+
 
 class UserError(Exception):
     """An error the user can fix; the CLI prints it on one line and exits with `exit_code`."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from aorta.base.errors import EXIT_OK, EXIT_REGRESSION
+from aorta.base.errors import EXIT_OK, EXIT_REGRESSION, exit_codes_text
 from aorta.stats.family import CORRECTIONS
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ class CompareOptions:
     allow_partial: bool = False     # count figures of `partial` captures as measurements
 
 
-@click.command()
+@click.command(epilog=exit_codes_text("4"))
 @click.argument("base")
 @click.argument("new")
 @click.option("--threshold", type=click.FloatRange(0, 1, max_open=True), default=0.05,
@@ -73,11 +73,10 @@ def compare(metrics: tuple[str, ...], no_kernels: bool, fmt: str, **kwargs: Any)
     beyond the threshold), SAME (interval within the threshold), UNCERTAIN (with a range of
     how many more trials would settle it), INCOMPARABLE (no ratio describes the data: a
     negative value, a zero median, or one too close to zero; the note says which). Only
-    passing trials count. The false-alarm
-    guarantee is per row; --correction extends it to the whole comparison. Exit codes: 0 no
-    regression, 4 a regression named by --fail-on (a CI gate needs --fail-on slower: without
-    --fail-on compare always exits 0), 2 bad input. A collector's figures count
-    only when its capture is ok (with --allow-partial, also when it is partial).
+    passing trials count. The false-alarm guarantee is per row; --correction extends it to
+    the whole comparison. A collector's figures count only when its capture is ok (with
+    --allow-partial, also when it is partial). Without --fail-on compare exits 0 whatever it
+    finds: a CI gate needs --fail-on slower.
     """
     from aorta.comparison.gate import split_names
 

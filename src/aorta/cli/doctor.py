@@ -6,11 +6,11 @@ import json
 
 import click
 
-from aorta.base.errors import EXIT_OK, EXIT_USAGE
+from aorta.base.errors import EXIT_OK, EXIT_USAGE, exit_codes_text
 from aorta.cli.option_guard import CommandAfterSeparator, check_separator
 
 
-@click.command(cls=CommandAfterSeparator)
+@click.command(cls=CommandAfterSeparator, epilog=exit_codes_text())
 @click.option("--collect", metavar="A,B", help="Check only these collectors; exit 2 if any "
               "of them cannot measure here.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -27,9 +27,8 @@ def doctor(ctx: click.Context, collect: str | None, as_json: bool,
     checked with the payload's own interpreter: the one COMMAND (after --) runs on PATH, else
     `python3` and `python` on PATH (rows named collector@interpreter).
 
-    Exit 0 when everything asked for (with --collect) is usable, 2 when something is not
-    (with a COMMAND, its interpreter checks count too); without --collect it only reports and
-    exits 0.
+    With --collect, a collector asked for that cannot measure here (with a COMMAND, also in
+    its interpreter) exits 2; without --collect doctor only reports.
     """
     from aorta.collectors.doctor import doctor_lines, doctor_refusal, doctor_rows
     from aorta.run.overrides import parse_collect_flag

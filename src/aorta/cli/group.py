@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from aorta.base.errors import (EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_USAGE, Interrupted, UserError,
-                               filesystem_error)
+                               exit_codes_text, filesystem_error)
 from aorta.base.version import VERSION as __version__
 from aorta.cli.commands import COMMANDS
 from aorta.cli.option_guard import refuse_flag_values
@@ -52,17 +52,13 @@ def _available(path: str) -> bool:
     return importlib.util.find_spec(path.partition(":")[0]) is not None
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=exit_codes_text("3", "4"))
 @click.version_option(__version__, prog_name="aorta")
 def cli() -> None:
     """Profile GPU workloads: run any command under a profiler (rocprofv3, Proton, Nsight
     Compute, Nsight Systems, the PyTorch profiler, cProfile), many times, over a matrix of
     variants, and turn the profiler's files into numbers you can trust and compare.
-
-    Exit codes: 0 done; 1 aorta itself broke; 2 bad usage, bad recipe, a collector that
-    cannot measure (nothing ran), or a full, read-only or unusable path; 3 --strict and some
-    trial did not pass; 4 compare (or history) found a regression beyond its threshold;
-    128 + n interrupted by signal n (130: Ctrl-C, 143: SIGTERM, 129: SIGHUP).
     """
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from aorta.base.errors import EXIT_OK, EXIT_REGRESSION, doing
+from aorta.base.errors import EXIT_OK, EXIT_REGRESSION, doing, exit_codes_text
 from aorta.cli.option_guard import option_stack
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ class ViewOptions:
     top: int = 5
 
 
-@click.group()
+@click.group(epilog=exit_codes_text("4"))
 def history() -> None:
     """A performance history: runs recorded over commits, trends, and the steps in them.
 
@@ -47,13 +47,10 @@ def history() -> None:
     aorta history add aorta_results/quickstart
     aorta history show --cell naive --metric wall_s
     aorta history report --fail-on slower
-
-    Exit codes: 0 done; 2 bad input or an unusable database; 4 --fail-on found a regression
-    that begins at one of the newest --recent runs of its series.
     """
 
 
-@history.command("add")
+@history.command("add", epilog=exit_codes_text())
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--db", help=_DB_HELP)
 @click.option("--commit", help="The workload's commit, instead of asking git.")
@@ -108,7 +105,7 @@ _view_options = option_stack(
 )
 
 
-@history.command("show")
+@history.command("show", epilog=exit_codes_text("4"))
 @_view_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
@@ -118,7 +115,7 @@ def show(fmt: str, **kwargs: Any) -> int:
     return run_show(ViewOptions(format=fmt, **kwargs))
 
 
-@history.command("report")
+@history.command("report", epilog=exit_codes_text("4"))
 @_view_options
 @click.option("--output", type=click.Path(path_type=Path, dir_okay=False),
               help="Where to write the page (default: history.html beside an SQLite file, "
