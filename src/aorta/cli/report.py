@@ -33,7 +33,7 @@ class ReportOptions:
               help="Count the figures of captures that skipped records (state 'partial').")
 def report(run_dir: Path, fmt: Format, output: Path | None, allow_partial: bool) -> int:
     """Report a run: header, cells, metrics with spread, trial distributions, top kernels,
-    failures with their stderr, warnings, and links to every artifact.
+    failures with the end of their stderr (or stdout), warnings, and links to every artifact.
 
     Reads only RUN_DIR's files (run.json, env.json, matrix.json, the trials' result.json);
     a run with failed or missing trials still reports.
