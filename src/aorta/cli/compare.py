@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from aorta.base.errors import EXIT_OK, EXIT_REGRESSION, exit_codes_text
+from aorta.comparison import FAIL_ON_HELP
 from aorta.stats.family import CORRECTIONS
 
 if TYPE_CHECKING:
@@ -48,8 +49,7 @@ class CompareOptions:
 @click.option("--metric", "metrics", multiple=True, metavar="NAME",
               help="Compare only this metric (repeat, or separate with commas).")
 @click.option("--fail-on", "fail_on", multiple=True, metavar="WHAT",
-              help="Exit 4 on a regression: 'slower' (any SLOWER row), 'kernels', or metric "
-                   "names (comma-separated). Without it compare only reports and exits 0.")
+              help=FAIL_ON_HELP + " Without it compare only reports and exits 0.")
 @click.option("--correction", type=click.Choice(CORRECTIONS), default="none", show_default=True,
               help="Adjust p-values across rows: holm bounds the chance of any false alarm, "
                    "bh the share of false alarms among flagged rows. Costs power.")

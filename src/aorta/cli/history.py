@@ -11,6 +11,7 @@ import click
 
 from aorta.base.errors import EXIT_OK, EXIT_REGRESSION, doing, exit_codes_text
 from aorta.cli.option_guard import option_stack
+from aorta.comparison import FAIL_ON_HELP
 
 if TYPE_CHECKING:
     from aorta.history.analyse import View
@@ -94,8 +95,7 @@ _view_options = option_stack(
                  show_default=True, help="Change detection (docs/history.md)."),
     click.option("--threshold", type=click.FloatRange(0, 1, max_open=True), default=0.05,
                  show_default=True, help="Steps smaller than this fraction are ignored."),
-    click.option("--fail-on", "fail_on", multiple=True, metavar="WHAT",
-                 help="Exit 4 on a regression: 'slower', 'kernels', or metric names."),
+    click.option("--fail-on", "fail_on", multiple=True, metavar="WHAT", help=FAIL_ON_HELP),
     click.option("--recent", type=click.IntRange(min=0), default=1, show_default=True,
                  help="--fail-on looks at changes beginning at the newest N runs of a "
                       "series (0: all)."),
@@ -151,6 +151,8 @@ def run_report(opts: ViewOptions) -> int:
     incomplete = {p.run.id for a in view.items for p in a.series.points if not p.run.complete}
     click.echo(f"{target}: {len(view.items)} series, {len(changes)} change(s) detected, "
                f"{sum(c.regression for c in changes)} regression(s)"
+               + (f"; failing --fail-on {','.join(opts.fail_on)}: {len(view.failing)}"
+                  if opts.fail_on else "")
                + (f", {len(incomplete)} incomplete run(s) marked, not used for changes"
                   if incomplete else ""))
     return _gate(view)

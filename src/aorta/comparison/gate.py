@@ -1,6 +1,6 @@
-"""Which rows fail a CI job under `--fail-on`: `slower` (any SLOWER row: a time or rate metric,
-or a kernel), `kernels` (any SLOWER kernel), or a metric name (SLOWER, or LARGER for a size).
-Counts and metrics of unknown direction cannot regress (`kinds`), so naming one is an error,
+"""Which rows fail a CI job under `--fail-on`, for compare and history alike: a word of
+`FAIL_ON_WORDS` (`slower`: any SLOWER time or rate metric or kernel; `kernels`: any SLOWER
+kernel), or a metric name (SLOWER, or LARGER for a size). Counts and metrics of unknown direction cannot regress (`kinds`), so naming one is an error,
 not a gate that never fires; UNCERTAIN never fails, and a watched INCOMPARABLE metric is
 named in a warning. The false-alarm guarantee is per row (`family`), so the gate counts the
 rows it watched and warns when chance failures are likely.
@@ -13,12 +13,10 @@ from dataclasses import dataclass
 
 from aorta.base.errors import UserError
 from aorta.base.names import printable
+from aorta.comparison import FAIL_ON_WORDS
 from aorta.comparison.kinds import REGRESSIONS, metric_kind
 from aorta.comparison.model import Comparison, Row
 from aorta.stats.rank_test import can_reach
-
-FAIL_ON_WORDS = ("slower", "kernels")
-
 
 @dataclass(frozen=True)
 class Gate:

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from statistics import median
 
 from aorta.base.errors import UserError
-from aorta.comparison.gate import FAIL_ON_WORDS, parse_fail_on, watched
+from aorta.comparison import FAIL_ON_WORDS
+from aorta.comparison.gate import parse_fail_on, watched
 from aorta.comparison.kinds import metric_kind
 from aorta.history.changes import DEFAULT_METHOD, detect_changes
 from aorta.history.db import open_history
