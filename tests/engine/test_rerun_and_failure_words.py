@@ -38,7 +38,7 @@ def test_an_error_printed_on_stdout_is_shown_and_its_log_named(tmp_path: Path):
     assert "see cells/default/trial_0/stdout.log" in proc.stdout
     assert "see cells/default/trial_0/stdout.log" in (run_dir / "perf.md").read_text()
     md = run_aorta("report", str(run_dir), "--format", "md").stdout
-    assert "End of stdout (stderr was empty):" in md and "stderr was empty." not in md
+    assert "End of stdout (stderr had no line to read):" in md and "stderr was empty." not in md
     failure = json.loads(run_aorta("report", str(run_dir), "--format", "json").stdout)
     failure = failure["failures"][0]
     assert failure["stderr_tail"] == "" and "bad --size" in failure["stdout_tail"]

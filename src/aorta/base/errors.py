@@ -9,15 +9,14 @@ import errno
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-EXIT_OK = 0
-EXIT_BROKEN = 1          # aorta itself broke (a bug)
-EXIT_USAGE = 2           # bad usage, bad recipe, a profiler that cannot measure, a disk that
-                         # refuses a write (FilesystemError)
-EXIT_NONE_PASSED = 3     # no trial passed at all, or --strict and some trial did not pass
-EXIT_REGRESSION = 4      # compare found a regression beyond the threshold
+EXIT_OK = 0              # what each code means: EXIT_MEANINGS
+EXIT_BROKEN = 1
+EXIT_USAGE = 2
+EXIT_NONE_PASSED = 3
+EXIT_REGRESSION = 4
 EXIT_INTERRUPTED = 130   # Ctrl-C (128 + SIGINT); another signal n that stops a run: 128 + n
 
-# Every code in the words of every help text (`exit_codes_text`) and of the README's table.
+# What each code means, in the words of every help text (`exit_codes_text`) and the README.
 EXIT_MEANINGS = {
     "0": "done (a failing trial is data, not an error)",
     "1": "aorta itself broke (a bug: please report it)",
@@ -34,14 +33,13 @@ EXIT_MEANINGS = {
 
 
 def exit_codes_text(*specific: str) -> str:
-    """The `Exit codes:` list of a help text: the codes any command can end with, and
-    `specific` ("3", "4") those only some can; one code a line, wrapped here (Click keeps a
-    paragraph that starts with \\b as it is)."""
+    """A help text's `Exit codes:`, one a line: those of every command, and `specific` ("3",
+    "4"). Click keeps a paragraph that starts with \\b as it is."""
     import textwrap
 
     return "\b\nExit codes:\n" + "\n".join(
         textwrap.fill(why, 76, initial_indent=f"  {code:<8}", subsequent_indent=" " * 10)
-        for code, why in EXIT_MEANINGS.items() if code not in "34" or code in specific)
+        for code, why in EXIT_MEANINGS.items() if code not in ("3", "4") or code in specific)
 
 
 class UserError(Exception):

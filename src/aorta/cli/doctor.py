@@ -7,7 +7,7 @@ import json
 import click
 
 from aorta.base.errors import EXIT_OK, EXIT_USAGE, exit_codes_text
-from aorta.cli.option_guard import CommandAfterSeparator, check_separator
+from aorta.cli.option_guard import CommandAfterSeparator
 
 
 @click.command(cls=CommandAfterSeparator, epilog=exit_codes_text())
@@ -15,9 +15,7 @@ from aorta.cli.option_guard import CommandAfterSeparator, check_separator
               "of them cannot measure here.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-@click.pass_context
-def doctor(ctx: click.Context, collect: str | None, as_json: bool,
-           command: tuple[str, ...]) -> int:
+def doctor(collect: str | None, as_json: bool, command: tuple[str, ...]) -> int:
     """Check every collector and backend: found, version, usable here or why not, and the fix.
 
     \b
@@ -34,7 +32,6 @@ def doctor(ctx: click.Context, collect: str | None, as_json: bool,
     from aorta.run.overrides import parse_collect_flag
 
     names = list(parse_collect_flag(collect)) if collect is not None else None
-    check_separator(ctx.meta.get("aorta_args", []), command, ctx)
     rows = doctor_rows(names, command)
     click.echo(json.dumps(rows, indent=2) if as_json else "\n".join(doctor_lines(rows)))
     if names and doctor_refusal(rows, bool(command)) is not None:

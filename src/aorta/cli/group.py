@@ -16,7 +16,7 @@ from aorta.base.errors import (EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_USAGE, Interr
                                exit_codes_text, filesystem_error)
 from aorta.base.version import VERSION as __version__
 from aorta.cli.commands import COMMANDS
-from aorta.cli.option_guard import refuse_flag_values
+from aorta.cli.option_guard import refuse_misread_words
 
 
 class LazyGroup(click.Group):
@@ -76,7 +76,7 @@ def click_main(argv: list[str] | None = None) -> int:
     try:
         command, words = _resolve(args)
         try:
-            refuse_flag_values(command, args[len(words):], " ".join(["aorta", *words]))
+            refuse_misread_words(command, args[len(words):], " ".join(["aorta", *words]))
             result: Any = cli.main(args=args, prog_name="aorta", standalone_mode=False)
         except OSError as exc:   # one the command did not put in words itself
             raise filesystem_error(exc, f"{' '.join(words) or 'aorta'} failed on") or exc

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from aorta.base.errors import EXIT_OK, exit_codes_text
-from aorta.cli.option_guard import CommandAfterSeparator, check_separator, option_stack
+from aorta.cli.option_guard import CommandAfterSeparator, option_stack
 from aorta.recipe.limits import ENV_MODES
 from aorta.run.executors import EXECUTORS
 
@@ -82,8 +82,7 @@ def sweep() -> None:
 
 @sweep.command("run", cls=CommandAfterSeparator, epilog=exit_codes_text("3"))
 @_options
-@click.pass_context
-def run_command(ctx: click.Context, /, **kwargs: Any) -> int:
+def run_command(**kwargs: Any) -> int:
     """Run COMMAND (after --) for every cell and trial of the recipe.
 
     \b
@@ -93,18 +92,17 @@ def run_command(ctx: click.Context, /, **kwargs: Any) -> int:
     On Ctrl-C or another stopping signal the running trial is stopped, the run is marked
     interrupted, and the same command resumes it. Every word of COMMAND goes after --; an option value that looks like a flag is refused.
     """
-    return _sweep(ctx, kwargs)
+    return _sweep(kwargs)
 
 
 @sweep.command("plan", cls=CommandAfterSeparator, epilog=exit_codes_text())
 @_options
-@click.pass_context
-def plan_command(ctx: click.Context, /, **kwargs: Any) -> int:
+def plan_command(**kwargs: Any) -> int:
     """Same as `sweep run --dry-run`: validate and print the plan."""
-    return _sweep(ctx, kwargs, dry_run=True)
+    return _sweep(kwargs, dry_run=True)
 
 
-def _sweep(ctx: click.Context, kwargs: dict[str, Any], dry_run: bool = False) -> int:
+def _sweep(kwargs: dict[str, Any], dry_run: bool = False) -> int:
     """Hand the flags to the library (`aorta.plan`, then the prepared sweep's `run`), print
     what it says, and return the exit code."""
     from aorta.api.sweep import plan, record_history
@@ -112,7 +110,6 @@ def _sweep(ctx: click.Context, kwargs: dict[str, Any], dry_run: bool = False) ->
     from aorta.run.summary_text import summary_lines
 
     command = tuple(kwargs.pop("command"))
-    check_separator(ctx.meta.get("aorta_args", []), command, ctx)
     flags = {k: kwargs.pop(k) for k in ("dry_run", "fresh", "strict", "verbose", "report",
                                         "history", "history_db")}
     prepared = plan(command=command, **kwargs)

@@ -12,8 +12,7 @@ from aorta.report.model import Failure, KernelChart, Report, TrialRef
 from aorta.report.sections import (ALL_PASSED, CELL_HEAD, NO_FIGURE, NO_KERNELS, OVERHEAD_HEAD,
                                    OVERHEAD_NOTE, PATHS_NOTE, SECTIONS, STATUS_WORDS, TRIAL_HEAD,
                                    capture_text, cell_flags, chart_note, failure_facts, header_rows,
-                                   overhead_rows, repeats_text, stderr_said, verdict_counts,
-                                   wall_median)
+                                   overhead_rows, repeats_text, verdict_counts, wall_median)
 
 
 def render_html(report: Report, link_base: str = "") -> str:
@@ -150,15 +149,15 @@ def _failures(failures: Sequence[Failure], base: str) -> list[str]:
                   f"<p>{h(f.reason)}{f' ({h(facts)})' if facts else ''}</p>",
                   *(f"<p>{h(c)} capture {h(state)}</p>" for c, state in f.captures.items()),
                   f"<p>{_links(f.files, base)}</p>"]
-        stream, tail = ("stdout", f.stdout_tail) if f.stdout_tail else ("stderr", f.stderr_tail)
-        if tail:
+        stream = "stdout (stderr had no line to read)" if f.stdout_tail else "stderr"
+        if f.stdout_tail or f.stderr_tail:
             opened = " open" if f.cell not in shown_cells else ""
             shown_cells.add(f.cell)
-            said = f" ({h(stderr_said(f))})" if stream == "stdout" else ""
-            lines.append(f"<details{opened}><summary>end of {stream}{said}</summary>"
-                         f"<pre>{h(tail)}</pre></details>")
+            lines.append(f"<details{opened}><summary>end of {stream}</summary>"
+                         f"<pre>{h(f.stdout_tail or f.stderr_tail)}</pre></details>")
         else:
-            lines.append(f"<p><small>{h(stderr_said(f))}</small></p>")
+            lines.append("<p><small>stderr was empty</small></p>" if f.stderr_tail == ""
+                         else "<p><small>no stderr was kept</small></p>")
         lines.append("</div>")
     return lines
 

@@ -9,8 +9,7 @@ from aorta.report.model import Failure, Report
 from aorta.report.sections import (ALL_PASSED, CELL_HEAD, NO_FIGURE, NO_KERNELS, OVERHEAD_HEAD,
                                    OVERHEAD_NOTE, PATHS_NOTE, SECTIONS, TRIAL_HEAD, capture_text,
                                    cell_flags, chart_note, failure_facts, header_rows,
-                                   overhead_rows, repeats_text, stderr_said, verdict_counts,
-                                   wall_median)
+                                   overhead_rows, repeats_text, verdict_counts, wall_median)
 
 #: Kernel names longer than this are shortened in tables (report --format json keeps them whole).
 KERNEL_NAME_WIDTH = 80
@@ -117,12 +116,12 @@ def _failure(f: Failure) -> list[str]:
         lines += ["", *(f"- {md_text(c)} capture {md_text(state)}"
                         for c, state in f.captures.items())]
     lines += ["", "Artifacts: " + (", ".join(md_code(p) for p in f.files.values()) or "none")]
-    if f.stdout_tail:
-        return lines + ["", f"End of stdout ({stderr_said(f)}):", "",
+    if f.stdout_tail:     # stderr had no line to read; the payload printed its error there
+        return lines + ["", "End of stdout (stderr had no line to read):", "",
                         *md_block(f.stdout_tail.rstrip("\n"))]
     if f.stderr_tail:
         return lines + ["", "End of stderr:", "", *md_block(f.stderr_tail.rstrip("\n"))]
-    return lines + ["", stderr_said(f).capitalize() + "."]
+    return lines + ["", "stderr was empty." if f.stderr_tail == "" else "No stderr was kept."]
 
 
 def _trials(report: Report) -> list[str]:

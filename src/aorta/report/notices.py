@@ -46,13 +46,13 @@ def failures(store: RunStore, slots: Sequence[Slot], collectors: list[str]) -> l
 
 def _output_tails(trial_dir: Path, result: TrialResult) -> tuple[str | None, str | None]:
     """The end of stderr, and the end of stdout when only stdout has a line that says why."""
-    tail = result.stderr_tail
-    if tail is None:
-        tail = read_tail(trial_dir / "stderr.log", TAIL_BYTES)
-    if telling_stream(trial_dir, tail)[0] == "stderr":
-        return (clean_text(tail) if tail is not None else None), None
-    return (clean_text(tail) if tail is not None else None,
-            clean_text(read_tail(trial_dir / "stdout.log", TAIL_BYTES) or ""))
+    stderr = result.stderr_tail
+    if stderr is None:
+        stderr = read_tail(trial_dir / "stderr.log", TAIL_BYTES)
+    stdout = read_tail(trial_dir / "stdout.log", TAIL_BYTES) \
+        if telling_stream(trial_dir, stderr)[0] == "stdout" else None
+    return (clean_text(stderr) if stderr is not None else None,
+            clean_text(stdout) if stdout is not None else None)
 
 
 def bad_captures(result: TrialResult, collectors: list[str]) -> dict[str, str]:

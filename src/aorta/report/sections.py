@@ -104,13 +104,6 @@ def failure_facts(f: Failure) -> str:
     return ", ".join(x for x in facts if x and x not in f.reason)
 
 
-def stderr_said(f: Failure) -> str:
-    """What a failure's stderr held when it is not the log shown."""
-    if f.stderr_tail is None:
-        return "no stderr was kept"
-    return "stderr had no line to read" if f.stderr_tail.strip() else "stderr was empty"
-
-
 def repeats_text(f: Failure) -> str:
     """`trial_1, trial_3 the same way`: the other trials folded into this failure."""
     return f"{name_list(f.repeats, 10)} the same way"

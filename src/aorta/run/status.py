@@ -35,8 +35,7 @@ class TrialStatus:
     host: str | None = None
 
     @property
-    def baseline(self) -> bool:
-        """A baseline trial: the same command with no collector (`baseline: true`)."""
+    def baseline(self) -> bool:     # the same command with no collector (`baseline: true`)
         return self.name.startswith("baseline_")
 
 
