@@ -8,12 +8,13 @@ from __future__ import annotations
 import importlib
 import signal
 import sys
-from typing import Any
+from typing import Any, cast
 
 import click
 
 from aorta.base.errors import (EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_USAGE, Interrupted, UserError,
                                exit_codes_text, filesystem_error)
+from aorta.base.names import visible
 from aorta.base.version import VERSION as __version__
 from aorta.cli.commands import COMMANDS
 from aorta.cli.option_guard import refuse_misread_words
@@ -27,8 +28,7 @@ class LazyGroup(click.Group):
         if name not in COMMANDS or not _available(COMMANDS[name][0]):
             return None
         module, _, attr = COMMANDS[name][0].partition(":")
-        command: click.Command = getattr(importlib.import_module(module), attr)
-        return command
+        return cast(click.Command, getattr(importlib.import_module(module), attr))
 
     def invoke(self, ctx: click.Context) -> Any:
         """A sweep stopped by a signal (`Interrupted`) says so here: click would take it for
@@ -62,17 +62,7 @@ def cli() -> None:
     """
 
 
-def one_line(text: str) -> str:
-    """`text` on one line: newlines and every other control or invisible character escaped,
-    so a hostile key or value cannot forge or hide output."""
-    import unicodedata
-
-    return "".join(c if unicodedata.category(c) == "Zs" or unicodedata.category(c)[0] not in "CZ"
-                   else c.encode("unicode_escape").decode("ascii") for c in text)
-
-
-def click_main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else list(argv)
+def click_main(args: list[str]) -> int:
     try:
         command, words = _resolve(args)
         try:
@@ -81,7 +71,7 @@ def click_main(argv: list[str] | None = None) -> int:
         except OSError as exc:   # one the command did not put in words itself
             raise filesystem_error(exc, f"{' '.join(words) or 'aorta'} failed on") or exc
     except UserError as exc:
-        click.echo(f"aorta: error: {one_line(str(exc))}", err=True)
+        click.echo(f"aorta: error: {visible(str(exc), keep='')}", err=True)
         return exc.exit_code
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("aorta: interrupted by Ctrl-C (SIGINT)", err=True)
@@ -92,7 +82,7 @@ def click_main(argv: list[str] | None = None) -> int:
         else:             # one line, as every other bad input: not Click's usage and hint
             path = exc.ctx.command_path if exc.ctx else "aorta"
             said = exc.format_message().rstrip(".")
-            click.echo(f"aorta: error: {path}: {one_line(said[:1].lower() + said[1:])}; "
+            click.echo(f"aorta: error: {path}: {visible(said[:1].lower() + said[1:], keep='')}; "
                        f"see {path} --help", err=True)
         return EXIT_USAGE
     except click.ClickException as exc:

@@ -34,10 +34,6 @@ class TrialStatus:
     job: str | None = None       # the job that runs it ("123_4"), where an executor has jobs
     host: str | None = None
 
-    @property
-    def baseline(self) -> bool:     # the same command with no collector (`baseline: true`)
-        return self.name.startswith("baseline_")
-
 
 @dataclass(frozen=True)
 class RunStatus:
@@ -57,7 +53,8 @@ class RunStatus:
     def to_json(self) -> dict[str, Any]:
         return {"run_dir": str(self.run_dir), "run": self.run, "status": self.status,
                 "started_at": self.started_at, "finished_at": self.finished_at,
-                "trials": [{**asdict(t), "baseline": t.baseline} for t in self.trials],
+                "trials": [{**asdict(t), "baseline": t.name.startswith("baseline_")}
+                           for t in self.trials],
                 "note": self.note,
                 "counts": self.counts()}
 
@@ -71,7 +68,7 @@ class RunStatus:
         parts += [f"{counts[s]} {s}" for s in STATES[1:] if counts.get(s)]
         when = f"finished {self.finished_at}" if self.finished_at \
             else f"started {self.started_at}"
-        based = sum(t.baseline for t in self.trials)
+        based = sum(t.name.startswith("baseline_") for t in self.trials)
         kinds = f" ({len(self.trials) - based} profiled, {based} baseline with no collector)" \
             if based else ""
         lines = [f"run {self.run} ({self.run_dir}): {self.status}, {when}",
