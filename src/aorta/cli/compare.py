@@ -115,19 +115,17 @@ def run(opts: CompareOptions) -> int:
 
 
 def _render(comparison: Comparison, gate: Gate, opts: CompareOptions) -> str:
-    if opts.format == "json":
-        from aorta.comparison.render import json_text
+    from aorta.comparison.render import json_text, markdown_lines, text_lines
 
-        return json_text(comparison, gate) + "\n"
     if opts.format == "html":
         from aorta.comparison.render_html import html_text
 
         return html_text(comparison, opts.top, gate)
-    from aorta.comparison.render import markdown_lines, text_lines
-
-    if opts.format == "md":
-        return "\n".join(markdown_lines(comparison, opts.top, gate)) + "\n"
-    return "\n".join(text_lines(comparison, opts.top, gate, opts.width)) + "\n"
+    if opts.format == "json":
+        return json_text(comparison, gate) + "\n"
+    lines = markdown_lines(comparison, opts.top, gate) if opts.format == "md" \
+        else text_lines(comparison, opts.top, gate, opts.width)
+    return "\n".join(lines) + "\n"
 
 
 def _load_notes(base: LoadedRun, new: LoadedRun, allow_partial: bool) -> list[str]:

@@ -22,10 +22,10 @@ from aorta.cli.option_guard import refuse_misread_words
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return [n for n, (path, _) in COMMANDS.items() if _available(path)]
+        return list(COMMANDS)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name not in COMMANDS or not _available(COMMANDS[name][0]):
+        if name not in COMMANDS:
             return None
         module, _, attr = COMMANDS[name][0].partition(":")
         return cast(click.Command, getattr(importlib.import_module(module), attr))
@@ -44,12 +44,6 @@ class LazyGroup(click.Group):
         rows = [(n, COMMANDS[n][1]) for n in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
-
-
-def _available(path: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(path.partition(":")[0]) is not None
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},

@@ -151,10 +151,10 @@ def run_report(opts: ViewOptions) -> int:
     incomplete = {p.run.id for a in view.items for p in a.series.points if not p.run.complete}
     click.echo(f"{target}: {len(view.items)} series, {len(changes)} change(s) detected, "
                f"{sum(c.regression for c in changes)} regression(s)"
-               + (f"; failing --fail-on {','.join(opts.fail_on)}: {len(view.failing)}"
-                  if opts.fail_on else "")
                + (f", {len(incomplete)} incomplete run(s) marked, not used for changes"
-                  if incomplete else ""))
+                  if incomplete else "")
+               + (f"; failing --fail-on {','.join(opts.fail_on)}: {len(view.failing)}"
+                  if opts.fail_on else ""))
     return _gate(view)
 
 
