@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from aorta.run.stderr_line import telling_stream
+from aorta.run.stderr_line import ON_STDOUT
 from aorta.store.layout import trial_log, trial_name
 from aorta.store.records import TrialResult
 
@@ -64,10 +64,9 @@ class BarProgress(Progress):
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                    TimeElapsedColumn, TimeRemainingColumn)
 
-        self.console = Console(file=stream)
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                             TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                            console=self.console, transient=False)
+                            console=Console(file=stream), transient=False)
         self.task: Any = None
         self.run_dir, self.verbose = run_dir, verbose
 
@@ -110,9 +109,8 @@ def trial_details(result: TrialResult, run_dir: Path | None, verbose: int = 0) -
     exactly ran. Values are the record's, so credentials are redacted."""
     lines = []
     if result.verdict != "pass" and result.launched and run_dir is not None:
-        log = run_dir / trial_log(result.cell, result.name)
-        stream = telling_stream(log.parent, result.stderr_tail)[0]
-        lines.append(f"{stream}: {log.with_name(f'{stream}.log')}")
+        stream = "stdout" if result.reason.endswith(ON_STDOUT) else "stderr"
+        lines.append(f"{stream}: {run_dir / trial_log(result.cell, result.name, stream)}")
     if verbose:
         lines.append(f"argv: {shlex.join(result.argv)}")
         if result.env_overlay:
