@@ -57,7 +57,7 @@ def test_on_a_terminal_env_prints_a_table():
 
 def test_env_rejects_unknown_flags():
     proc = run_aorta("env", "--bogus")
-    assert proc.returncode == 2 and "No such option" in proc.stderr
+    assert proc.returncode == 2 and "aorta: error: aorta env: no such option" in proc.stderr
 
 
 def test_host_facts_are_platforms():

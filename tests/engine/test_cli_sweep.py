@@ -51,7 +51,9 @@ def test_pass_fail_crash_are_data_and_strict_exits_3(tmp_path: Path, script: Pat
     run_dir = out / "verdicts"
     ok, bad, boom = (trial_result(run_dir, c, 1) for c in ("ok", "bad", "boom"))
     assert (ok["verdict"], ok["exit_code"]) == ("pass", 0)
-    assert (bad["verdict"], bad["exit_code"], bad["reason"]) == ("fail", 3, "exit code 3")
+    assert (bad["verdict"], bad["exit_code"]) == ("fail", 3)
+    # stderr is empty, so the reason quotes stdout's last line, marked (issue 25)
+    assert bad["reason"] == "exit code 3: VAR=from-recipe CALLER=<unset> (on stdout)"
     assert (boom["verdict"], boom["signal"]) == ("fail", signal.SIGSEGV)
     assert "SIGSEGV" in boom["reason"]
     assert ok["argv"] == [sys.executable, str(script), "pass"]

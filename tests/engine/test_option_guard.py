@@ -68,3 +68,32 @@ def test_a_negative_number_and_the_commands_own_dashes_stay_values(tmp_path: Pat
                      cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "command: echo -- -x" in proc.stdout
+
+
+@pytest.mark.parametrize("args, said", [
+    (["report", "--format", "--"], "--format was given '--', which looks like another flag"),
+    (["report", "--format", "--output", "x"], "--format was given '--output'"),
+    (["report", "--format=--output", "x"], "--format was given '--output'"),
+    (["history", "show", "--top", "--cell", "c"], "--top was given '--cell'"),
+    (["report", "RUN", "--format"], "--format needs a value: give --format [html|md|json]"),
+    (["sweep", "run", "--recipe"], "--recipe needs a value"),
+    (["compare", "a", "b", "--fail-on"], "--fail-on needs a value"),
+])
+def test_a_typed_or_missing_value_is_refused_on_one_line(tmp_path: Path, args, said):
+    """Issue 25: `report --format --` got Click's three-line usage: a choice or a number was
+    converted (and refused in Click's words) before the flag check saw it."""
+    line = _one_line_usage_error(run_aorta(*args, cwd=tmp_path))
+    assert line.startswith("aorta: error: aorta ") and said in line
+
+
+@pytest.mark.parametrize("args, said", [
+    (["report", "--format", "xyz", "."], "aorta report: invalid value for '--format': 'xyz' is "
+                                         "not one of 'html', 'md', 'json'; see aorta report --help"),
+    (["report", "--bogus"], "aorta report: no such option '--bogus'; see aorta report --help"),
+    (["compare", "a"], "aorta compare: missing argument 'NEW'; see aorta compare --help"),
+    (["history", "show", "--top", "-3"], "invalid value for '--top': -3 is not in the range"),
+    (["bogus"], "aorta: no such command 'bogus'; see aorta --help"),
+])
+def test_every_usage_error_is_one_line(tmp_path: Path, args, said):
+    line = _one_line_usage_error(run_aorta(*args, cwd=tmp_path))
+    assert line.startswith("aorta: error: ") and said in line

@@ -102,6 +102,9 @@ def test_baseline_trials_are_labelled_everywhere(tmp_path: Path, payload):
     assert "4 trial(s) (2 profiled, 2 baseline with no collector)" in status.stdout
     assert any(line.split()[:2] == ["default", "baseline_1"]
                for line in status.stdout.splitlines())
+    trials = json.loads(run_aorta("sweep", "status", "--json", str(out / "base")).stdout)["trials"]
+    assert {t["name"]: t["baseline"] for t in trials} == {      # issue 25: JSON marks them too
+        "trial_0": False, "baseline_0": True, "trial_1": False, "baseline_1": True}
     perf = (out / "base" / "perf.md").read_text()
     assert "| cell | trials | pass | fail | error | missing | baseline pass | note |" in perf
     assert "| default | 2 | 2 | 0 | 0 | 0 | 2/2 |" in perf

@@ -9,13 +9,37 @@ import errno
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-EXIT_OK = 0
-EXIT_BROKEN = 1          # aorta itself broke (a bug)
-EXIT_USAGE = 2           # bad usage, bad recipe, a profiler that cannot measure, a disk that
-                         # refuses a write (FilesystemError)
-EXIT_NONE_PASSED = 3     # no trial passed at all, or --strict and some trial did not pass
-EXIT_REGRESSION = 4      # compare found a regression beyond the threshold
+EXIT_OK = 0              # what each code means: EXIT_MEANINGS
+EXIT_BROKEN = 1
+EXIT_USAGE = 2
+EXIT_NONE_PASSED = 3
+EXIT_REGRESSION = 4
 EXIT_INTERRUPTED = 130   # Ctrl-C (128 + SIGINT); another signal n that stops a run: 128 + n
+
+# What each code means, in the words of every help text (`exit_codes_text`) and the README.
+EXIT_MEANINGS = {
+    "0": "done (a failing trial is data, not an error)",
+    "1": "aorta itself broke (a bug: please report it)",
+    "2": "bad usage or input, nothing run: a flag, a recipe, a run directory or history "
+         "database that is missing, locked or unusable, a collector that cannot measure here; "
+         "or a path aorta cannot write (read-only, not permitted, a full disk: the run is "
+         "marked interrupted, finished trials are kept, the same command resumes)",
+    "3": "no trial passed (every trial failed or errored: nothing was measured); or --strict "
+         "and some trial did not pass",
+    "4": "--fail-on found a regression (compare, history show, history report)",
+    "128 + n": "interrupted by signal n (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP); a sweep marks "
+               "its run interrupted and the same command resumes it",
+}
+
+
+def exit_codes_text(*specific: str) -> str:
+    """A help text's `Exit codes:`, one a line: those of every command, and `specific` ("3",
+    "4"). Click keeps a paragraph that starts with \\b as it is."""
+    import textwrap
+
+    return "\b\nExit codes:\n" + "\n".join(
+        textwrap.fill(why, 76, initial_indent=f"  {code:<8}", subsequent_indent=" " * 10)
+        for code, why in EXIT_MEANINGS.items() if code not in ("3", "4") or code in specific)
 
 
 class UserError(Exception):

@@ -6,8 +6,10 @@ import json
 
 import click
 
+from aorta.base.errors import EXIT_OK, exit_codes_text
 
-@click.command()
+
+@click.command(epilog=exit_codes_text())
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def collectors(as_json: bool) -> int:
     """List collectors, their options (with defaults) and whether each is usable here."""
@@ -15,4 +17,4 @@ def collectors(as_json: bool) -> int:
 
     rows = collector_rows()
     click.echo(json.dumps(rows, indent=2) if as_json else "\n".join(collector_lines(rows)))
-    return 0
+    return EXIT_OK

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from aorta.base.errors import EXIT_OK, EXIT_REGRESSION
+from aorta.base.errors import EXIT_OK, EXIT_REGRESSION, exit_codes_text
+from aorta.comparison import FAIL_ON_HELP
 from aorta.stats.family import CORRECTIONS
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ class CompareOptions:
     allow_partial: bool = False     # count figures of `partial` captures as measurements
 
 
-@click.command()
+@click.command(epilog=exit_codes_text("4"))
 @click.argument("base")
 @click.argument("new")
 @click.option("--threshold", type=click.FloatRange(0, 1, max_open=True), default=0.05,
@@ -49,8 +50,7 @@ class CompareOptions:
 @click.option("--metric", "metrics", multiple=True, metavar="NAME",
               help="Compare only this metric (repeat, or separate with commas).")
 @click.option("--fail-on", "fail_on", multiple=True, metavar="WHAT",
-              help="Exit 4 on a regression: 'slower' (any SLOWER row), 'kernels', or metric "
-                   "names (comma-separated). Without it compare only reports and exits 0.")
+              help=FAIL_ON_HELP + " Without it compare only reports and exits 0.")
 @click.option("--correction", type=click.Choice(CORRECTIONS), default="none", show_default=True,
               help="Adjust p-values across rows: holm bounds the chance of any false alarm, "
                    "bh (over rows not SAME) the share of chance calls. Costs power.")
@@ -74,11 +74,10 @@ def compare(metrics: tuple[str, ...], no_kernels: bool, fmt: str, **kwargs: Any)
     beyond the threshold), SAME (interval within the threshold), UNCERTAIN (with a range of
     how many more trials would settle it), INCOMPARABLE (no ratio describes the data: a
     negative value, a zero median, or one too close to zero; the note says which). Only
-    passing trials count. The false-alarm
-    guarantee is per row; --correction extends it to the whole comparison. Exit codes: 0 no
-    regression, 4 a regression named by --fail-on (a CI gate needs --fail-on slower: without
-    --fail-on compare always exits 0), 2 bad input. A collector's figures count
-    only when its capture is ok (with --allow-partial, also when it is partial).
+    passing trials count. The false-alarm guarantee is per row; --correction extends it to
+    the whole comparison. A collector's figures count only when its capture is ok (with
+    --allow-partial, also when it is partial). Without --fail-on compare exits 0 whatever it
+    finds: a CI gate needs --fail-on slower.
     """
     from aorta.comparison.gate import split_names
 
@@ -118,19 +117,17 @@ def run(opts: CompareOptions) -> int:
 
 
 def _render(comparison: Comparison, gate: Gate, opts: CompareOptions) -> str:
-    if opts.format == "json":
-        from aorta.comparison.render import json_text
+    from aorta.comparison.render import json_text, markdown_lines, text_lines
 
-        return json_text(comparison, gate) + "\n"
     if opts.format == "html":
         from aorta.comparison.render_html import html_text
 
         return html_text(comparison, opts.top, gate)
-    from aorta.comparison.render import markdown_lines, text_lines
-
-    if opts.format == "md":
-        return "\n".join(markdown_lines(comparison, opts.top, gate)) + "\n"
-    return "\n".join(text_lines(comparison, opts.top, gate, opts.width)) + "\n"
+    if opts.format == "json":
+        return json_text(comparison, gate) + "\n"
+    lines = markdown_lines(comparison, opts.top, gate) if opts.format == "md" \
+        else text_lines(comparison, opts.top, gate, opts.width)
+    return "\n".join(lines) + "\n"
 
 
 def _load_notes(base: LoadedRun, new: LoadedRun, allow_partial: bool) -> list[str]:

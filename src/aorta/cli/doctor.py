@@ -6,18 +6,16 @@ import json
 
 import click
 
-from aorta.base.errors import EXIT_OK, EXIT_USAGE
-from aorta.cli.option_guard import CommandAfterSeparator, check_separator
+from aorta.base.errors import EXIT_OK, EXIT_USAGE, exit_codes_text
+from aorta.cli.option_guard import CommandAfterSeparator
 
 
-@click.command(cls=CommandAfterSeparator)
+@click.command(cls=CommandAfterSeparator, epilog=exit_codes_text())
 @click.option("--collect", metavar="A,B", help="Check only these collectors; exit 2 if any "
               "of them cannot measure here.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-@click.pass_context
-def doctor(ctx: click.Context, collect: str | None, as_json: bool,
-           command: tuple[str, ...]) -> int:
+def doctor(collect: str | None, as_json: bool, command: tuple[str, ...]) -> int:
     """Check every collector and backend: found, version, usable here or why not, and the fix.
 
     \b
@@ -27,15 +25,13 @@ def doctor(ctx: click.Context, collect: str | None, as_json: bool,
     checked with the payload's own interpreter: the one COMMAND (after --) runs on PATH, else
     `python3` and `python` on PATH (rows named collector@interpreter).
 
-    Exit 0 when everything asked for (with --collect) is usable, 2 when something is not
-    (with a COMMAND, its interpreter checks count too); without --collect it only reports and
-    exits 0.
+    With --collect, a collector asked for that cannot measure here (with a COMMAND, also in
+    its interpreter) exits 2; without --collect doctor only reports.
     """
     from aorta.collectors.doctor import doctor_lines, doctor_refusal, doctor_rows
     from aorta.run.overrides import parse_collect_flag
 
     names = list(parse_collect_flag(collect)) if collect is not None else None
-    check_separator(ctx.meta.get("aorta_args", []), command, ctx)
     rows = doctor_rows(names, command)
     click.echo(json.dumps(rows, indent=2) if as_json else "\n".join(doctor_lines(rows)))
     if names and doctor_refusal(rows, bool(command)) is not None:

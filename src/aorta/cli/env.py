@@ -7,8 +7,10 @@ import sys
 
 import click
 
+from aorta.base.errors import EXIT_OK, exit_codes_text
 
-@click.command()
+
+@click.command(epilog=exit_codes_text())
 @click.option("--json", "as_json", is_flag=True, help="Print JSON even on a terminal.")
 def env(as_json: bool) -> int:
     """Print the host, GPU and software snapshot (JSON, or a table on a terminal)."""
@@ -17,7 +19,7 @@ def env(as_json: bool) -> int:
     snap = snapshot()
     if as_json or not sys.stdout.isatty():
         click.echo(json.dumps(snap, indent=2))
-        return 0
+        return EXIT_OK
     from rich.console import Console
     from rich.table import Table
 

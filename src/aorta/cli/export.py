@@ -9,12 +9,12 @@ from typing import Literal
 
 import click
 
-from aorta.base.errors import EXIT_OK, UserError, doing
+from aorta.base.errors import EXIT_OK, UserError, doing, exit_codes_text
 
 Format = Literal["csv", "parquet"]
 
 
-@click.command()
+@click.command(epilog=exit_codes_text())
 @click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv",
               show_default=True, help="parquet needs pyarrow (the `fast` extra).")

@@ -1,35 +1,34 @@
 """The click group behind `aorta`; a subcommand's module is imported only when it runs or its
-help is asked for. Errors leave through one door: `click_main` turns a `UserError`, and an
-OSError the filesystem caused (`filesystem_error`), into one line on stderr and its exit
-code; anything else is a bug (exit 1)."""
+help is asked for. Errors leave through one door: `click_main` turns a `UserError`, a usage
+error Click found, and an OSError the filesystem caused (`filesystem_error`), into one line on
+stderr and its exit code; anything else is a bug (exit 1)."""
 
 from __future__ import annotations
 
 import importlib
 import signal
 import sys
-from typing import Any
+from typing import Any, cast
 
 import click
 
 from aorta.base.errors import (EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_USAGE, Interrupted, UserError,
-                               filesystem_error)
+                               exit_codes_text, filesystem_error)
+from aorta.base.names import visible
 from aorta.base.version import VERSION as __version__
 from aorta.cli.commands import COMMANDS
+from aorta.cli.option_guard import refuse_misread_words
 
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return [n for n, (path, _) in COMMANDS.items() if _available(path)]
+        return list(COMMANDS)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name not in COMMANDS or not _available(COMMANDS[name][0]):
+        if name not in COMMANDS:
             return None
         module, _, attr = COMMANDS[name][0].partition(":")
-        from aorta.cli.option_guard import guard_command
-
-        command: click.Command = getattr(importlib.import_module(module), attr)
-        return guard_command(command)
+        return cast(click.Command, getattr(importlib.import_module(module), attr))
 
     def invoke(self, ctx: click.Context) -> Any:
         """A sweep stopped by a signal (`Interrupted`) says so here: click would take it for
@@ -47,47 +46,39 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-def _available(path: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(path.partition(":")[0]) is not None
-
-
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=exit_codes_text("3", "4"))
 @click.version_option(__version__, prog_name="aorta")
 def cli() -> None:
     """Profile GPU workloads: run any command under a profiler (rocprofv3, Proton, Nsight
     Compute, Nsight Systems, the PyTorch profiler, cProfile), many times, over a matrix of
     variants, and turn the profiler's files into numbers you can trust and compare.
-
-    Exit codes: 0 done; 1 aorta itself broke; 2 bad usage, bad recipe, a collector that
-    cannot measure (nothing ran), or a full, read-only or unusable path; 3 --strict and some
-    trial did not pass; 4 compare (or history) found a regression beyond its threshold;
-    128 + n interrupted by signal n (130: Ctrl-C, 143: SIGTERM, 129: SIGHUP).
     """
 
 
-def one_line(text: str) -> str:
-    """`text` on one line: newlines and every other control or invisible character escaped,
-    so a hostile key or value cannot forge or hide output."""
-    import unicodedata
-
-    return "".join(c if unicodedata.category(c) == "Zs" or unicodedata.category(c)[0] not in "CZ"
-                   else c.encode("unicode_escape").decode("ascii") for c in text)
-
-
-def click_main(argv: list[str] | None = None) -> int:
+def click_main(args: list[str]) -> int:
     try:
+        command, words = _resolve(args)
         try:
-            result: Any = cli.main(args=argv, prog_name="aorta", standalone_mode=False)
+            refuse_misread_words(command, args[len(words):], " ".join(["aorta", *words]))
+            result: Any = cli.main(args=args, prog_name="aorta", standalone_mode=False)
         except OSError as exc:   # one the command did not put in words itself
-            raise filesystem_error(exc, f"{_command_path(argv or [])} failed on") or exc
+            raise filesystem_error(exc, f"{' '.join(words) or 'aorta'} failed on") or exc
     except UserError as exc:
-        click.echo(f"aorta: error: {one_line(str(exc))}", err=True)
+        click.echo(f"aorta: error: {visible(str(exc), keep='')}", err=True)
         return exc.exit_code
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("aorta: interrupted by Ctrl-C (SIGINT)", err=True)
         return EXIT_INTERRUPTED
+    except click.UsageError as exc:
+        if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+            exc.show()    # the help text, asked for by giving no arguments
+        else:             # one line, as every other bad input: not Click's usage and hint
+            path = exc.ctx.command_path if exc.ctx else "aorta"
+            said = exc.format_message().rstrip(".")
+            click.echo(f"aorta: error: {path}: {visible(said[:1].lower() + said[1:], keep='')}; "
+                       f"see {path} --help", err=True)
+        return EXIT_USAGE
     except click.ClickException as exc:
         exc.show()
         return EXIT_USAGE if exc.exit_code == 2 else exc.exit_code
@@ -103,13 +94,15 @@ def click_main(argv: list[str] | None = None) -> int:
     return result if isinstance(result, int) else 0
 
 
-def _command_path(argv: list[str]) -> str:
-    """The subcommand words `argv` starts with (`sweep run`, `report`)."""
+def _resolve(args: list[str]) -> tuple[click.Command, list[str]]:
+    """The command `args` name and the subcommand words naming it (`sweep`, `run`)."""
     words: list[str] = []
-    command: click.Command | None = cli
-    for word in argv:
-        if not isinstance(command, click.Group) or (
-                command := command.get_command(click.Context(command), word)) is None:
+    command: click.Command = cli
+    for word in args:
+        sub = command.get_command(click.Context(command), word) \
+            if isinstance(command, click.Group) else None
+        if sub is None:
             break
+        command = sub
         words.append(word)
-    return " ".join(words) or "aorta"
+    return command, words

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from aorta.base.errors import EXIT_OK, EXIT_REGRESSION, doing
+from aorta.base.errors import EXIT_OK, EXIT_REGRESSION, doing, exit_codes_text
 from aorta.cli.option_guard import option_stack
+from aorta.comparison import FAIL_ON_HELP
 
 if TYPE_CHECKING:
     from aorta.history.analyse import View
@@ -39,7 +40,7 @@ class ViewOptions:
     top: int = 5
 
 
-@click.group()
+@click.group(epilog=exit_codes_text("4"))
 def history() -> None:
     """A performance history: runs recorded over commits, trends, and the steps in them.
 
@@ -47,13 +48,10 @@ def history() -> None:
     aorta history add aorta_results/quickstart
     aorta history show --cell naive --metric wall_s
     aorta history report --fail-on slower
-
-    Exit codes: 0 done; 2 bad input or an unusable database; 4 --fail-on found a regression
-    that begins at one of the newest --recent runs of its series.
     """
 
 
-@history.command("add")
+@history.command("add", epilog=exit_codes_text())
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--db", help=_DB_HELP)
 @click.option("--commit", help="The workload's commit, instead of asking git.")
@@ -97,8 +95,7 @@ _view_options = option_stack(
                  show_default=True, help="Change detection (docs/history.md)."),
     click.option("--threshold", type=click.FloatRange(0, 1, max_open=True), default=0.05,
                  show_default=True, help="Steps smaller than this fraction are ignored."),
-    click.option("--fail-on", "fail_on", multiple=True, metavar="WHAT",
-                 help="Exit 4 on a regression: 'slower', 'kernels', or metric names."),
+    click.option("--fail-on", "fail_on", multiple=True, metavar="WHAT", help=FAIL_ON_HELP),
     click.option("--recent", type=click.IntRange(min=0), default=1, show_default=True,
                  help="--fail-on looks at changes beginning at the newest N runs of a "
                       "series (0: all)."),
@@ -108,7 +105,7 @@ _view_options = option_stack(
 )
 
 
-@history.command("show")
+@history.command("show", epilog=exit_codes_text("4"))
 @_view_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
@@ -118,7 +115,7 @@ def show(fmt: str, **kwargs: Any) -> int:
     return run_show(ViewOptions(format=fmt, **kwargs))
 
 
-@history.command("report")
+@history.command("report", epilog=exit_codes_text("4"))
 @_view_options
 @click.option("--output", type=click.Path(path_type=Path, dir_okay=False),
               help="Where to write the page (default: history.html beside an SQLite file, "
@@ -155,7 +152,9 @@ def run_report(opts: ViewOptions) -> int:
     click.echo(f"{target}: {len(view.items)} series, {len(changes)} change(s) detected, "
                f"{sum(c.regression for c in changes)} regression(s)"
                + (f", {len(incomplete)} incomplete run(s) marked, not used for changes"
-                  if incomplete else ""))
+                  if incomplete else "")
+               + (f"; failing --fail-on {','.join(opts.fail_on)}: {len(view.failing)}"
+                  if opts.fail_on else ""))
     return _gate(view)
 
 

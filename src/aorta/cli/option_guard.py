@@ -1,5 +1,5 @@
 """Guards every `aorta` command against a flag read as another option's value, and against
-stray words before `--`: Click gives an option whatever token comes next, so `aorta sweep run
+stray words before `--`, before Click parses its arguments: Click gives an option whatever token comes next, so `aorta sweep run
 --output --collect rocprof -- cmd` would make a directory named `--collect` and run `rocprof
 cmd`, and it joins words given before `--` to the payload's command. Each refusal is a
 `UserError`: one line, exit 2, nothing run.
@@ -14,9 +14,6 @@ import click
 
 from aorta.base.errors import UserError
 
-_GUARDED = "_aorta_option_guard"
-
-
 def option_stack(*decorators: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """One decorator that applies `decorators` as if stacked in the order given."""
     def apply(fn: Any) -> Any:
@@ -26,59 +23,42 @@ def option_stack(*decorators: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return apply
 
 
-def guard_command(command: click.Command) -> click.Command:
-    """Refuse, on every value-taking option of `command` and its subcommands, a value that
-    starts with `--` (the separator included) or is one of the command's own option names;
-    a negative number such as `-0.5` stays a value."""
-    if getattr(command, _GUARDED, False):
-        return command
-    setattr(command, _GUARDED, True)
-    names = {name for p in command.params if isinstance(p, click.Option)
-             for name in (*p.opts, *p.secondary_opts)} | {"-h", "--help"}
-    for param in command.params:
-        if isinstance(param, click.Option) and not param.is_flag and not param.count:
-            param.callback = _checked(param.callback, names)
-    if isinstance(command, click.Group):
-        for sub in command.commands.values():
-            guard_command(sub)
-    return command
-
-
-def _checked(inner: Any, names: set[str]) -> Any:
-    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-        for item in value if isinstance(value, (tuple, list)) else (value,):
-            text = str(item) if item is not None else ""
-            if text.startswith("--") or text in names:
-                opt = max(getattr(param, "opts", None) or [param.name or "?"], key=len)
-                raise UserError(
-                    f"{ctx.command_path}: {opt} was given {text!r}, which looks like another "
-                    f"flag, as its value: give {opt} a value (e.g. {opt} VALUE), or drop {opt}")
-        return inner(ctx, param, value) if inner is not None else value
-    return callback
+def refuse_misread_words(command: click.Command, args: Sequence[str], path: str) -> None:
+    """Refuse, before Click reads `args` (the tokens after the command's name): on a
+    value-taking option, a missing value, or one that starts with `--` (the separator
+    included) or is one of the command's own option names (a negative number such as `-0.5`
+    stays a value); each option takes the next token, as Click will, so a typed option (a
+    choice, a number) is checked before Click converts it. And on a `CommandAfterSeparator`,
+    payload words with no `--` before them, or words between aorta's options and `--`."""
+    options = {name: p for p in command.params if isinstance(p, click.Option)
+               for name in (*p.opts, *p.secondary_opts)}
+    words: list[str] = []
+    tokens, separated = iter(args), False
+    for token in tokens:
+        if token == "--":
+            separated = True
+            break
+        name, equals, value = token.partition("=")
+        param = options.get(name)
+        if param is None and not token.startswith("-"):
+            words.append(token)
+        if param is None or param.is_flag or param.count:
+            continue
+        given = value if equals else next(tokens, None)
+        metavar = f"{name} {param.make_metavar(click.Context(command))}"
+        if given is None:
+            raise UserError(f"{path}: {name} needs a value: give {metavar}, or drop {name}")
+        if given.startswith("--") or given in options or given == "-h":
+            raise UserError(f"{path}: {name} was given {given!r}, which looks like another "
+                            f"flag, as its value: give {metavar}, or drop {name}")
+    usage = f"{path} [OPTIONS] -- COMMAND [ARGS...]"
+    if words and isinstance(command, CommandAfterSeparator) and not separated:
+        raise UserError(f"{path}: put '--' before the command, after aorta's options: {usage}")
+    if words and isinstance(command, CommandAfterSeparator):
+        raise UserError(f"{path}: {words[0]!r} comes before '--' but is not an aorta option: "
+                        f"put every word of the command after '--' ({usage})")
 
 
 class CommandAfterSeparator(click.Command):
-    """A command whose payload COMMAND comes only after `--`: keeps the tokens it was given
-    for `check_separator`, so aorta's flags and the payload's never mix."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        ctx.meta["aorta_args"] = list(args)
-        return super().parse_args(ctx, args)
-
-
-def check_separator(args: Sequence[str], command: Sequence[str], ctx: click.Context) -> None:
-    """Refuse a command without `--`, and words between the options and `--`. `args`: the
-    tokens the command was given; `command`: what Click collected as the payload's command."""
-    if not command:
-        return
-    if "--" not in args:
-        raise UserError(f"{ctx.command_path}: put '--' before the command, after aorta's "
-                        f"options: {ctx.command_path} [OPTIONS] -- COMMAND [ARGS...]")
-    after = list(args[list(args).index("--") + 1:])
-    stray = list(command[:len(command) - len(after)]) if len(command) > len(after) else []
-    if stray or list(command[-len(after):] if after else []) != after:
-        word = stray[0] if stray else command[0]
-        raise UserError(
-            f"{ctx.command_path}: {word!r} comes before '--' but is not an aorta option: put "
-            f"every word of the command after '--' ({ctx.command_path} [OPTIONS] -- COMMAND "
-            f"[ARGS...])")
+    """A command whose payload COMMAND comes only after `--` (`refuse_misread_words`), so
+    aorta's flags and the payload's never mix."""

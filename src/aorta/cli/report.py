@@ -8,7 +8,7 @@ from typing import Literal
 
 import click
 
-from aorta.base.errors import EXIT_OK
+from aorta.base.errors import EXIT_OK, exit_codes_text
 
 Format = Literal["html", "md", "json"]
 
@@ -21,7 +21,7 @@ class ReportOptions:
     allow_partial: bool = False    # count figures of `partial` captures as measurements
 
 
-@click.command()
+@click.command(epilog=exit_codes_text())
 @click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["html", "md", "json"]), default="html",
               show_default=True, help="html: one self-contained page; md and json: the same "
@@ -33,10 +33,10 @@ class ReportOptions:
               help="Count the figures of captures that skipped records (state 'partial').")
 def report(run_dir: Path, fmt: Format, output: Path | None, allow_partial: bool) -> int:
     """Report a run: header, cells, metrics with spread, trial distributions, top kernels,
-    failures with their stderr, warnings, and links to every artifact.
+    failures with the end of their stderr (or stdout), warnings, and links to every artifact.
 
     Reads only RUN_DIR's files (run.json, env.json, matrix.json, the trials' result.json);
-    a run with failed or missing trials still reports. Exit 2 when RUN_DIR is not a run.
+    a run with failed or missing trials still reports.
     """
     return run(ReportOptions(run_dir, fmt, output, allow_partial))
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from aorta.base.errors import EXIT_OK
-from aorta.cli.option_guard import CommandAfterSeparator, check_separator, option_stack
+from aorta.base.errors import EXIT_OK, exit_codes_text
+from aorta.cli.option_guard import CommandAfterSeparator, option_stack
 from aorta.recipe.limits import ENV_MODES
 from aorta.run.executors import EXECUTORS
 
@@ -75,39 +75,34 @@ _options = option_stack(
 )
 
 
-@click.group()
+@click.group(epilog=exit_codes_text("3"))
 def sweep() -> None:
     """Run a command many times over a matrix of variants, under profilers."""
 
 
-@sweep.command("run", cls=CommandAfterSeparator)
+@sweep.command("run", cls=CommandAfterSeparator, epilog=exit_codes_text("3"))
 @_options
-@click.pass_context
-def run_command(ctx: click.Context, /, **kwargs: Any) -> int:
+def run_command(**kwargs: Any) -> int:
     """Run COMMAND (after --) for every cell and trial of the recipe.
 
     \b
     aorta sweep run --recipe recipe.yaml --output ./results -- python bench.py --size 512
 
     Results land in <output>/<run>/; rerunning the same command resumes what is missing.
-    Exit 0 when done (failing trials are data), 3 when no trial passed (with --strict: when
-    any did not), 2 for bad usage or a collector that cannot attach, 130 on Ctrl-C, 128 + n
-    on signal n (143 SIGTERM, 129 SIGHUP): the running trial is stopped, the run is marked
-    interrupted, and the same command resumes it.
-    Every word of COMMAND goes after --; an option value that looks like a flag is refused.
+    On Ctrl-C or another stopping signal the running trial is stopped, the run is marked
+    interrupted, and the same command resumes it. Every word of COMMAND goes after --; an option value that looks like a flag is refused.
     """
-    return _sweep(ctx, kwargs)
+    return _sweep(kwargs)
 
 
-@sweep.command("plan", cls=CommandAfterSeparator)
+@sweep.command("plan", cls=CommandAfterSeparator, epilog=exit_codes_text())
 @_options
-@click.pass_context
-def plan_command(ctx: click.Context, /, **kwargs: Any) -> int:
+def plan_command(**kwargs: Any) -> int:
     """Same as `sweep run --dry-run`: validate and print the plan."""
-    return _sweep(ctx, kwargs, dry_run=True)
+    return _sweep(kwargs, dry_run=True)
 
 
-def _sweep(ctx: click.Context, kwargs: dict[str, Any], dry_run: bool = False) -> int:
+def _sweep(kwargs: dict[str, Any], dry_run: bool = False) -> int:
     """Hand the flags to the library (`aorta.plan`, then the prepared sweep's `run`), print
     what it says, and return the exit code."""
     from aorta.api.sweep import plan, record_history
@@ -115,7 +110,6 @@ def _sweep(ctx: click.Context, kwargs: dict[str, Any], dry_run: bool = False) ->
     from aorta.run.summary_text import summary_lines
 
     command = tuple(kwargs.pop("command"))
-    check_separator(ctx.meta.get("aorta_args", []), command, ctx)
     flags = {k: kwargs.pop(k) for k in ("dry_run", "fresh", "strict", "verbose", "report",
                                         "history", "history_db")}
     prepared = plan(command=command, **kwargs)
@@ -136,7 +130,7 @@ def _sweep(ctx: click.Context, kwargs: dict[str, Any], dry_run: bool = False) ->
     return outcome.exit_code(flags["strict"])
 
 
-@sweep.command("status")
+@sweep.command("status", epilog=exit_codes_text())
 @click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the statuses as JSON.")
 def status_command(run_dir: Path, as_json: bool) -> int:

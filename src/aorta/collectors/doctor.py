@@ -4,10 +4,13 @@ from checks of the payload's own interpreter (`aorta.collectors.child_python`)."
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+from pydantic_core import to_jsonable_python
 
 from aorta.collectors.base import Capability, Collector, CollectorOptions
 from aorta.collectors.child_python import DEFAULT_PYTHONS, ChildImport, check_imports
@@ -37,8 +40,9 @@ def collector_rows() -> list[Row]:
         rows.append({
             "name": name, "summary": collector.summary if collector else "",
             "usable": cap.usable, "version": cap.version, "reason": cap.reason, "fix": cap.fix,
-            "options": [{"key": key, "default": "required" if field.is_required() else
-                         repr(field.get_default(call_default_factory=True)),
+            "options": [{"key": key, "required": field.is_required(),
+                         "default": None if field.is_required() else to_jsonable_python(
+                             field.get_default(call_default_factory=True)),
                          "description": field.description or ""}
                         for key, field in fields.items()],
         })
@@ -59,7 +63,8 @@ def collector_lines(rows: list[Row]) -> list[str]:
             lines.append(f"  fix: {row['fix']}")
         for opt in row["options"]:
             desc = f"  {opt['description']}" if opt["description"] else ""
-            lines.append(f"    {opt['key']} = {opt['default']}{desc}")
+            default = "required" if opt["required"] else json.dumps(opt["default"])
+            lines.append(f"    {opt['key']} = {default}{desc}")
     return lines
 
 

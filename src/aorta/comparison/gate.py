@@ -1,6 +1,6 @@
-"""Which rows fail a CI job under `--fail-on`: `slower` (any SLOWER row: a time or rate metric,
-or a kernel), `kernels` (any SLOWER kernel), or a metric name (SLOWER, or LARGER for a size).
-Counts and metrics of unknown direction cannot regress (`kinds`), so naming one is an error,
+"""Which rows fail a CI job under `--fail-on`, for compare and history alike: a word of
+`FAIL_ON_WORDS` (`slower`: any SLOWER time or rate metric or kernel; `kernels`: any SLOWER
+kernel), or a metric name (SLOWER, or LARGER for a size). Counts and metrics of unknown direction cannot regress (`kinds`), so naming one is an error,
 not a gate that never fires; UNCERTAIN never fails, and a watched INCOMPARABLE metric is
 named in a warning. The false-alarm guarantee is per row (`family`), so the gate counts the
 rows it watched and warns when chance failures are likely.
@@ -13,12 +13,10 @@ from dataclasses import dataclass
 
 from aorta.base.errors import UserError
 from aorta.base.names import printable
+from aorta.comparison import FAIL_ON_WORDS
 from aorta.comparison.kinds import REGRESSIONS, metric_kind
 from aorta.comparison.model import Comparison, Row
 from aorta.stats.rank_test import can_reach
-
-FAIL_ON_WORDS = ("slower", "kernels")
-
 
 @dataclass(frozen=True)
 class Gate:
@@ -64,11 +62,8 @@ def split_names(values: Iterable[str], flag: str, expected: str) -> tuple[str, .
 def evaluate(comparison: Comparison, fail_on: Sequence[str]) -> Gate:
     """The gate over a comparison (`fail_on` already parsed). Raises UserError when a named
     metric was compared in no cell, so a typo never passes silently."""
-    compared = {r.name for r in comparison.rows() if r.scope == "metric"}
-    for name in fail_on:
-        if name not in FAIL_ON_WORDS and name not in compared:
-            raise UserError(f"--fail-on {name}: no cell compared this metric; compared: "
-                            f"{', '.join(sorted(compared)) or '(none)'}")
+    refuse_unknown(fail_on, {r.name for r in comparison.rows() if r.scope == "metric"},
+                   "no cell compared this metric; compared")
     s = comparison.settings
     rows = [r for r in comparison.rows() if watched(r.scope == "kernel", r.name, r.kind, fail_on)]
     gated = sum(1 for r in rows
@@ -83,6 +78,13 @@ def evaluate(comparison: Comparison, fail_on: Sequence[str]) -> Gate:
                         f"0.02, or add --correction holm")
     failing = tuple(r for r in rows if r.verdict in REGRESSIONS)
     return Gate(tuple(fail_on), gated, failing, tuple(warnings))
+
+
+def refuse_unknown(fail_on: Sequence[str], known: set[str], why: str) -> None:
+    """UserError for a metric `fail_on` names that is not `known`, so a typo never passes."""
+    unknown = [name for name in fail_on if name not in FAIL_ON_WORDS and name not in known]
+    if unknown:
+        raise UserError(f"--fail-on {unknown[0]}: {why}: {', '.join(sorted(known)) or '(none)'}")
 
 
 def watched(kernel: bool, name: str, kind: str, fail_on: Sequence[str]) -> bool:

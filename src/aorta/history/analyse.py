@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from statistics import median
 
 from aorta.base.errors import UserError
-from aorta.comparison.gate import FAIL_ON_WORDS, parse_fail_on, watched
+from aorta.comparison.gate import parse_fail_on, refuse_unknown, watched
 from aorta.comparison.kinds import metric_kind
 from aorta.history.changes import DEFAULT_METHOD, detect_changes
 from aorta.history.db import open_history
@@ -77,11 +77,8 @@ def top_kernels(items: Sequence[Analysed], count: int) -> list[Analysed]:
 def regressions(items: Sequence[Analysed], fail_on: Sequence[str],
                 recent: int) -> list[tuple[Analysed, Change]]:
     """The regressions that fail the job; UserError for a metric no series has (typos fail)."""
-    names = {a.series.metric for a in items if a.series.kernel is None}
-    for name in fail_on:
-        if name not in FAIL_ON_WORDS and name not in names:
-            raise UserError(f"--fail-on {name}: no series of this metric in the history; "
-                            f"recorded: {', '.join(sorted(names)) or '(none)'}")
+    refuse_unknown(fail_on, {a.series.metric for a in items if a.series.kernel is None},
+                   "no series of this metric in the history; recorded")
     return [(a, c) for a in items for c in a.changes if c.regression
             and not (recent and sum(p.run.complete for p in a.series.points[c.position:]) > recent)
             and watched(a.series.kernel is not None, a.series.metric,

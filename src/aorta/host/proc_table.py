@@ -52,6 +52,24 @@ def proc_info(pid: int) -> ProcInfo | None:
         os.close(fd)
 
 
+def same_live_process(pid: object, start_ticks: object, hidden: bool) -> bool:
+    """Whether `pid` (of this host and boot) still names the live process that started at
+    `start_ticks` (None: not recorded, any); not a zombie (killed, not yet reaped), nor another
+    process that got its pid. `hidden`: the answer when it exists but /proc hides it (hidepid)."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):
+        return False
+    except PermissionError:
+        pass   # it exists, owned by someone else
+    info = proc_info(pid)
+    if info is None:
+        return hidden
+    return info.state != "Z" and start_ticks in (None, info.start_ticks)
+
+
 def processes(since_pid: int | None = None) -> Iterator[ProcInfo]:
     """Every process visible now (those that vanish while being read are skipped). With
     `since_pid`, only that one and those whose pid was handed out after it (Linux gives pids

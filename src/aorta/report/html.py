@@ -149,11 +149,12 @@ def _failures(failures: Sequence[Failure], base: str) -> list[str]:
                   f"<p>{h(f.reason)}{f' ({h(facts)})' if facts else ''}</p>",
                   *(f"<p>{h(c)} capture {h(state)}</p>" for c, state in f.captures.items()),
                   f"<p>{_links(f.files, base)}</p>"]
-        if f.stderr_tail:
+        stream = "stdout (stderr had no line to read)" if f.stdout_tail else "stderr"
+        if f.stdout_tail or f.stderr_tail:
             opened = " open" if f.cell not in shown_cells else ""
             shown_cells.add(f.cell)
-            lines.append(f"<details{opened}><summary>end of stderr</summary>"
-                         f"<pre>{h(f.stderr_tail)}</pre></details>")
+            lines.append(f"<details{opened}><summary>end of {stream}</summary>"
+                         f"<pre>{h(f.stdout_tail or f.stderr_tail)}</pre></details>")
         else:
             lines.append("<p><small>stderr was empty</small></p>" if f.stderr_tail == ""
                          else "<p><small>no stderr was kept</small></p>")

@@ -112,6 +112,9 @@ def _failure(f: Failure) -> list[str]:
         lines += ["", *(f"- {md_text(c)} capture {md_text(state)}"
                         for c, state in f.captures.items())]
     lines += ["", "Artifacts: " + (", ".join(md_code(p) for p in f.files.values()) or "none")]
+    if f.stdout_tail:     # stderr had no line to read; the payload printed its error there
+        return lines + ["", "End of stdout (stderr had no line to read):", "",
+                        *md_block(f.stdout_tail.rstrip("\n"))]
     if f.stderr_tail:
         return lines + ["", "End of stderr:", "", *md_block(f.stderr_tail.rstrip("\n"))]
     return lines + ["", "stderr was empty." if f.stderr_tail == "" else "No stderr was kept."]

@@ -130,8 +130,9 @@ class CellReport:
 
 @dataclass(frozen=True)
 class Failure:
-    """A trial that did not pass, with the end of its stderr (untrusted; "": empty, None: unknown).
-    Trials of the cell that ended the same way with the same stderr are folded into `repeats`."""
+    """A trial that did not pass, with the end of its stderr (untrusted; "": empty, None: unknown),
+    and of its stdout when only stdout says why (a payload that prints its error there). Trials
+    of the cell that ended the same way with the same output are folded into `repeats`."""
 
     cell: str
     name: str                              # trial_<i> or baseline_<i>
@@ -141,6 +142,7 @@ class Failure:
     signal: int | None
     timed_out: bool
     stderr_tail: str | None
+    stdout_tail: str | None                # only when stderr has no line to read and stdout has
     captures: dict[str, str]               # collector -> "state: reason", when not ok
     files: dict[str, str]
     repeats: list[str]                     # other trials of the cell with the same ending

@@ -9,11 +9,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from aorta.report.model import CellReport, Failure, Notice
+from aorta.run.stderr_line import TAIL_BYTES, telling_stream
 from aorta.store.reading import read_tail
 from aorta.store.records import TrialResult
 from aorta.store.run_dir import RunStore, Slot
 
-STDERR_TAIL_BYTES = 4096
 # Terminal colour and cursor codes, then every other control character but tab and newline.
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)?")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -25,30 +25,34 @@ def clean_text(text: str) -> str:
 
 
 def failures(store: RunStore, slots: Sequence[Slot], collectors: list[str]) -> list[Failure]:
-    """One record per distinct ending (verdict, reason, stderr tail) of a cell's trials."""
-    groups: dict[tuple[str, str, str | None], list[Slot]] = {}
+    """One record per distinct ending (verdict, reason, output tails) of a cell's trials."""
+    groups: dict[tuple[str, str, str | None, str | None], list[Slot]] = {}
     for slot in slots:
         if slot.result is not None and slot.result.verdict != "pass":
             key = (slot.result.verdict, clean_text(slot.result.reason),
-                   _stderr_tail(store.root / slot.dir, slot.result))
+                   *_output_tails(store.root / slot.dir, slot.result))
             groups.setdefault(key, []).append(slot)
     out = []
-    for (verdict, reason, tail), (first, *others) in groups.items():
+    for (verdict, reason, tail, stdout), (first, *others) in groups.items():
         result = first.result
         assert result is not None
         out.append(Failure(
             cell=first.cell, name=first.name, verdict=verdict, reason=reason,
             exit_code=result.exit_code, signal=result.signal, timed_out=result.timed_out,
-            stderr_tail=tail, captures=bad_captures(result, collectors),
+            stderr_tail=tail, stdout_tail=stdout, captures=bad_captures(result, collectors),
             files=store.trial_files(first, collectors), repeats=[s.name for s in others]))
     return out
 
 
-def _stderr_tail(trial_dir: Path, result: TrialResult) -> str | None:
-    tail = result.stderr_tail
-    if tail is None:
-        tail = read_tail(trial_dir / "stderr.log", STDERR_TAIL_BYTES)
-    return clean_text(tail) if tail is not None else None
+def _output_tails(trial_dir: Path, result: TrialResult) -> tuple[str | None, str | None]:
+    """The end of stderr, and the end of stdout when only stdout has a line that says why."""
+    stderr = result.stderr_tail
+    if stderr is None:
+        stderr = read_tail(trial_dir / "stderr.log", TAIL_BYTES)
+    stdout = read_tail(trial_dir / "stdout.log", TAIL_BYTES) \
+        if telling_stream(trial_dir, stderr)[0] == "stdout" else None
+    return (clean_text(stderr) if stderr is not None else None,
+            clean_text(stdout) if stdout is not None else None)
 
 
 def bad_captures(result: TrialResult, collectors: list[str]) -> dict[str, str]:

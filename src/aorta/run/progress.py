@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from aorta.run.stderr_line import ON_STDOUT
 from aorta.store.layout import trial_log, trial_name
 from aorta.store.records import TrialResult
 
@@ -40,8 +41,7 @@ class PlainProgress(Progress):
     def start(self, total: int, already_done: int) -> None:
         self.total, self.done = total, already_done
         if already_done:
-            print(f"aorta: resuming: {already_done} of {total} trial(s) already complete",
-                  file=self.stream, flush=True)
+            self.note(rerun_line(total, already_done))
 
     def trial_done(self, result: TrialResult) -> None:
         self.done += 1
@@ -64,15 +64,17 @@ class BarProgress(Progress):
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                    TimeElapsedColumn, TimeRemainingColumn)
 
-        self.console = Console(file=stream)
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                             TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                            console=self.console, transient=False)
+                            console=Console(file=stream), transient=False)
         self.task: Any = None
         self.run_dir, self.verbose = run_dir, verbose
 
     def start(self, total: int, already_done: int) -> None:
-        self.bar.start()
+        if already_done:
+            self.note(rerun_line(total, already_done))
+        if already_done < total:     # no bar for a rerun with nothing to run
+            self.bar.start()
         self.task = self.bar.add_task("starting", total=total, completed=already_done)
 
     def trial_started(self, cell: str, index: int, baseline: bool = False) -> None:
@@ -87,18 +89,28 @@ class BarProgress(Progress):
         self.bar.advance(self.task)
 
     def note(self, line: str) -> None:
-        self.bar.console.print(f"aorta: {line}", markup=False)
+        self.bar.console.print(f"aorta: {line}", markup=False, highlight=False)
 
     def close(self) -> None:
         self.bar.stop()
 
 
+def rerun_line(total: int, already_done: int) -> str:
+    """What a rerun of a run directory does: finish it, or nothing at all."""
+    if already_done >= total:
+        return f"nothing to run: all {total} trial(s) already complete"
+    return (f"resuming: {already_done} of {total} trial(s) already complete, "
+            f"{total - already_done} to run")
+
+
 def trial_details(result: TrialResult, run_dir: Path | None, verbose: int = 0) -> list[str]:
-    """The lines under a finished trial's line: its stderr.log when it did not pass, and with
-    `verbose` what exactly ran. Values are the record's, so credentials are redacted."""
+    """The lines under a finished trial's line: when it did not pass, the log that says why
+    (stderr.log, or stdout.log when only it has a line to read), and with `verbose` what
+    exactly ran. Values are the record's, so credentials are redacted."""
     lines = []
     if result.verdict != "pass" and result.launched and run_dir is not None:
-        lines.append(f"stderr: {run_dir / trial_log(result.cell, result.name)}")
+        stream = "stdout" if result.reason.endswith(ON_STDOUT) else "stderr"
+        lines.append(f"{stream}: {run_dir / trial_log(result.cell, result.name, stream)}")
     if verbose:
         lines.append(f"argv: {shlex.join(result.argv)}")
         if result.env_overlay:

@@ -9,7 +9,7 @@ import socket
 from collections.abc import Iterable
 from typing import Any
 
-from aorta.host.proc_table import boot_id, kill_all, proc_info, trial_members
+from aorta.host.proc_table import boot_id, kill_all, proc_info, same_live_process, trial_members
 from aorta.store.run_dir import RunStore
 
 
@@ -34,12 +34,10 @@ def kill_stale_trials(store: RunStore, cells: Iterable[str]) -> int:
 
 
 def _driver_alive(mark: dict[str, Any]) -> bool:
+    """Whether the driver that marked a trial running (on this host and boot) still runs."""
     driver, ticks = mark.get("driver"), mark.get("driver_start_ticks")
-    if mark.get("host") != socket.gethostname() or not isinstance(driver, int) \
-            or driver == os.getpid():
-        return False
-    info = proc_info(driver)
-    return info is not None and info.start_ticks == ticks and info.state != "Z"
+    return isinstance(ticks, int) and driver != os.getpid() \
+        and same_live_process(driver, ticks, hidden=False)
 
 
 def _valid(mark: dict[str, Any]) -> bool:

@@ -53,7 +53,9 @@ class RunStatus:
     def to_json(self) -> dict[str, Any]:
         return {"run_dir": str(self.run_dir), "run": self.run, "status": self.status,
                 "started_at": self.started_at, "finished_at": self.finished_at,
-                "trials": [asdict(t) for t in self.trials], "note": self.note,
+                "trials": [{**asdict(t), "baseline": t.name.startswith("baseline_")}
+                           for t in self.trials],
+                "note": self.note,
                 "counts": self.counts()}
 
     def lines(self) -> list[str]:

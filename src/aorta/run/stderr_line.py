@@ -1,5 +1,6 @@
-"""The one line of a failing trial's stderr worth printing beside its verdict: its last real
-line (`RuntimeError: CUDA error: out of memory`), past blank lines, redrawn progress bars
+"""The one line of a failing trial's output worth printing beside its verdict: the last real
+line of its stderr (`RuntimeError: CUDA error: out of memory`), else of its stdout for a
+payload that prints its error there, past blank lines, redrawn progress bars
 (`100%|##########| 50/50 [00:01<00:00]`) and colour codes. The line is made safe for a terminal
 and Markdown: colour codes dropped, other control characters escaped (`\\x07`), length bounded.
 """
@@ -7,8 +8,13 @@ and Markdown: colour codes dropped, other control characters escaped (`\\x07`), 
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+from aorta.store.reading import read_tail
 
 MAX_LINE_CHARS = 200
+TAIL_BYTES = 4096
+ON_STDOUT = " (on stdout)"    # ends a failure's reason quoting stdout, not stderr
 
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 # Every control character but the tab (a space) is shown escaped: `\x07`.
@@ -39,3 +45,15 @@ def last_meaningful_line(text: str | None, limit: int = MAX_LINE_CHARS) -> str |
         line = line.translate(_ESCAPES)
         return line if len(line) <= limit else line[:max(0, limit - 3)].rstrip() + "..."
     return None
+
+
+def telling_stream(trial_dir: Path, stderr_tail: str | None) -> tuple[str, str | None]:
+    """(stream, its last meaningful line) of a trial that did not pass, given the end of its
+    stderr: ("stderr", line), else ("stdout", line) when only stdout.log has one (a payload
+    that prints its error there), else ("stderr", None)."""
+    said = last_meaningful_line(stderr_tail)
+    if said is None:
+        printed = last_meaningful_line(read_tail(trial_dir / "stdout.log", TAIL_BYTES))
+        if printed is not None:
+            return "stdout", printed
+    return "stderr", said

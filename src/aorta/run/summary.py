@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from aorta.rendering import fmt, fmt_interval, fmt_ratio, md_code, md_table, md_text
+from aorta.run.stderr_line import ON_STDOUT
 from aorta.store.layout import trial_log
 from aorta.store.records import TrialResult
 
@@ -121,7 +122,7 @@ def summarize_cell(name: str, planned: int, results: Iterable[TrialResult],
 
 def _reasons(cell: str, results: Sequence[TrialResult], prefix: str) -> list[str]:
     """One line per distinct reason a trial did not pass: the trials it names and, when the
-    payload ran, the stderr.log of the first (relative to the run directory)."""
+    payload ran, the log of the first that says why (relative to the run directory)."""
     by_reason: dict[str, list[TrialResult]] = {}
     for r in sorted(results, key=lambda r: r.index):
         if r.verdict != "pass":
@@ -130,7 +131,8 @@ def _reasons(cell: str, results: Sequence[TrialResult], prefix: str) -> list[str
     for reason, trials in sorted(by_reason.items()):
         names = ", ".join(t.name for t in trials[:_NAMED])
         names += f" and {len(trials) - _NAMED} more" if len(trials) > _NAMED else ""
-        log = next((trial_log(cell, t.name) for t in trials if t.launched), None)
+        stream = "stdout" if reason.endswith(ON_STDOUT) else "stderr"
+        log = next((trial_log(cell, t.name, stream) for t in trials if t.launched), None)
         lines.append(f"{prefix}{reason} ({names}" + (f"; see {log})" if log else ")"))
     return lines
 

@@ -88,5 +88,5 @@ def summary_lines(outcome: SweepOutcome) -> list[str]:
     lines.append(f"results: {outcome.run_dir} (perf.md, matrix.json)")
     if outcome.status != "interrupted" and outcome.none_passed:
         lines.append("aorta: no trial passed, so nothing was measured (exit 3); the reasons "
-                     "are above and in each trial's stderr.log")
+                     "are above and in each trial's stderr.log (or stdout.log)")
     return lines

@@ -24,7 +24,7 @@ from aorta.run.launch import child_environment, launch_with_env_file, wrap_launc
 from aorta.run.process import DEFAULT_LOG_LIMIT, Cancelled, ProcessResult, run_process
 from aorta.run.rerun import rerun_script
 from aorta.run.retain import prune_trial
-from aorta.run.stderr_line import last_meaningful_line
+from aorta.run.stderr_line import ON_STDOUT, TAIL_BYTES, telling_stream
 from aorta.run.warden import Handle, Warden
 from aorta.store.files import short_of_space
 from aorta.store.layout import trial_name
@@ -32,7 +32,6 @@ from aorta.store.reading import read_tail
 from aorta.store.records import Capture, TrialResult
 from aorta.store.run_dir import RunStore
 
-_TAIL_BYTES = 4096
 
 
 @dataclass(frozen=True)
@@ -141,7 +140,7 @@ def _refuse_if_disk_spoiled(spec: TrialSpec, proc: ProcessResult, result: TrialR
         raise DiskFullError.at(f"under {spec.trial_dir} ({free} bytes left)")
     if result.verdict == "pass" and all(c.state == "ok" for c in result.captures.values()):
         return
-    tail = read_tail(spec.trial_dir / "stderr.log", _TAIL_BYTES) or ""
+    tail = read_tail(spec.trial_dir / "stderr.log", TAIL_BYTES) or ""
     for line in reversed(tail.splitlines()):
         cause = next((words for words in DiskFullError.FULL if words in line.lower()), None)
         if cause:
@@ -236,10 +235,10 @@ def _record(spec: TrialSpec, redactor: Redactor, launch: Launch, proc: ProcessRe
             setup_error: str | None = None, unattached: Mapping[str, str] | None = None
             ) -> TrialResult:
     verdict, reason = _verdict(proc, setup_error, unattached or {}, spec.timeout)
-    tail = None if verdict == "pass" else read_tail(spec.trial_dir / "stderr.log", _TAIL_BYTES)
-    said = last_meaningful_line(tail) if verdict == "fail" else None
-    if said:    # the payload's own last word: why it failed, without opening stderr.log
-        reason = f"{reason}: {said}"
+    tail = None if verdict == "pass" else read_tail(spec.trial_dir / "stderr.log", TAIL_BYTES)
+    stream, said = telling_stream(spec.trial_dir, tail) if verdict == "fail" else ("", None)
+    if said:    # the payload's own last word: why it failed, without opening its logs
+        reason = f"{reason}: {said}" + (ON_STDOUT if stream == "stdout" else "")
     ran: dict[str, Any] = {}
     if proc is not None:
         ran = {key: getattr(proc, key) for key in ("exit_code", "signal", "timed_out",

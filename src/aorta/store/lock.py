@@ -13,7 +13,7 @@ from pathlib import Path
 from types import TracebackType
 
 from aorta.base.errors import RunDirError
-from aorta.host.proc_table import boot_id, proc_info
+from aorta.host.proc_table import boot_id, proc_info, same_live_process
 from aorta.store.files import open_dir
 
 LOCK_NAME = ".aorta.lock"
@@ -81,21 +81,9 @@ class RunLock:
 
         if holder.get("host") != socket.gethostname():
             return True
-        pid = holder.get("pid")
-        if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-            return False
-        if holder.get("boot_id") not in (None, boot_id()):
-            return False
-        try:
-            os.kill(pid, 0)
-        except (ProcessLookupError, OverflowError):
-            return False
-        except PermissionError:
-            pass   # it exists, owned by someone else
-        info = proc_info(pid)   # None: hidden from this user (hidepid); it exists
-        # Dead: a killed driver not yet reaped, or another process that got its pid.
-        return info is None or info.state != "Z" and holder.get("start_ticks") in (
-            None, info.start_ticks)
+        # A holder hidden from this user (hidepid) exists: alive.
+        return holder.get("boot_id") in (None, boot_id()) and same_live_process(
+            holder.get("pid"), holder.get("start_ticks"), hidden=True)
 
     def release(self) -> None:
         if self.held:
