@@ -108,14 +108,16 @@ def test_history_gates_a_change_as_compare_does(metric: str, verdict: str,
                                                 fail_on: tuple[str, ...], fails: bool) -> None:
     from aorta.comparison.gate import watched
     from aorta.comparison.kinds import metric_kind
-    from aorta.history.analyse import Analysed, regressions
+    from aorta.history.analyse import Analysed, Settings, gated
     from aorta.history.model import Change
 
     runs = [RunInfo(i, 1, f"r{i}", f"2024-01-0{i + 1}", (), None, None, None) for i in range(2)]
     series = Series(Context(1, "r", "h", "g", "{}"), "c", metric, None,
                     (Point(runs[0], (100.0,) * 5), Point(runs[1], (200.0,) * 5)))
-    change = Change(1, runs[0], runs[1], 2.0, 1.9, 2.1, 0.95, verdict, True, "bic")
-    assert bool(regressions([Analysed(series, (change,))], fail_on, 1)) is fails
+    size = (0.5, 0.45, 0.55) if metric.endswith("_per_s") else (2.0, 1.9, 2.1)   # a rate halves
+    change = Change(1, runs[0], runs[1], *size, 0.95, verdict, True, "bic", 0.001)
+    _, failing = gated([Analysed(series, (change,))], fail_on, Settings())
+    assert bool(failing) is fails
     assert watched(False, metric, metric_kind(metric), fail_on) is fails    # compare's rule
 
 
