@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -36,7 +36,7 @@ class ViewOptions:
     threshold: float = 0.05
     fail_on: tuple[str, ...] = ()
     recent: int = 1
-    correction: str = "holm"
+    correction: Correction = "holm"
     format: str = "text"
     output: Path | None = None
     top: int = 5
@@ -172,7 +172,7 @@ def _load(opts: ViewOptions) -> View:
 
     filters = Filters(opts.recipe, opts.host, opts.gpu, opts.cell, opts.metric, opts.kernel)
     settings = Settings(opts.method, opts.threshold, recent=opts.recent, top=opts.top,
-                        correction=cast("Correction", opts.correction))
+                        correction=opts.correction)
     with doing("reading the history database", "--db"):
         return load_view(opts.db, filters, settings, opts.fail_on)
 

@@ -116,13 +116,11 @@ def decide(m: Measurement, settings: CompareSettings, adjusted: float | None = N
     centre = n_base * n_new / 2
     side = (m.test.u > centre) - (m.test.u < centre)
     verdict = band_verdict(found.ci_low, found.ci_high, p, side, m.kind, settings)
-    if verdict == "SAME":
-        note = (f"a real change (p = {p:.2g}) but within "
-                f"+/-{settings.threshold:.0%}") if p <= settings.alpha else ""
-        return found._replace(verdict="SAME", note=note)
-    if verdict != "UNCERTAIN":
-        return found._replace(verdict=verdict)
-    return _uncertain(found, m, settings.threshold, alpha, "")
+    if verdict == "UNCERTAIN":
+        return _uncertain(found, m, settings.threshold, alpha, "")
+    note = (f"a real change (p = {p:.2g}) but within +/-{settings.threshold:.0%}"
+            if verdict == "SAME" and p <= settings.alpha else "")
+    return found._replace(verdict=verdict, note=note)
 
 
 def band_verdict(low: float | None, high: float | None, p: float, side: int, kind: MetricKind,

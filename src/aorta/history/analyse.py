@@ -10,14 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from statistics import median
-from typing import cast
 
 from aorta.base.errors import UserError
 from aorta.comparison.gate import FAIL_ON_WORDS, parse_fail_on, watched
 from aorta.comparison.kinds import metric_kind
-from aorta.history.changes import DEFAULT_METHOD, detect_changes, judge
+from aorta.history.changes import DEFAULT_METHOD, detect_changes, judged
 from aorta.history.db import open_history
-from aorta.history.model import Change, ChangeVerdict, Series
+from aorta.history.model import Change, Series
 from aorta.history.store import Filters, load_series
 from aorta.stats.family import Correction, adjust
 
@@ -95,12 +94,10 @@ def gated(items: Sequence[Analysed], fail_on: Sequence[str], settings: Settings
                or sum(p.run.complete for p in a.series.points[c.position:]) <= settings.recent]
     untested = len(watching) - len({id(a) for a, _ in checked})
     adjusted = adjust([c.p_value for _, c in checked] + [1.0] * untested, settings.correction)
-    judged = {}
-    for (a, c), q in zip(checked, adjusted):
-        verdict, regression = judge(c.ratio, c.low, c.high, q, metric_kind(a.series.unit_name),
-                                    settings.threshold, c.level)
-        judged[id(c)] = replace(c, verdict=cast(ChangeVerdict, verdict), regression=regression,
-                                p_adjusted=q)
-    items = [replace(a, changes=tuple(judged.get(id(c), c) for c in a.changes)) for a in items]
+    again = {}
+    for (a, c), q in zip(checked, adjusted):     # never SAME again: the interval is unchanged
+        fresh = judged(c, q, metric_kind(a.series.unit_name), settings.threshold) or c
+        again[id(c)] = replace(fresh, p_adjusted=q)
+    items = [replace(a, changes=tuple(again.get(id(c), c) for c in a.changes)) for a in items]
     return items, [(a, c) for a in items for c in a.changes
                    if c.p_adjusted is not None and c.regression]

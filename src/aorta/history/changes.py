@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from statistics import fmean, median
 from typing import cast
 
@@ -48,15 +49,18 @@ def find_steps(groups: Sequence[Sequence[float]], method: str = DEFAULT_METHOD) 
         kept = [k for i, k in enumerate(kept) if i not in lone]
 
 
-def judge(ratio: float, low: float, high: float, p: float, kind: MetricKind,
-          threshold: float, level: float) -> tuple[str, bool]:
-    """(verdict, regression) by compare's rule: SAME (not reported), UNCERTAIN, or a direction
-    word; a count CHANGED, never a regression."""
+def judged(change: Change, p: float, kind: MetricKind, threshold: float) -> Change | None:
+    """`change` with the verdict compare's rule gives it for the test's `p`: a direction word or
+    UNCERTAIN; a count CHANGED, never a regression; None for SAME (not reported)."""
     if kind == "count":
-        return ("SAME" if abs(ratio - 1) < threshold else "CHANGED"), False
-    verdict = band_verdict(low, high, p, (ratio > 1) - (ratio < 1), kind,
-                           CompareSettings(threshold=threshold, alpha=1 - level))
-    return verdict, verdict in REGRESSIONS
+        verdict = "SAME" if abs(change.ratio - 1) < threshold else "CHANGED"
+    else:
+        side = (change.ratio > 1) - (change.ratio < 1)
+        verdict = band_verdict(change.low, change.high, p, side, kind,
+                               CompareSettings(threshold=threshold, alpha=1 - change.level))
+    if verdict == "SAME":
+        return None
+    return replace(change, verdict=cast(ChangeVerdict, verdict), regression=verdict in REGRESSIONS)
 
 
 def step_size(before: Sequence[float], after: Sequence[float],
@@ -93,9 +97,8 @@ def detect_changes(series: Series, method: str = DEFAULT_METHOD, threshold: floa
         if ratio_problem(before, after) or min(before + after) <= 0:   # compare's INCOMPARABLE
             continue
         ratio, low, high, p = step_size(before, after, level)
-        verdict, regression = judge(ratio, low, high, p, kind, threshold, level)
-        if verdict != "SAME":
-            out.append(Change(trusted[position], series.points[trusted[position - 1]].run,
-                              series.points[trusted[position]].run, ratio, low, high, level,
-                              cast(ChangeVerdict, verdict), regression, method, p))
+        change = judged(Change(trusted[position], series.points[trusted[position - 1]].run,
+                               series.points[trusted[position]].run, ratio, low, high, level,
+                               "UNCERTAIN", False, method, p), p, kind, threshold)
+        out += [change] if change else []
     return out

@@ -25,11 +25,10 @@ def within(t: float, df: int) -> float:
 
 
 def quantile(level: float, df: int) -> float:
-    """The q with P(|T| <= q) = level (e.g. 0.95 gives the two-sided 95% critical value)."""
-    low, high = 0.0, 1.0
-    while within(high, df) < level:
-        low, high = high, 2 * high
-    for _ in range(60):
+    """The q with P(|T| <= q) = level (0.95: the two-sided 95% critical value), for levels up
+    to 0.999 (q = 636.6 at df = 1)."""
+    low, high = 0.0, 1000.0
+    for _ in range(70):
         middle = (low + high) / 2
         low, high = (middle, high) if within(middle, df) < level else (low, middle)
     return high
