@@ -112,20 +112,24 @@ GATE_ROWS = [   # (series gated, --threshold, --recent, generator, one series st
     (25, 0.0, 1, "plain", False), (25, 0.0, 1, "plain", True),
     (25, 0.05, 0, "plain", False), (25, 0.0, 0, "plain", False),
     (25, 0.05, 1, "detection bench", False), (25, 0.05, 0, "detection bench", False),
+    (25, 0.05, 1, "detection bench, 5 trials", False),
 ]
 
 
 def gate_series(rng: random.Random, generator: str, stepped: bool) -> Series:
     if generator == "plain":      # 30 runs, run noise 2 %, trial 1 %, 3 trials
         return as_series(groups_with_step(rng, 30, 29 if stepped else 30, 0.02, 0.01))
-    return as_series(make_series(rng, []).groups)
+    case = make_series(rng, [])
+    while generator.endswith("5 trials") and len(case.groups[0]) != 5:
+        case = make_series(rng, [])
+    return as_series(case.groups)
 
 
 def gate(jobs: int) -> None:
     print("\n## 2. The CI gate (--fail-on slower) per job\n")
     print("plain: 30 runs, run noise 2%, trial noise 1%, 3 trials; detection bench: "
-          "bench_history_detection's generator, flat. Stepped: one series +10% at the newest "
-          "run (the gate's power).\n")
+          "bench_history_detection's generator, flat (5 trials: only its series of 5 trials a "
+          "run). Stepped: one series +10% at the newest run (the gate's power).\n")
     print("| series gated | --threshold | --recent | series | jobs | fail, --correction none | "
           "fail, holm (default) |")
     print("|---|---|---|---|---|---|---|")

@@ -95,9 +95,9 @@ def gated(items: Sequence[Analysed], fail_on: Sequence[str], settings: Settings
     untested = len(watching) - len({id(a) for a, _ in checked})
     adjusted = adjust([c.p_value for _, c in checked] + [1.0] * untested, settings.correction)
     again = {}
-    for (a, c), q in zip(checked, adjusted):     # never SAME again: the interval is unchanged
-        fresh = judged(c, q, metric_kind(a.series.unit_name), settings.threshold) or c
-        again[id(c)] = replace(fresh, p_adjusted=q)
+    for (a, c), q in zip(checked, adjusted):    # a larger p can only turn a verdict UNCERTAIN
+        fresh = judged(c, q, metric_kind(a.series.unit_name), settings.threshold)
+        again[id(c)] = replace(fresh if fresh and c.verdict != "UNCERTAIN" else c, p_adjusted=q)
     items = [replace(a, changes=tuple(again.get(id(c), c) for c in a.changes)) for a in items]
     return items, [(a, c) for a in items for c in a.changes
                    if c.p_adjusted is not None and c.regression]

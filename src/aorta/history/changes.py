@@ -14,7 +14,7 @@ from typing import cast
 
 from aorta.comparison.kinds import REGRESSIONS, MetricKind, metric_kind
 from aorta.comparison.model import CompareSettings
-from aorta.comparison.verdict import band_verdict, ratio_problem
+from aorta.comparison.verdict import Measurement, band_verdict, decide, measure, ratio_problem
 from aorta.history.detect import detect_bayes, detect_bic
 from aorta.history.model import Change, ChangeVerdict, Series
 from aorta.stats import student_t
@@ -82,23 +82,33 @@ def step_size(before: Sequence[float], after: Sequence[float],
 
 def detect_changes(series: Series, method: str = DEFAULT_METHOD, threshold: float = 0.05,
                    level: float = 0.95) -> list[Change]:
-    """The changes in `series`, oldest first, with the verdict compare's rule gives them;
-    SAME steps are dropped. Points of runs that were not complete are left out: they can
-    neither make nor hide a step."""
+    """The changes in `series`, oldest first, with the verdict compare's rule gives them over
+    runs; SAME steps are dropped. A FASTER or SLOWER needs compare's verdict on the trials of
+    those runs to agree (and p is the larger of the two tests'): one run whose median is itself
+    an outlier, two slow trials of three, is not a step. Points of runs that were not complete
+    are left out: they can neither make nor hide a step."""
     trusted = [position for position, p in enumerate(series.points) if p.run.complete]
     groups = [series.points[position].values for position in trusted]
     steps = find_steps(groups, method) if len(groups) > 1 else []
     kind, medians = metric_kind(series.unit_name), [median(g) for g in groups]
+    settings = CompareSettings(threshold=threshold, alpha=1 - level)
     out = []
     bounds = [0, *steps, len(groups)]
     for number, position in enumerate(steps, start=1):
-        before = medians[max(bounds[number - 1], position - SIDE_RUNS):position]
-        after = medians[position:min(bounds[number + 1], position + SIDE_RUNS)]
+        first = max(bounds[number - 1], position - SIDE_RUNS)
+        last = min(bounds[number + 1], position + SIDE_RUNS)
+        before, after = medians[first:position], medians[position:last]
         if ratio_problem(before, after) or min(before + after) <= 0:   # compare's INCOMPARABLE
             continue
         ratio, low, high, p = step_size(before, after, level)
+        trials = measure([v for g in groups[first:position] for v in g],
+                         [v for g in groups[position:last] for v in g], kind, settings)
+        if isinstance(trials, Measurement):
+            p, trials = max(p, trials.test.p_value), decide(trials, settings)
         change = judged(Change(trusted[position], series.points[trusted[position - 1]].run,
                                series.points[trusted[position]].run, ratio, low, high, level,
                                "UNCERTAIN", False, method, p), p, kind, threshold)
+        if change and kind != "count" and change.verdict not in ("UNCERTAIN", trials.verdict):
+            change = replace(change, verdict="UNCERTAIN", regression=False)
         out += [change] if change else []
     return out
