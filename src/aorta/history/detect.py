@@ -57,8 +57,9 @@ def detect_bic(points: Sequence[float], beta: float = BETA, floor: float = FLOOR
         return (m / 2) * math.log(max(rss, 0.0) / m + floor * floor) + beta * k * math.log(m)
 
     stretches, rss, steps = {(0, m): best_split(0, m)}, cost(0, m), list[int]()
-    scores = [score(rss, 1)]
-    while len(steps) < max(max_steps, m // 20):
+    scores, best = [score(rss, 1)], 0
+    # up to one step per 20 runs, but no further than max_steps past the best count so far
+    while len(steps) < max(max_steps, m // 20) and len(steps) - best < max_steps:
         (i, j), (gain, t) = max(stretches.items(), key=lambda item: item[1][0])
         if gain <= 0:
             break
@@ -66,7 +67,8 @@ def detect_bic(points: Sequence[float], beta: float = BETA, floor: float = FLOOR
         stretches.update({(i, t): best_split(i, t), (t, j): best_split(t, j)})
         rss, steps = rss - gain, [*steps, t]
         scores.append(score(rss, len(steps) + 1))
-    return sorted(steps[:min(range(len(scores)), key=scores.__getitem__)])
+        best = best if scores[best] <= scores[-1] else len(steps)
+    return sorted(steps[:best])
 
 
 def noise_scale(points: Sequence[float], floor: float = FLOOR) -> float:
