@@ -99,7 +99,8 @@ _view_options = option_stack(
     click.option("--method", type=click.Choice(["bic", "bayes"]), default="bic",
                  show_default=True, help="Change detection (docs/history.md)."),
     click.option("--threshold", type=click.FloatRange(0, 1, max_open=True), default=0.05,
-                 show_default=True, help="Steps smaller than this fraction are ignored."),
+                 show_default=True, help="Steps whose interval lies within this fraction "
+                 "read SAME and are not shown (compare's rule, docs/history.md)."),
     click.option("--fail-on", "fail_on", multiple=True, metavar="WHAT",
                  help="Exit 4 on a regression: 'slower', 'kernels', or metric names."),
     click.option("--recent", type=click.IntRange(min=0), default=1, show_default=True,

@@ -24,7 +24,7 @@ from aorta.stats.family import Correction, adjust
 @dataclass(frozen=True)
 class Settings:
     method: str = DEFAULT_METHOD
-    threshold: float = 0.05       # steps smaller than this fraction are not reported
+    threshold: float = 0.05       # steps whose interval lies within it are SAME, not reported
     recent: int = 1               # --fail-on: changes at the newest N runs of a series
     top: int = 5                  # kernels kept per (context, cell); 0 keeps all
     correction: Correction = "holm"     # --fail-on: of p-values across the series it checks
