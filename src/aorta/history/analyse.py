@@ -60,9 +60,9 @@ def load_view(db_url: str | None, filters: Filters, settings: Settings,
                           if value is not None)
         raise UserError(f"{db.shown}: no series matches "
                         f"{given or 'anything (the history is empty)'}")
-    analysed = [Analysed(s, tuple(detect_changes(s, settings.method, settings.threshold)))
-                for s in series]
-    items = top_kernels(analysed, settings.top)
+    items = [replace(a, changes=tuple(detect_changes(a.series, settings.method,
+                                                     settings.threshold)))   # kept series only
+             for a in top_kernels([Analysed(s, ()) for s in series], settings.top)]
     items, failing = gated(items, gate, settings) if gate else (items, [])
     return View(items, db.shown, failing, settings)
 
