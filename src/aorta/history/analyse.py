@@ -60,9 +60,9 @@ def load_view(db_url: str | None, filters: Filters, settings: Settings,
                           if value is not None)
         raise UserError(f"{db.shown}: no series matches "
                         f"{given or 'anything (the history is empty)'}")
-    items = [replace(a, changes=tuple(detect_changes(a.series, settings.method,
-                                                     settings.threshold)))   # kept series only
-             for a in top_kernels([Analysed(s, ()) for s in series], settings.top)]
+    kept = top_kernels([Analysed(s, ()) for s in series], settings.top)    # search only these
+    items = [Analysed(a.series, tuple(detect_changes(a.series, settings.method,
+                                                      settings.threshold))) for a in kept]
     items, failing = gated(items, gate, settings) if gate else (items, [])
     return View(items, db.shown, failing, settings)
 
