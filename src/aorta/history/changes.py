@@ -83,10 +83,10 @@ def step_size(before: Sequence[float], after: Sequence[float],
 def detect_changes(series: Series, method: str = DEFAULT_METHOD, threshold: float = 0.05,
                    level: float = 0.95) -> list[Change]:
     """The changes in `series`, oldest first, with the verdict compare's rule gives them over
-    runs; SAME steps are dropped. A FASTER or SLOWER needs compare's verdict on the trials of
-    those runs to agree (and p is the larger of the two tests'): one run whose median is itself
-    an outlier, two slow trials of three, is not a step. Points of runs that were not complete
-    are left out: they can neither make nor hide a step."""
+    runs; SAME steps are dropped. A FASTER or SLOWER also needs compare's verdict on the trials
+    of those runs to agree: one run whose median is itself an outlier, two slow trials of
+    three, is not a step. Points of runs that were not complete are left out: they can
+    neither make nor hide a step."""
     trusted = [position for position, p in enumerate(series.points) if p.run.complete]
     groups = [series.points[position].values for position in trusted]
     steps = find_steps(groups, method) if len(groups) > 1 else []
@@ -103,8 +103,7 @@ def detect_changes(series: Series, method: str = DEFAULT_METHOD, threshold: floa
         ratio, low, high, p = step_size(before, after, level)
         trials = measure([v for g in groups[first:position] for v in g],
                          [v for g in groups[position:last] for v in g], kind, settings)
-        if isinstance(trials, Measurement):
-            p, trials = max(p, trials.test.p_value), decide(trials, settings)
+        trials = decide(trials, settings) if isinstance(trials, Measurement) else trials
         change = judged(Change(trusted[position], series.points[trusted[position - 1]].run,
                                series.points[trusted[position]].run, ratio, low, high, level,
                                "UNCERTAIN", False, method, p), p, kind, threshold)
