@@ -190,3 +190,17 @@ def test_holm_holds_back_a_borderline_step_among_many_series(correction: Correct
     (judged,) = items[0].changes
     assert judged.verdict == ("SLOWER" if fails else "UNCERTAIN")
     assert judged.p_adjusted == pytest.approx(change.p_value * (1 if fails else 60))
+
+
+def test_a_newest_run_whose_median_is_an_outlier_is_not_a_regression() -> None:
+    # Two slow trials of three make the newest run's median 30 % slower: a step against the
+    # runs before it, but compare on the trials (one of them as fast as ever) says UNCERTAIN.
+    runs = [tuple(w * v for v in (0.99, 1.0, 1.01)) for w in _wiggle(10, 0.01)]
+    series = Series(CONTEXT, "c1", "wall_s", None, tuple(
+        Point(_run(i), values) for i, values in enumerate([*runs, (1.0, 1.3, 1.35)])))
+    (change,) = detect_changes(series)
+    assert change.position == 10 and change.low > 1.05       # the runs alone would say SLOWER
+    assert change.verdict == "UNCERTAIN" and not change.regression
+    steady = Series(CONTEXT, "c1", "wall_s", None, tuple(
+        Point(_run(i), values) for i, values in enumerate([*runs, (1.29, 1.3, 1.31)])))
+    assert [c.verdict for c in detect_changes(steady)] == ["SLOWER"]
