@@ -49,6 +49,13 @@ def test_fail_on_exits_4_only_for_recent_regressions(db_url: str, stepped: list[
     assert main(["history", "show", "--db", db_url, "--fail-on", "wall_s", "--recent", "0"]) == 4
 
 
+@pytest.mark.parametrize("correction", ["none", "holm", "bh"])
+def test_fail_on_takes_a_correction(db_url: str, stepped: list[Path], correction: str) -> None:
+    _add(stepped, db_url)
+    assert main(["history", "show", "--db", db_url, "--fail-on", "slower", "--recent", "2",
+                 "--correction", correction]) == 4
+
+
 def test_fail_on_a_metric_nobody_recorded_is_an_error(db_url: str, stepped: list[Path],
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     _add(stepped, db_url)

@@ -9,6 +9,7 @@ import pytest
 
 from aorta.history.changes import METHODS, detect_changes, find_steps
 from aorta.history.model import Context, Point, RunInfo, Series
+from aorta.stats.family import Correction
 
 CONTEXT = Context(1, "recipe.yaml", "host", "none", "{}")
 
@@ -108,14 +109,16 @@ def test_history_gates_a_change_as_compare_does(metric: str, verdict: str,
                                                 fail_on: tuple[str, ...], fails: bool) -> None:
     from aorta.comparison.gate import watched
     from aorta.comparison.kinds import metric_kind
-    from aorta.history.analyse import Analysed, regressions
+    from aorta.history.analyse import Analysed, Settings, gated
     from aorta.history.model import Change
 
     runs = [RunInfo(i, 1, f"r{i}", f"2024-01-0{i + 1}", (), None, None, None) for i in range(2)]
     series = Series(Context(1, "r", "h", "g", "{}"), "c", metric, None,
                     (Point(runs[0], (100.0,) * 5), Point(runs[1], (200.0,) * 5)))
-    change = Change(1, runs[0], runs[1], 2.0, 1.9, 2.1, 0.95, verdict, True, "bic")
-    assert bool(regressions([Analysed(series, (change,))], fail_on, 1)) is fails
+    size = (0.5, 0.45, 0.55) if metric.endswith("_per_s") else (2.0, 1.9, 2.1)   # a rate halves
+    change = Change(1, runs[0], runs[1], *size, 0.95, verdict, True, "bic", 0.001)
+    _, failing = gated([Analysed(series, (change,))], fail_on, Settings())
+    assert bool(failing) is fails
     assert watched(False, metric, metric_kind(metric), fail_on) is fails    # compare's rule
 
 
@@ -124,3 +127,80 @@ def test_a_step_no_ratio_describes_is_not_reported() -> None:
     assert detect_changes(_series([-1.0] * 10 + [-2.0] * 10, noise=0.0)) == []
     assert detect_changes(_series([5e-324] * 10 + [1.0] * 10, noise=0.0)) == []
 
+
+
+def test_a_step_anywhere_in_a_long_history_is_found() -> None:
+    """The whole series is searched, not only its newest runs."""
+    (change,) = detect_changes(_series([1.0] * 700 + [1.1] * 300, noise=0.01))
+    assert change.position == 700 and change.verdict == "SLOWER" and change.regression
+
+
+def _wiggle(count: int, size: float = 0.03) -> list[float]:
+    """Run levels alternating +-size (log): run-to-run noise, made exact."""
+    return [math.exp(size * (-1) ** i) for i in range(count)]
+
+
+def test_a_step_within_the_threshold_whose_interval_is_not_is_uncertain() -> None:
+    # +4 %, below --threshold 0.05, but the runs say anything from about +1 % to +7 %:
+    # compare calls that UNCERTAIN, not SAME, so it is shown.
+    (change,) = detect_changes(_series(_wiggle(40) + [1.04 * v for v in _wiggle(40)], noise=0))
+    assert change.position == 40 and change.ratio < 1.05 < change.high
+    assert change.verdict == "UNCERTAIN" and not change.regression
+
+
+def test_a_step_after_runs_that_disagree_is_uncertain() -> None:
+    # Three runs of one size, the third larger: the first two differ by a third, so one run
+    # +50 % is no evidence of a step (history called it SLOWER REGRESSION, [1.18, 1.89]).
+    runs = [(0.2128, 0.2486, 0.2659), (0.1798, 0.1845, 0.1885), (0.299, 0.3024, 0.3484)]
+    series = Series(CONTEXT, "c1", "wall_s", None,
+                    tuple(Point(_run(i), values) for i, values in enumerate(runs)))
+    (change,) = detect_changes(series)
+    assert change.position == 2 and change.verdict == "UNCERTAIN" and not change.regression
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_every_verdict_follows_compares_rule(method: str) -> None:
+    seen = set()
+    for seed in range(40):
+        rng = random.Random(seed)
+        at, size = rng.randint(3, 20), rng.choice((0.03, 0.05, 0.07, 0.1, -0.07, -0.1))
+        series = _series([1.0] * at + [1 + size] * rng.randint(1, 20), seed=seed, noise=0.02)
+        for c in detect_changes(series, method):
+            seen.add(c.verdict)
+            beyond = c.low > 1.05 or c.high < 0.95
+            assert c.verdict != "SLOWER" or (beyond and c.ratio > 1 and c.p_value <= 0.05)
+            assert c.verdict != "FASTER" or (beyond and c.ratio < 1 and c.p_value <= 0.05)
+            assert c.verdict != "UNCERTAIN" or not (0.95 <= c.low and c.high <= 1.05)
+            assert c.regression == (c.verdict == "SLOWER")
+    assert seen == {"SLOWER", "FASTER", "UNCERTAIN"}
+
+
+@pytest.mark.parametrize(("correction", "fails"), [("none", True), ("holm", False)])
+def test_holm_holds_back_a_borderline_step_among_many_series(correction: Correction,
+                                                             fails: bool) -> None:
+    from aorta.history.analyse import Analysed, Settings, gated
+
+    stepped = _series(_wiggle(10, 0.02) + [math.exp(0.105)], noise=0)
+    (change,) = detect_changes(stepped)
+    assert change.verdict == "SLOWER" and 0.05 / 60 < change.p_value < 0.05    # alone: yes
+    flat = _series(_wiggle(11, 0.02), noise=0)
+    items = [Analysed(stepped, (change,))] + [Analysed(flat, ())] * 59     # 60 series gated
+    items, failing = gated(items, ("slower",), Settings(correction=correction))
+    assert bool(failing) is fails
+    (judged,) = items[0].changes
+    assert judged.verdict == ("SLOWER" if fails else "UNCERTAIN")
+    assert judged.p_adjusted == pytest.approx(change.p_value * (1 if fails else 60))
+
+
+def test_a_newest_run_whose_median_is_an_outlier_is_not_a_regression() -> None:
+    # Two slow trials of three make the newest run's median 30 % slower: a step against the
+    # runs before it, but compare on the trials (one of them as fast as ever) says UNCERTAIN.
+    runs = [tuple(w * v for v in (0.99, 1.0, 1.01)) for w in _wiggle(10, 0.01)]
+    series = Series(CONTEXT, "c1", "wall_s", None, tuple(
+        Point(_run(i), values) for i, values in enumerate([*runs, (1.0, 1.3, 1.35)])))
+    (change,) = detect_changes(series)
+    assert change.position == 10 and change.low > 1.05       # the runs alone would say SLOWER
+    assert change.verdict == "UNCERTAIN" and not change.regression
+    steady = Series(CONTEXT, "c1", "wall_s", None, tuple(
+        Point(_run(i), values) for i, values in enumerate([*runs, (1.29, 1.3, 1.31)])))
+    assert [c.verdict for c in detect_changes(steady)] == ["SLOWER"]

@@ -12,10 +12,12 @@ import click
 from aorta.base.errors import EXIT_OK, EXIT_REGRESSION, doing, exit_codes_text
 from aorta.cli.option_guard import option_stack
 from aorta.comparison import FAIL_ON_HELP
+from aorta.stats.family import CORRECTIONS
 
 if TYPE_CHECKING:
     from aorta.history.analyse import View
     from aorta.history.model import Recorded
+    from aorta.stats.family import Correction
 
 _DB_HELP = ("A file path (SQLite) or postgresql://USER@HOST/DB. Default: $AORTA_HISTORY_DB, "
             "else aorta_results/history.sqlite. Put a password in $PGPASSWORD or ~/.pgpass "
@@ -35,6 +37,7 @@ class ViewOptions:
     threshold: float = 0.05
     fail_on: tuple[str, ...] = ()
     recent: int = 1
+    correction: Correction = "holm"
     format: str = "text"
     output: Path | None = None
     top: int = 5
@@ -94,11 +97,16 @@ _view_options = option_stack(
     click.option("--method", type=click.Choice(["bic", "bayes"]), default="bic",
                  show_default=True, help="Change detection (docs/history.md)."),
     click.option("--threshold", type=click.FloatRange(0, 1, max_open=True), default=0.05,
-                 show_default=True, help="Steps smaller than this fraction are ignored."),
+                 show_default=True, help="Steps whose interval lies within this fraction "
+                 "read SAME and are not shown (compare's rule, docs/history.md)."),
     click.option("--fail-on", "fail_on", multiple=True, metavar="WHAT", help=FAIL_ON_HELP),
     click.option("--recent", type=click.IntRange(min=0), default=1, show_default=True,
                  help="--fail-on looks at changes beginning at the newest N runs of a "
                       "series (0: all)."),
+    click.option("--correction", type=click.Choice(CORRECTIONS), default="holm",
+                 show_default=True, help="--fail-on: p-values adjusted across the series it "
+                 "checks, so a job fails by chance at most 5% of the time (none: 5% per "
+                 "series; docs/history.md)."),
     click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
                  help="Kernels kept per cell, the largest at their newest run (0: all); "
                       "only these are shown, plotted and gated."),
@@ -163,7 +171,8 @@ def _load(opts: ViewOptions) -> View:
     from aorta.history.store import Filters
 
     filters = Filters(opts.recipe, opts.host, opts.gpu, opts.cell, opts.metric, opts.kernel)
-    settings = Settings(opts.method, opts.threshold, recent=opts.recent, top=opts.top)
+    settings = Settings(opts.method, opts.threshold, recent=opts.recent, top=opts.top,
+                        correction=opts.correction)
     with doing("reading the history database", "--db"):
         return load_view(opts.db, filters, settings, opts.fail_on)
 

@@ -113,21 +113,31 @@ def decide(m: Measurement, settings: CompareSettings, adjusted: float | None = N
     if not can_reach(settings.alpha, n_base, n_new):
         return _uncertain(found, m, settings.threshold, alpha,
                           f"{n_base} vs {n_new} trials can never reach p <= {settings.alpha:g}")
-    low = found.ci_low if found.ci_low is not None else -math.inf
-    high = found.ci_high if found.ci_high is not None else math.inf
-    band_low, band_high = 1 - settings.threshold, 1 + settings.threshold
-    if band_low <= low and high <= band_high:
-        note = (f"a real change (p = {p:.2g}) but within "
-                f"+/-{settings.threshold:.0%}") if p <= settings.alpha else ""
-        return found._replace(verdict="SAME", note=note)
-    down, up = direction_words(m.kind)
     centre = n_base * n_new / 2
-    if p <= settings.alpha:
-        if low > band_high and m.test.u > centre:
-            return found._replace(verdict=cast(Verdict, up))
-        if high < band_low and m.test.u < centre:
-            return found._replace(verdict=cast(Verdict, down))
-    return _uncertain(found, m, settings.threshold, alpha, "")
+    side = (m.test.u > centre) - (m.test.u < centre)
+    verdict = band_verdict(found.ci_low, found.ci_high, p, side, m.kind, settings)
+    if verdict == "UNCERTAIN":
+        return _uncertain(found, m, settings.threshold, alpha, "")
+    note = (f"a real change (p = {p:.2g}) but within +/-{settings.threshold:.0%}"
+            if verdict == "SAME" and p <= settings.alpha else "")
+    return found._replace(verdict=verdict, note=note)
+
+
+def band_verdict(low: float | None, high: float | None, p: float, side: int, kind: MetricKind,
+                 settings: CompareSettings) -> Verdict:
+    """Rules 2 to 4 for a ratio's interval [low, high] (None: unbounded) and its test's p, the
+    test pointing `side` (+1: new larger, -1: smaller, 0: neither): SAME, the kind's direction
+    word, or UNCERTAIN. History judges its steps with it."""
+    low = -math.inf if low is None else low
+    high = math.inf if high is None else high
+    if 1 - settings.threshold <= low and high <= 1 + settings.threshold:
+        return "SAME"
+    down, up = direction_words(kind)
+    if p <= settings.alpha and low > 1 + settings.threshold and side > 0:
+        return cast(Verdict, up)
+    if p <= settings.alpha and high < 1 - settings.threshold and side < 0:
+        return cast(Verdict, down)
+    return "UNCERTAIN"
 
 
 def _uncertain(found: Judgement, m: Measurement, threshold: float, alpha: float,

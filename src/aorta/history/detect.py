@@ -5,9 +5,10 @@
 criterion", Statistics & Probability Letters 6, 1988):
 
     SC(k) = (m / 2) * ln(RSS_k / m + floor^2) + beta * k * ln(m)
-over the m run medians, RSS_k the least squared error with k segments, exact by
-dynamic programming (Auger and Lawrence's segment neighbourhood). How this differs from asv,
-and the calibration of `beta` and the floor: docs/history.md.
+over the m run medians, RSS_k the squared error of k segments found by binary segmentation
+(each time the split that removes the most error: O(m) per split, so a history of thousands of
+runs is searched whole). How this differs from asv, and the calibration of `beta` and the
+floor: docs/history.md.
 
 `detect_bayes`: Bayesian binary segmentation. Each segment is normal with its own unknown mean
 and variance under the conjugate normal-inverse-gamma prior (a product-partition model:
@@ -28,7 +29,7 @@ from statistics import median
 
 FLOOR = 0.004       # noise floor on the log scale (0.4 %): smaller wiggles are never steps
 BETA = 2.0          # bic: penalty per segment, in units of ln(m); calibrated, see docs/history.md
-MAX_STEPS = 8
+MAX_STEPS = 8       # bic: steps tried, or one per 20 runs in a longer series
 THRESHOLD = 0.95        # bayes: posterior probability of a change needed to report it
 PRIOR_CHANGE = 0.5      # bayes: prior probability that a stretch holds a change
 _KAPPA0 = 0.01          # prior precision of a segment's level: +/- 10 noise units
@@ -45,31 +46,29 @@ def detect_bic(points: Sequence[float], beta: float = BETA, floor: float = FLOOR
     prefix_sq = [0.0, *accumulate(y * y for y in points)]
 
     def cost(i: int, j: int) -> float:       # squared error of points[i:j] about its mean
-        n = j - i
         s = prefix[j] - prefix[i]
-        return max(0.0, prefix_sq[j] - prefix_sq[i] - s * s / n)
+        return max(0.0, prefix_sq[j] - prefix_sq[i] - s * s / (j - i))
 
-    k_max = min(max_steps + 1, m)
-    # best[k][j]: least cost of points[:j] in k segments; back[k][j]: where the last one starts
-    best = [[math.inf] * (m + 1) for _ in range(k_max + 1)]
-    back = [[0] * (m + 1) for _ in range(k_max + 1)]
-    best[1][1:] = [cost(0, j) for j in range(1, m + 1)]
-    for k in range(2, k_max + 1):
-        for j in range(k, m + 1):
-            for i in range(k - 1, j):
-                value = best[k - 1][i] + cost(i, j)
-                if value < best[k][j]:
-                    best[k][j], back[k][j] = value, i
-    scores = [(m / 2) * math.log(best[k][m] / m + floor * floor) + beta * k * math.log(m)
-              for k in range(1, k_max + 1)]
-    k = 1 + min(range(len(scores)), key=scores.__getitem__)
-    steps, j = [], m
-    while k > 1:
-        j = back[k][j]
-        steps.append(j)
-        k -= 1
-    return sorted(steps)
+    def best_split(i: int, j: int) -> tuple[float, int]:     # (error removed, where)
+        return max(((cost(i, j) - cost(i, t) - cost(t, j), t) for t in range(i + 1, j)),
+                   default=(0.0, i))
 
+    def score(rss: float, k: int) -> float:
+        return (m / 2) * math.log(max(rss, 0.0) / m + floor * floor) + beta * k * math.log(m)
+
+    stretches, rss, steps = {(0, m): best_split(0, m)}, cost(0, m), list[int]()
+    scores, best = [score(rss, 1)], 0
+    # up to one step per 20 runs, but no further than max_steps past the best count so far
+    while len(steps) < max(max_steps, m // 20) and len(steps) - best < max_steps:
+        (i, j), (gain, t) = max(stretches.items(), key=lambda item: item[1][0])
+        if gain <= 0:
+            break
+        del stretches[(i, j)]
+        stretches.update({(i, t): best_split(i, t), (t, j): best_split(t, j)})
+        rss, steps = rss - gain, [*steps, t]
+        scores.append(score(rss, len(steps) + 1))
+        best = best if scores[best] <= scores[-1] else len(steps)
+    return sorted(steps[:best])
 
 
 def noise_scale(points: Sequence[float], floor: float = FLOOR) -> float:

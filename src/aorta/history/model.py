@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-ChangeVerdict = Literal["SLOWER", "FASTER", "LARGER", "SMALLER", "HIGHER", "LOWER", "CHANGED"]
+ChangeVerdict = Literal["SLOWER", "FASTER", "LARGER", "SMALLER", "HIGHER", "LOWER", "CHANGED",
+                        "UNCERTAIN"]
 
 
 @dataclass(frozen=True)
@@ -91,13 +92,15 @@ class Change:
     position: int
     before: RunInfo           # the last run before the step
     after: RunInfo            # the first run after it
-    ratio: float              # median after / median before
-    low: float                # interval of the ratio (bootstrap, at `level`)
-    high: float
+    ratio: float              # geometric mean of run medians after / before
+    low: float                # interval of the ratio (Student's t over runs, at `level`)
+    high: float               # inf: too few runs to bound it
     level: float
-    verdict: ChangeVerdict
-    regression: bool          # worse for a time, rate or size metric, interval beyond 1
+    verdict: ChangeVerdict    # compare's rule, on p_adjusted where the gate adjusted it
+    regression: bool          # SLOWER or LARGER
     method: str
+    p_value: float = 1.0      # the step's own two-sided p
+    p_adjusted: float | None = None     # across the series --fail-on checks (--correction)
 
     def __post_init__(self) -> None:
         if self.position < 1:
