@@ -37,6 +37,8 @@ class ViewOptions:
     format: str = "text"
     output: Path | None = None
     top: int = 5
+    runs: int = 200
+    all_runs: bool = False
 
 
 @click.group()
@@ -105,6 +107,10 @@ _view_options = option_stack(
     click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
                  help="Kernels kept per cell, the largest at their newest run (0: all); "
                       "only these are shown, plotted and gated."),
+    click.option("--runs", type=click.IntRange(min=1), default=200, show_default=True,
+                 help="Show the newest N runs of each context (steps are searched in all)."),
+    click.option("--all-runs", is_flag=True, help="Show every run (a long history makes a "
+                                                  "large page)."),
 )
 
 
@@ -164,7 +170,8 @@ def _load(opts: ViewOptions) -> View:
     from aorta.history.store import Filters
 
     filters = Filters(opts.recipe, opts.host, opts.gpu, opts.cell, opts.metric, opts.kernel)
-    settings = Settings(opts.method, opts.threshold, recent=opts.recent, top=opts.top)
+    settings = Settings(opts.method, opts.threshold, recent=opts.recent, top=opts.top,
+                        runs=None if opts.all_runs else opts.runs)
     with doing("reading the history database", "--db"):
         return load_view(opts.db, filters, settings, opts.fail_on)
 

@@ -15,7 +15,7 @@ from aorta.comparison.kinds import metric_kind
 from aorta.history.changes import DEFAULT_METHOD, detect_changes
 from aorta.history.db import open_history
 from aorta.history.model import Change, Series
-from aorta.history.store import Filters, load_series
+from aorta.history.store import Filters, load_history
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class Settings:
     threshold: float = 0.05       # steps smaller than this fraction are not reported
     recent: int = 1               # --fail-on: changes at the newest N runs of a series
     top: int = 5                  # kernels kept per (context, cell); 0 keeps all
+    runs: int | None = 200        # the newest runs of each context shown (None: all)
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class View:
     db: str                                     # the database, password redacted
     failing: list[tuple[Analysed, Change]]      # the regressions --fail-on fails on
     settings: Settings
+    few_kernels: int = 0      # kernel series left out: in too few of the runs shown
 
 
 def load_view(db_url: str | None, filters: Filters, settings: Settings,
@@ -50,7 +52,7 @@ def load_view(db_url: str | None, filters: Filters, settings: Settings,
     for a history that does not exist, a `--fail-on` that cannot gate, or no matching series."""
     gate = parse_fail_on(fail_on)
     with open_history(db_url, create=False) as db:
-        series = load_series(db, filters)
+        series, few = load_history(db, filters, settings.runs, settings.top)
     if not series:
         given = ", ".join(f"--{name} {value!r}" for name, value in vars(filters).items()
                           if value is not None)
@@ -60,7 +62,7 @@ def load_view(db_url: str | None, filters: Filters, settings: Settings,
                 for s in series]
     items = top_kernels(analysed, settings.top)
     return View(items, db.shown, regressions(items, gate, settings.recent) if gate else [],
-                settings)
+                settings, few)
 
 
 def top_kernels(items: Sequence[Analysed], count: int) -> list[Analysed]:
