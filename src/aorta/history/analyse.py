@@ -58,22 +58,10 @@ def load_view(db_url: str | None, filters: Filters, settings: Settings,
                           if value is not None)
         raise UserError(f"{db.shown}: no series matches "
                         f"{given or 'anything (the history is empty)'}")
-    analysed = [Analysed(s, tuple(detect_changes(s, settings.method, settings.threshold)))
-                for s in series]
-    items = top_kernels(analysed, settings.top)
+    items = [Analysed(s, tuple(detect_changes(s, settings.method, settings.threshold)))
+             for s in series]
     return View(items, db.shown, regressions(items, gate, settings.recent) if gate else [],
                 settings, few)
-
-
-def top_kernels(items: Sequence[Analysed], count: int) -> list[Analysed]:
-    """All metrics; of kernels, the `count` largest per (context, cell) at newest run (0: all)."""
-    groups: dict[tuple[int, str], list[Analysed]] = {}
-    for a in items:
-        if a.series.kernel is not None:
-            groups.setdefault((a.series.context.id, a.series.cell), []).append(a)
-    kernels = [a for group in groups.values()
-               for a in sorted(group, key=lambda a: -a.latest_median)[:count or None]]
-    return [a for a in items if a.series.kernel is None] + kernels
 
 
 def regressions(items: Sequence[Analysed], fail_on: Sequence[str],

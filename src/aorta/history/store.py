@@ -118,11 +118,6 @@ class Filters:
     kernel: str | None = None
 
 
-def load_series(db: Database, filters: Filters = Filters()) -> list[Series]:
-    """Every series passing `filters` (see `load_history`)."""
-    return load_history(db, filters)[0]
-
-
 def load_history(db: Database, filters: Filters = Filters(), runs: int | None = None,
                  top: int = 0) -> tuple[list[Series], int]:
     """The series passing `filters`, each oldest run first and whole (steps are searched in
@@ -151,13 +146,15 @@ def load_history(db: Database, filters: Filters = Filters(), runs: int | None = 
                 values[(by_id[run_id].context_id, cell, metric, None)][run_id].append(value)
         few = 0
         if filters.metric is None or filters.kernel is not None:
-            recent = _newest(runs_of, runs)
+            newest = _newest(runs_of, runs)
+            recent = [i for ids in newest.values() for i in ids]
             kernels = _kernel_values(conn, recent, by_id, filters, db.shown)
-            few, keep = _chosen(kernels, recent, by_id, top)
+            enough = {key: per_run for key, per_run in kernels.items()
+                      if len(per_run) >= min(MIN_KERNEL_RUNS, len(newest[key[0]]))}
+            few, keep = len(kernels) - len(enough), _largest(enough, runs_of, top)
             if len(recent) < len(by_id) and keep:     # the chosen ones, whole
                 names = sorted({key[3] for key in keep if key[3] is not None})
-                kernels = _kernel_values(conn, list(by_id), by_id, filters,
-                                         db.shown, names)
+                kernels = _kernel_values(conn, list(by_id), by_id, filters, db.shown, names)
             values.update((key, per_run) for key, per_run in kernels.items() if key in keep)
     order = {r.id: position for position, r in enumerate(runs_of)}
     out = [Series(contexts[context_id], cell, metric, kernel, tuple(
@@ -167,16 +164,17 @@ def load_history(db: Database, filters: Filters = Filters(), runs: int | None = 
                                       s.kernel or "")), few
 
 
-def _newest(runs: Sequence[RunInfo], count: int | None) -> list[int]:
-    """The ids of the newest `count` runs of each context (`runs` oldest first; None: all)."""
+def _newest(runs: Sequence[RunInfo], count: int | None) -> dict[int, list[int]]:
+    """Per context, the ids of its newest `count` runs (`runs` oldest first; None: all)."""
     per_context: dict[int, list[int]] = defaultdict(list)
     for run in runs:
         per_context[run.context_id].append(run.id)
-    return [i for ids in per_context.values() for i in ids[-count if count else 0:]]
+    return {c: ids[-count if count else 0:] for c, ids in per_context.items()}
 
 
 def _kernel_values(conn: Connection, ids: list[int], runs: Mapping[int, RunInfo],
-                   filters: Filters, shown: str, names: Sequence[str] = ()) -> dict[_Key, dict[int, list[float]]]:
+                   filters: Filters, shown: str,
+                   names: Sequence[str] = ()) -> dict[_Key, dict[int, list[float]]]:
     values: dict[_Key, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for run_id, cell, source, name, _, total_ms, _ in _rows(conn, KERNELS, ids, filters, shown,
                                                            names):
@@ -185,22 +183,14 @@ def _kernel_values(conn: Connection, ids: list[int], runs: Mapping[int, RunInfo]
     return values
 
 
-def _chosen(kernels: dict[_Key, dict[int, list[float]]], recent: list[int],
-            runs: Mapping[int, RunInfo], top: int) -> tuple[int, set[_Key]]:
-    """How many kernel series ran in too few of the `recent` runs, and the `top` largest (at
-    their newest run) of the others in each (context, cell)."""
-    shown: dict[int, int] = defaultdict(int)
-    for run_id in recent:
-        shown[runs[run_id].context_id] += 1
-    enough = {key: per_run for key, per_run in kernels.items()
-              if len(per_run) >= min(MIN_KERNEL_RUNS, shown[key[0]])}
+def _largest(kernels: dict[_Key, dict[int, list[float]]], runs: Sequence[RunInfo],
+             top: int) -> set[_Key]:
+    """The `top` kernels (0: all) of each (context, cell), the largest at their newest run."""
+    order = {run.id: position for position, run in enumerate(runs)}
     groups: dict[tuple[int, str], list[tuple[float, _Key]]] = defaultdict(list)
-    order = {run_id: position for position, run_id in enumerate(recent)}
-    for key, per_run in enough.items():
-        newest = max(per_run, key=order.__getitem__)
-        groups[key[:2]].append((-median(per_run[newest]), key))
-    keep = {key for group in groups.values() for _, key in sorted(group)[:top or None]}
-    return len(kernels) - len(enough), keep
+    for key, per_run in kernels.items():
+        groups[key[:2]].append((-median(per_run[max(per_run, key=order.__getitem__)]), key))
+    return {key for group in groups.values() for _, key in sorted(group)[:top or None]}
 
 
 def _rows(conn: Connection, table: Table, ids: list[int], filters: Filters, shown: str,
