@@ -5,6 +5,7 @@ text is escaped and the database named with its password redacted."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from statistics import median
@@ -25,7 +26,7 @@ _EXTRA_CSS = """
 .reg{background:#fde2e1}.imp{background:#dff3e1}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(370px,1fr));gap:4px 14px}
 .grid figure{margin:4px 0}.grid figcaption{font-size:12px;color:#333;overflow-wrap:anywhere}
-table.steps td{white-space:nowrap}table.steps td.name{white-space:normal;overflow-wrap:anywhere;
+table.steps td{white-space:nowrap}table.steps td.name{white-space:normal;overflow-wrap:break-word;
  max-width:420px;font-family:ui-monospace,monospace;font-size:12px}
 """
 _COLOURS = {"reg": "#d62728", "imp": "#2ca02c", "": "#888"}
@@ -61,9 +62,9 @@ def render_html(view: View) -> str:
              f"searched in all of them.</p>",
              *([f'<p class="warn">{len(incomplete)} run(s) were not complete, hollow points: '
                 f"{h(INCOMPLETE_NOTE)}.</p>"] if incomplete else []),
-             *([f"<p>{view.few_kernels} kernel series seen in fewer than {MIN_KERNEL_RUNS} of "
-                f"the runs shown (in all of them, where fewer are shown) are not plotted.</p>"]
-               if view.few_kernels else []),
+             *([f"<p>{view.few_kernels} kernel series not plotted: each ran in fewer than "
+                f"{MIN_KERNEL_RUNS} of the runs shown (or, where fewer are shown, not in all of "
+                f"them).</p>"] if view.few_kernels else []),
              f"<p><small>database: {h(view.db)}; {h(settings)}</small></p>"]
     for context_id, its_runs in runs.items():
         mine = [a for a in items if a.series.context.id == context_id]
@@ -79,6 +80,12 @@ def render_html(view: View) -> str:
         lines.append("</section>")
     lines += _steps(changes, view.failing, len(runs) > 1)
     return "\n".join(lines + PAGE_END) + "\n"
+
+
+def _breakable(name: str) -> str:
+    """`name` escaped, shortened in the middle past 120 characters, free to wrap after `/`,
+    `:` and `,` and before `(` rather than inside a word."""
+    return re.sub(r"([/:,])(?!/|:)|(?=\()", r"\1<wbr>", h(shorten(name, 120)))
 
 
 def _tone(change: Change) -> str:
@@ -131,7 +138,7 @@ def _steps(changes: Sequence[tuple[Analysed, Change]],
         rows.append(
             f"<tr{css}><td>{h(_verdict(c))}</td><td>{size_text(c)}</td>"
             f"<td>{h(a.series.cell)}</td>"
-            f'<td class="name" title="{h(a.series.name)}">{h(shorten(a.series.name, 120))}</td>'
+            f'<td class="name" title="{h(a.series.name)}">{_breakable(a.series.name)}</td>'
             f'<td><a href="#run-{c.after.id}">{h(c.after.label)}</a> '
             f"<small>{h(c.after.created_at[:10])}</small></td>"
             f'<td><a href="#run-{c.before.id}">{h(c.before.label)}</a></td>'

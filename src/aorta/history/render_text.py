@@ -95,8 +95,8 @@ def listing_lines(items: Sequence[Analysed], few: int = 0) -> list[str]:
     if any(not p.run.complete for a in items for p in a.series.points):
         lines.append(INCOMPLETE_NOTE)
     if few:
-        lines.append(f"{few} kernel series in fewer than {MIN_KERNEL_RUNS} of the runs shown "
-                     f"(all of them, when fewer) left out")
+        lines.append(f"{few} kernel series left out: each ran in fewer than {MIN_KERNEL_RUNS} "
+                     f"of the newest --runs (or, where fewer, not in all of them)")
     return lines
 
 

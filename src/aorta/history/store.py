@@ -210,7 +210,7 @@ def _rows(conn: Connection, table: Table, ids: list[int], filters: Filters, show
                                                                     table.c.trial)).all())
 
 
-def _checked(shown: str, table: Table, rows: list[Any]) -> list[Any]:
+def _checked(shown: str, table: Table, rows: Sequence[Any]) -> Sequence[Any]:
     """`rows` (whole rows of `table`), checked as `check_rows` does, but a column at a time
     with builtins (a long history has hundreds of thousands of rows) and a JSON column once per
     distinct value; where any value could break its column, by `check_rows`, naming the row."""

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from aorta.rendering.escape import h
 from aorta.rendering.svg import Scale, nice_ticks, shorten, svg_open, tick_labels
 
-WIDTH, HEIGHT = 370, 200
-LEFT, RIGHT, TOP, BOTTOM = 58, 10, 34, 36
+WIDTH, HEIGHT = 370, 206
+LEFT, RIGHT, TOP, BOTTOM = 58, 10, 40, 36
 CHAR_WIDTH = {11: 6.6, 10: 6.0}      # px per character of the monospace font, by size (0.6 em)
 _FONT = "font-family:ui-monospace,'SFMono-Regular',Menlo,Consolas,monospace;font-size:{}px"
 _TICK_SPACING = 80
