@@ -83,6 +83,26 @@ def timed(args: list[str], repeats: int) -> tuple[float, list[float]]:
     return statistics.median(times), times
 
 
+def breakdown(db: Path) -> str:
+    """Where `history show`'s time goes, in this process: reading the series, searching them
+    for steps, writing the listing (the process's start and imports are the rest)."""
+    from aorta.history.analyse import Analysed
+    from aorta.history.changes import detect_changes
+    from aorta.history.render_text import listing_lines
+    from aorta.history.store import Filters, load_history
+
+    start = time.perf_counter()
+    with open_history(str(db), create=False) as opened:
+        series, _ = load_history(opened, Filters(), 200, 5)
+    read = time.perf_counter()
+    items = [Analysed(s, tuple(detect_changes(s))) for s in series]
+    detected = time.perf_counter()
+    listing_lines(items)
+    return (f"read {read - start:.2f} s ({len(series)} series, "
+            f"{sum(len(s.points) for s in series):,} points), detect {detected - read:.2f} s, "
+            f"list {time.perf_counter() - detected:.2f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5000)
@@ -105,12 +125,15 @@ def main() -> None:
                                               "--cell", "naive", "--metric", "wall_s"],
         "show --format json": ["history", "show", "--db", str(db), "--format", "json"],
         "report (default range)": ["history", "report", "--db", str(db), "--output", str(page)],
+        "report --all-runs": ["history", "report", "--db", str(db), "--output", str(page),
+                              "--all-runs"],
     }
     for name, args in cases.items():
         middle, times = timed(args, opts.repeats)
         size = f", page {page.stat().st_size / 1e6:.2f} MB" if "report" in name else ""
         print(f"{name}: median {middle:.2f} s (runs {', '.join(f'{t:.2f}' for t in times)})"
               f"{size}")
+    print(f"show, in one process: {breakdown(db)}")
 
 
 if __name__ == "__main__":

@@ -136,7 +136,7 @@ def report(output: Path | None, **kwargs: Any) -> int:
 
 
 def run_show(opts: ViewOptions) -> int:
-    from aorta.history.render_text import context_runs, json_doc, listing_lines, series_lines
+    from aorta.history.render_text import json_doc, listing_lines, series_lines
 
     view = _load(opts)
     if opts.format == "json":
@@ -144,10 +144,9 @@ def run_show(opts: ViewOptions) -> int:
     elif opts.metric is None and opts.kernel is None:
         click.echo("\n".join(listing_lines(view.items, view.few_kernels)))
     else:
-        runs = context_runs(view.items)
         for position, item in enumerate(view.items):
             click.echo(("\n" if position else "")
-                       + "\n".join(series_lines(item, runs, view.settings.runs)))
+                       + "\n".join(series_lines(item, view.runs, view.settings.runs)))
     return _gate(view)
 
 

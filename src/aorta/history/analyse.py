@@ -14,7 +14,7 @@ from aorta.comparison.gate import FAIL_ON_WORDS, parse_fail_on, watched
 from aorta.comparison.kinds import metric_kind
 from aorta.history.changes import DEFAULT_METHOD, detect_changes
 from aorta.history.db import open_history
-from aorta.history.model import Change, Series
+from aorta.history.model import Change, RunInfo, Series
 from aorta.history.store import Filters, load_history
 
 
@@ -43,7 +43,8 @@ class View:
     db: str                                     # the database, password redacted
     failing: list[tuple[Analysed, Change]]      # the regressions --fail-on fails on
     settings: Settings
-    few_kernels: int = 0      # kernel series left out: in too few of the runs shown
+    runs: dict[int, list[RunInfo]]              # each context's runs, oldest first
+    few_kernels: int                            # kernel series left out: in too few runs
 
 
 def load_view(db_url: str | None, filters: Filters, settings: Settings,
@@ -52,7 +53,7 @@ def load_view(db_url: str | None, filters: Filters, settings: Settings,
     for a history that does not exist, a `--fail-on` that cannot gate, or no matching series."""
     gate = parse_fail_on(fail_on)
     with open_history(db_url, create=False) as db:
-        series, few = load_history(db, filters, settings.runs, settings.top)
+        series, runs, few = load_history(db, filters, settings.runs, settings.top)
     if not series:
         given = ", ".join(f"--{name} {value!r}" for name, value in vars(filters).items()
                           if value is not None)
@@ -61,7 +62,7 @@ def load_view(db_url: str | None, filters: Filters, settings: Settings,
     items = [Analysed(s, tuple(detect_changes(s, settings.method, settings.threshold)))
              for s in series]
     return View(items, db.shown, regressions(items, gate, settings.recent) if gate else [],
-                settings, few)
+                settings, runs, few)
 
 
 def regressions(items: Sequence[Analysed], fail_on: Sequence[str],

@@ -14,8 +14,8 @@ from aorta.base.redaction import PATTERN_ONLY
 from aorta.history.analyse import Analysed, View
 from aorta.history.db import resolve_url
 from aorta.history.model import Change, RunInfo
-from aorta.history.render_text import (INCOMPLETE_NOTE, context_runs, first_shown, mark_text,
-                                       range_text, size_text)
+from aorta.history.render_text import (INCOMPLETE_NOTE, first_shown, mark_text, range_text,
+                                       size_text)
 from aorta.history.store import MIN_KERNEL_RUNS
 from aorta.rendering import PAGE_END, fmt_with_unit, h, html_table, page_open, unit_of
 from aorta.rendering.svg import axis_label, shorten
@@ -46,8 +46,7 @@ def write_page(view: View, target: Path) -> None:
 
 
 def render_html(view: View) -> str:
-    items, count = view.items, view.settings.runs
-    runs = context_runs(items)
+    items, count, runs = view.items, view.settings.runs, view.runs
     changes = sorted(((a, c) for a in items for c in a.changes), key=lambda ac: (
         not ac[1].regression, ac[0].series.context.id, ac[0].series.cell, ac[0].series.name))
     incomplete = {p.run.id for a in items for p in a.series.points if not p.run.complete}
@@ -66,11 +65,11 @@ def render_html(view: View) -> str:
                 f"{MIN_KERNEL_RUNS} of the runs shown (or, where fewer are shown, not in all of "
                 f"them).</p>"] if view.few_kernels else []),
              f"<p><small>database: {h(view.db)}; {h(settings)}</small></p>"]
-    for context_id, its_runs in runs.items():
+    for context_id in dict.fromkeys(a.series.context.id for a in items):
         mine = [a for a in items if a.series.context.id == context_id]
         context = mine[0].series.context
         lines += [f'<section id="context-{context_id}"><h2>{h(context.label)}</h2>',
-                  f"<p><small>{h(range_text(its_runs, count))}; collectors: "
+                  f"<p><small>{h(range_text(runs[context_id], count))}; collectors: "
                   f"{h(context.collect)}</small></p>"]
         for cell in dict.fromkeys(a.series.cell for a in mine):
             lines += [f"<h3>cell {h(cell)}</h3>", '<div class="grid">']

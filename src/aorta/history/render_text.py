@@ -15,16 +15,6 @@ from aorta.rendering import fmt, fmt_interval, fmt_ratio, json_text, text_table,
 
 INCOMPLETE_NOTE = ("(interrupted), (running): a run recorded with --allow-incomplete; shown, "
                    "but left out of change detection and --fail-on")
-MORE = "--runs N or --all-runs shows more"
-
-
-def context_runs(items: Sequence[Analysed]) -> dict[int, list[RunInfo]]:
-    """The runs of each context's series, oldest first."""
-    runs: dict[int, dict[int, RunInfo]] = {}
-    for a in items:
-        runs.setdefault(a.series.context.id, {}).update((p.run.id, p.run) for p in a.series.points)
-    return {c: sorted(found.values(), key=lambda r: (r.created_at, r.id))
-            for c, found in runs.items()}
 
 
 def first_shown(series: Series, runs: dict[int, list[RunInfo]], count: int | None) -> int:
@@ -40,7 +30,7 @@ def range_text(runs: Sequence[RunInfo], count: int | None) -> str:
     shown = runs[-count if count else 0:]
     return (f"runs {len(runs) - len(shown) + 1:,}-{len(runs):,} of {len(runs):,} "
             f"({shown[0].label} {shown[0].created_at[:10]} to {shown[-1].label} "
-            f"{shown[-1].created_at[:10]})" + (f"; {MORE}" if len(shown) < len(runs) else ""))
+            f"{shown[-1].created_at[:10]})" + ("; --runs N or --all-runs shows more" if len(shown) < len(runs) else ""))
 
 
 def size_text(change: Change) -> str:
@@ -111,8 +101,7 @@ def json_doc(view: View) -> str:
                 "ratio": c.ratio, "interval": [c.low, c.high], "level": c.level,
                 "method": c.method, "before": _run(c.before), "after": _run(c.after)}
 
-    runs = context_runs(view.items)
-    first = {id(a): first_shown(a.series, runs, view.settings.runs) for a in view.items}
+    first = {id(a): first_shown(a.series, view.runs, view.settings.runs) for a in view.items}
     return json_text({"schema_version": 1, "db": view.db, "runs_shown": view.settings.runs,
                       "series": [{
         "context": {"recipe": a.series.context.recipe, "host": a.series.context.host,

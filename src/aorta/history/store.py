@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from statistics import median
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Table, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -118,14 +118,20 @@ class Filters:
     kernel: str | None = None
 
 
+class Loaded(NamedTuple):
+    series: list[Series]
+    runs: dict[int, list[RunInfo]]  # each context's runs, oldest first
+    few: int                        # kernel series left out: in too few of the runs shown
+
+
 def load_history(db: Database, filters: Filters = Filters(), runs: int | None = None,
-                 top: int = 0) -> tuple[list[Series], int]:
+                 top: int = 0) -> Loaded:
     """The series passing `filters`, each oldest run first and whole (steps are searched in
-    all of it), and how many kernel series were left out for running in fewer than
-    `MIN_KERNEL_RUNS` of the newest `runs` runs of their context (None: all; every run when
-    fewer). Of the rest, `top` kernels per cell, the largest at their newest run (0: all).
-    Metrics come before kernels, then by context, cell and name; series with no point are
-    left out. A damaged row is a UserError naming it."""
+    all of it), but for kernel series that ran in fewer than `MIN_KERNEL_RUNS` of the newest
+    `runs` runs of their context (None: all; in all of them where fewer), which are counted.
+    Of kernels, `top` per cell, the largest at their newest run (0: all). Metrics come before
+    kernels, then by context, cell and name; series with no point are left out. A damaged row
+    is a UserError naming it."""
     query = select(CONTEXTS)
     for column in ("recipe", "host", "gpu"):
         if getattr(filters, column) is not None:
@@ -139,6 +145,9 @@ def load_history(db: Database, filters: Filters = Filters(), runs: int | None = 
                            r.commit_sha, r.commit_dirty, r.commit_source, r.status)
                    for r in _checked(db.shown, RUNS, rows.all())]
         by_id = {r.id: r for r in runs_of}
+        per_context: dict[int, list[RunInfo]] = defaultdict(list)
+        for run in runs_of:
+            per_context[run.context_id].append(run)
         values: dict[_Key, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
         if filters.kernel is None or filters.metric is not None:
             for run_id, cell, metric, _, value in _rows(conn, SAMPLES, list(by_id), filters,
@@ -146,8 +155,8 @@ def load_history(db: Database, filters: Filters = Filters(), runs: int | None = 
                 values[(by_id[run_id].context_id, cell, metric, None)][run_id].append(value)
         few = 0
         if filters.metric is None or filters.kernel is not None:
-            newest = _newest(runs_of, runs)
-            recent = [i for ids in newest.values() for i in ids]
+            newest = {c: its[-runs if runs else 0:] for c, its in per_context.items()}
+            recent = [r.id for its in newest.values() for r in its]
             kernels = _kernel_values(conn, recent, by_id, filters, db.shown)
             enough = {key: per_run for key, per_run in kernels.items()
                       if len(per_run) >= min(MIN_KERNEL_RUNS, len(newest[key[0]]))}
@@ -160,16 +169,9 @@ def load_history(db: Database, filters: Filters = Filters(), runs: int | None = 
     out = [Series(contexts[context_id], cell, metric, kernel, tuple(
                Point(by_id[i], tuple(per_run[i])) for i in sorted(per_run, key=order.__getitem__)))
            for (context_id, cell, metric, kernel), per_run in values.items()]
-    return sorted(out, key=lambda s: (s.kernel is not None, s.context.id, s.cell, s.metric,
-                                      s.kernel or "")), few
-
-
-def _newest(runs: Sequence[RunInfo], count: int | None) -> dict[int, list[int]]:
-    """Per context, the ids of its newest `count` runs (`runs` oldest first; None: all)."""
-    per_context: dict[int, list[int]] = defaultdict(list)
-    for run in runs:
-        per_context[run.context_id].append(run.id)
-    return {c: ids[-count if count else 0:] for c, ids in per_context.items()}
+    return Loaded(sorted(out, key=lambda s: (s.kernel is not None, s.context.id, s.cell,
+                                             s.metric, s.kernel or "")),
+                  dict(per_context), few)
 
 
 def _kernel_values(conn: Connection, ids: list[int], runs: Mapping[int, RunInfo],
