@@ -145,6 +145,7 @@ def load_history(db: Database, filters: Filters = Filters(), runs: int | None = 
                            r.commit_sha, r.commit_dirty, r.commit_source, r.status)
                    for r in _checked(db.shown, RUNS, rows.all())]
         by_id = {r.id: r for r in runs_of}
+        context_of = {r.id: r.context_id for r in runs_of}
         per_context: dict[int, list[RunInfo]] = defaultdict(list)
         for run in runs_of:
             per_context[run.context_id].append(run)
@@ -152,18 +153,18 @@ def load_history(db: Database, filters: Filters = Filters(), runs: int | None = 
         if filters.kernel is None or filters.metric is not None:
             for run_id, cell, metric, _, value in _rows(conn, SAMPLES, list(by_id), filters,
                                                         db.shown):
-                values[(by_id[run_id].context_id, cell, metric, None)][run_id].append(value)
+                values[(context_of[run_id], cell, metric, None)][run_id].append(value)
         few = 0
         if filters.metric is None or filters.kernel is not None:
             newest = {c: its[-runs if runs else 0:] for c, its in per_context.items()}
             recent = [r.id for its in newest.values() for r in its]
-            kernels = _kernel_values(conn, recent, by_id, filters, db.shown)
+            kernels = _kernel_values(conn, recent, context_of, filters, db.shown)
             enough = {key: per_run for key, per_run in kernels.items()
                       if len(per_run) >= min(MIN_KERNEL_RUNS, len(newest[key[0]]))}
             few, keep = len(kernels) - len(enough), _largest(enough, runs_of, top)
             if len(recent) < len(by_id) and keep:     # the chosen ones, whole
                 names = sorted({key[3] for key in keep if key[3] is not None})
-                kernels = _kernel_values(conn, list(by_id), by_id, filters, db.shown, names)
+                kernels = _kernel_values(conn, list(by_id), context_of, filters, db.shown, names)
             values.update((key, per_run) for key, per_run in kernels.items() if key in keep)
     order = {r.id: position for position, r in enumerate(runs_of)}
     out = [Series(contexts[context_id], cell, metric, kernel, tuple(
@@ -174,14 +175,16 @@ def load_history(db: Database, filters: Filters = Filters(), runs: int | None = 
                   dict(per_context), few)
 
 
-def _kernel_values(conn: Connection, ids: list[int], runs: Mapping[int, RunInfo],
+def _kernel_values(conn: Connection, ids: list[int], context_of: Mapping[int, int],
                    filters: Filters, shown: str,
                    names: Sequence[str] = ()) -> dict[_Key, dict[int, list[float]]]:
+    """The kernel rows of the runs `ids` as series, by kernel (only those in `names`, if any)."""
     values: dict[_Key, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    part = filters.kernel or ""
     for run_id, cell, source, name, _, total_ms, _ in _rows(conn, KERNELS, ids, filters, shown,
                                                            names):
-        if filters.kernel is None or filters.kernel in name:
-            values[(runs[run_id].context_id, cell, source, name)][run_id].append(total_ms)
+        if part in name:
+            values[(context_of[run_id], cell, source, name)][run_id].append(total_ms)
     return values
 
 
@@ -225,6 +228,7 @@ def _checked(shown: str, table: Table, rows: Sequence[Any]) -> Sequence[Any]:
                 and (kind is not float or all(map(math.isfinite, numbers)))
                 and ("min" not in column.info or min(numbers, default=0) >= column.info["min"])):
             return list(check_rows(shown, table, rows))
-    firsts = {tuple(row[i] for i in json_columns): row for row in reversed(rows)}
-    list(check_rows(shown, table, firsts.values() if json_columns else ()))
+    if json_columns:
+        firsts = {tuple(row[i] for i in json_columns): row for row in reversed(rows)}
+        list(check_rows(shown, table, firsts.values()))
     return rows
