@@ -90,23 +90,23 @@ def timed(args: list[str], repeats: int) -> tuple[float, list[float], float]:
 
 
 def breakdown(db: Path) -> str:
-    """Where `history show`'s time goes, in this process: reading the series, searching them
-    for steps, writing the listing (the process's start and imports are the rest)."""
+    """Where `history show`'s CPU time goes, in this process: reading the series, searching
+    them for steps, writing the listing (the process's start and imports are the rest)."""
     from aorta.history.analyse import Analysed
     from aorta.history.changes import detect_changes
     from aorta.history.render_text import listing_lines
     from aorta.history.store import Filters, load_history
 
-    start = time.perf_counter()
+    start = time.process_time()
     with open_history(str(db), create=False) as opened:
         series = load_history(opened, Filters(), 200, 5).series
-    read = time.perf_counter()
+    read = time.process_time()
     items = [Analysed(s, tuple(detect_changes(s))) for s in series]
-    detected = time.perf_counter()
+    detected = time.process_time()
     listing_lines(items)
     return (f"read {read - start:.2f} s ({len(series)} series, "
             f"{sum(len(s.points) for s in series):,} points), detect {detected - read:.2f} s, "
-            f"list {time.perf_counter() - detected:.2f} s")
+            f"list {time.process_time() - detected:.2f} s")
 
 
 def main() -> None:
@@ -139,7 +139,7 @@ def main() -> None:
         size = f", page {page.stat().st_size / 1e6:.2f} MB" if "report" in name else ""
         print(f"{name}: median {middle:.2f} s (runs {', '.join(f'{t:.2f}' for t in times)}), "
               f"CPU {cpu:.2f} s{size}")
-    print(f"show, in one process: {breakdown(db)}")
+    print(f"show, CPU in one process: {breakdown(db)}")
 
 
 if __name__ == "__main__":

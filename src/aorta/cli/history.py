@@ -105,10 +105,12 @@ _view_options = option_stack(
                  help="--fail-on looks at changes beginning at the newest N runs of a "
                       "series (0: all)."),
     click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
-                 help="Kernels kept per cell, the largest at their newest run (0: all); "
-                      "only these are shown, plotted and gated."),
+                 help="Kernels kept per cell, the largest at their newest run among those in at "
+                      "least 5 of the runs shown (0: all); only these are shown, plotted and "
+                      "gated."),
     click.option("--runs", type=click.IntRange(min=1), default=200, show_default=True,
-                 help="Show the newest N runs of each context (steps are searched in all)."),
+                 help="Show the newest N runs of each context; detection and --fail-on do not "
+                      "depend on it."),
     click.option("--all-runs", is_flag=True, help="Show every run (a long history makes a "
                                                   "large page)."),
 )

@@ -58,7 +58,7 @@ def render_html(view: View) -> str:
              f"context(s), {len(items)} series, <a href=\"#steps\">{len(changes)} step(s)</a> "
              f"detected, {sum(c.regression for _, c in changes)} regression(s). Each plot shows "
              f"the newest {f'{count:,}' if count else 'all'} runs of its context; steps are "
-             f"searched in all of them.</p>",
+             f"found as without this limit.</p>",
              *([f'<p class="warn">{len(incomplete)} run(s) were not complete, hollow points: '
                 f"{h(INCOMPLETE_NOTE)}.</p>"] if incomplete else []),
              *([f"<p>{view.few_kernels} kernel series not plotted: each ran in fewer than "

@@ -19,7 +19,7 @@ INCOMPLETE_NOTE = ("(interrupted), (running): a run recorded with --allow-incomp
 
 def first_shown(series: Series, runs: dict[int, list[RunInfo]], count: int | None) -> int:
     """The position of the first point of `series` among the newest `count` runs of its
-    context (None: all); steps are searched in every point."""
+    context (None: all): where what is printed and drawn begins."""
     newest = {r.id for r in runs[series.context.id][-count if count else 0:]}
     return next((i for i, p in enumerate(series.points) if p.run.id in newest),
                 len(series.points))
