@@ -124,6 +124,10 @@ def test_a_long_history_shows_the_newest_runs_and_says_so(tmp_path: Path) -> Non
     assert "runs 991-1,000 of 1,000" in shown.stdout
     assert len(re.findall(r"^\s+\d+\s+0{10}\s", shown.stdout, re.M)) == 10
 
+    listing = run_aorta("history", "show", "--db", db)
+    assert "200 kernel series left out: each ran in fewer than 5" in listing.stdout
+    assert "0x" not in listing.stdout                     # no one-run start-up series
+
     doc = json.loads(run_aorta("history", "show", "--db", db, "--metric", "wall_s",
                                "--format", "json").stdout)
     assert doc["runs_shown"] == 200
