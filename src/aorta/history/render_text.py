@@ -28,9 +28,10 @@ def first_shown(series: Series, runs: dict[int, list[RunInfo]], count: int | Non
 def range_text(runs: Sequence[RunInfo], count: int | None) -> str:
     """`runs 4,801-5,000 of 5,000 (abc123 2026-01-01 to ...)`: the runs shown of a context."""
     shown = runs[-count if count else 0:]
+    more = "; --runs N or --all-runs shows more" if len(shown) < len(runs) else ""
     return (f"runs {len(runs) - len(shown) + 1:,}-{len(runs):,} of {len(runs):,} "
             f"({shown[0].label} {shown[0].created_at[:10]} to {shown[-1].label} "
-            f"{shown[-1].created_at[:10]})" + ("; --runs N or --all-runs shows more" if len(shown) < len(runs) else ""))
+            f"{shown[-1].created_at[:10]}){more}")
 
 
 def size_text(change: Change) -> str:

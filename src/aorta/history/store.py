@@ -127,11 +127,11 @@ class Loaded(NamedTuple):
 def load_history(db: Database, filters: Filters = Filters(), runs: int | None = None,
                  top: int = 0) -> Loaded:
     """The series passing `filters`, each oldest run first and whole (the runs shown limit
-    only what is printed and drawn), but for kernel series that ran in fewer than `MIN_KERNEL_RUNS` of the newest
-    `runs` runs of their context (None: all; in all of them where fewer), which are counted.
-    Of kernels, `top` per cell, the largest at their newest run (0: all). Metrics come before
-    kernels, then by context, cell and name; series with no point are left out. A damaged row
-    is a UserError naming it."""
+    only what is printed and drawn), but for kernel series that ran in fewer than
+    `MIN_KERNEL_RUNS` of the newest `runs` runs of their context (None: all; in all of them
+    where fewer), which are counted. Of kernels, `top` per cell, the largest at their newest
+    run (0: all). Metrics come before kernels, then by context, cell and name; series with no
+    point are left out. A damaged row is a UserError naming it."""
     query = select(CONTEXTS)
     for column in ("recipe", "host", "gpu"):
         if getattr(filters, column) is not None:
