@@ -143,7 +143,7 @@ def load_history(db: Database, filters: Filters = Filters(), runs: int | None = 
                             .order_by(RUNS.c.created_at, RUNS.c.id))
         runs_of = [RunInfo(r.id, r.context_id, r.name, r.created_at, tuple(json.loads(r.command)),
                            r.commit_sha, r.commit_dirty, r.commit_source, r.status)
-                   for r in _checked(db.shown, RUNS, rows.all())]
+                   for r in check_rows(db.shown, RUNS, rows)]
         by_id = {r.id: r for r in runs_of}
         context_of = {r.id: r.context_id for r in runs_of}
         per_context: dict[int, list[RunInfo]] = defaultdict(list)
@@ -216,19 +216,14 @@ def _rows(conn: Connection, table: Table, ids: list[int], filters: Filters, show
 
 
 def _checked(shown: str, table: Table, rows: Sequence[Any]) -> Sequence[Any]:
-    """`rows` (whole rows of `table`), checked as `check_rows` does, but a column at a time
-    with builtins (a long history has hundreds of thousands of rows) and a JSON column once per
-    distinct value; where any value could break its column, by `check_rows`, naming the row."""
-    json_columns = [i for i, c in enumerate(table.columns) if "json" in c.info]
+    """`rows` (whole rows of `table`, which has no JSON column), checked as `check_rows` does
+    but a column at a time with builtins (a long history has hundreds of thousands of rows);
+    where any value could break its column, by `check_rows`, which names the row."""
     for column, values in zip(table.columns, zip(*rows)):
         kind = column.type.python_type
         numbers = [v for v in values if v is not None] if column.nullable else values
-        if not ("json" in column.info
-                or set(map(type, numbers)) <= ({kind, int} if kind is float else {kind})
+        if not (set(map(type, numbers)) <= ({kind, int} if kind is float else {kind})
                 and (kind is not float or all(map(math.isfinite, numbers)))
                 and ("min" not in column.info or min(numbers, default=0) >= column.info["min"])):
             return list(check_rows(shown, table, rows))
-    if json_columns:
-        firsts = {tuple(row[i] for i in json_columns): row for row in reversed(rows)}
-        list(check_rows(shown, table, firsts.values()))
     return rows
