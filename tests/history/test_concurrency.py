@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from aorta.history.db import open_history
-from aorta.history.store import Filters, load_series
+from aorta.history.store import Filters, load_history
 from history_helpers import series_runs
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -28,5 +28,5 @@ def test_concurrent_writers(db_url: str, tmp_path: Path) -> None:
         _, err = proc.communicate(timeout=240)
         assert proc.returncode == 0, err
     with open_history(db_url) as db:
-        (series,) = load_series(db, Filters(metric="wall_s"))
+        (series,) = load_history(db, Filters(metric="wall_s"))[0]
     assert len(series.points) == WRITERS * RUNS_EACH

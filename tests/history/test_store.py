@@ -9,13 +9,13 @@ import pytest
 from aorta.base.errors import UserError
 from aorta.history import record_run
 from aorta.history.db import open_history
-from aorta.history.store import Filters, load_series
+from aorta.history.store import Filters, load_history
 from history_helpers import series_runs, trial, write_run
 
 
 def _series(db_url: str, **filters: object) -> dict[str, list[tuple[float, ...]]]:
     with open_history(db_url) as db:
-        found = load_series(db, Filters(**filters))  # type: ignore[arg-type]
+        found = load_history(db, Filters(**filters))[0]  # type: ignore[arg-type]
     return {f"{s.cell}/{s.name}": [p.values for p in s.points] for s in found}
 
 
@@ -60,7 +60,7 @@ def test_context_splits_hosts_and_collector_options(db_url: str, tmp_path: Path)
     record_run(write_run(tmp_path, "c", "2026-01-03T00:00:00+00:00", cells), db_url,
                host="fleet")
     with open_history(db_url) as db:
-        contexts = {(s.context.host, s.context.collect) for s in load_series(db)}
+        contexts = {(s.context.host, s.context.collect) for s in load_history(db)[0]}
     assert len(contexts) == 3
 
 

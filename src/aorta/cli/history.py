@@ -41,6 +41,8 @@ class ViewOptions:
     format: str = "text"
     output: Path | None = None
     top: int = 5
+    runs: int = 200
+    all_runs: bool = False
 
 
 @click.group(epilog=exit_codes_text("4"))
@@ -108,8 +110,14 @@ _view_options = option_stack(
                  "checks, so a job fails by chance at most 5% of the time (none: 5% per "
                  "series; docs/history.md)."),
     click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
-                 help="Kernels kept per cell, the largest at their newest run (0: all); "
-                      "only these are shown, plotted and gated."),
+                 help="Kernels kept per cell, the largest at their newest run among those in at "
+                      "least 5 of the runs shown (0: all); only these are shown, plotted and "
+                      "gated."),
+    click.option("--runs", type=click.IntRange(min=1), default=200, show_default=True,
+                 help="Show the newest N runs of each context; detection and --fail-on do not "
+                      "depend on it."),
+    click.option("--all-runs", is_flag=True, help="Show every run (a long history makes a "
+                                                  "large page)."),
 )
 
 
@@ -141,10 +149,11 @@ def run_show(opts: ViewOptions) -> int:
     if opts.format == "json":
         click.echo(json_doc(view), nl=False)
     elif opts.metric is None and opts.kernel is None:
-        click.echo("\n".join(listing_lines(view.items)))
+        click.echo("\n".join(listing_lines(view.items, view.few_kernels)))
     else:
         for position, item in enumerate(view.items):
-            click.echo(("\n" if position else "") + "\n".join(series_lines(item)))
+            click.echo(("\n" if position else "")
+                       + "\n".join(series_lines(item, view.runs, view.settings.runs)))
     return _gate(view)
 
 
@@ -172,7 +181,8 @@ def _load(opts: ViewOptions) -> View:
 
     filters = Filters(opts.recipe, opts.host, opts.gpu, opts.cell, opts.metric, opts.kernel)
     settings = Settings(opts.method, opts.threshold, recent=opts.recent, top=opts.top,
-                        correction=opts.correction)
+                        correction=opts.correction,
+                        runs=None if opts.all_runs else opts.runs)
     with doing("reading the history database", "--db"):
         return load_view(opts.db, filters, settings, opts.fail_on)
 

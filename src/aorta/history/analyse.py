@@ -16,8 +16,8 @@ from aorta.comparison.gate import parse_fail_on, refuse_unknown, watched
 from aorta.comparison.kinds import metric_kind
 from aorta.history.changes import DEFAULT_METHOD, detect_changes, judged
 from aorta.history.db import open_history
-from aorta.history.model import Change, Series
-from aorta.history.store import Filters, load_series
+from aorta.history.model import Change, RunInfo, Series
+from aorta.history.store import Filters, load_history
 from aorta.stats.family import Correction, adjust
 
 
@@ -28,6 +28,7 @@ class Settings:
     recent: int = 1               # --fail-on: changes at the newest N runs of a series
     top: int = 5                  # kernels kept per (context, cell); 0 keeps all
     correction: Correction = "holm"     # --fail-on: of p-values across the series it checks
+    runs: int | None = 200        # the newest runs of each context shown (None: all)
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,8 @@ class View:
     db: str                                     # the database, password redacted
     failing: list[tuple[Analysed, Change]]      # the regressions --fail-on fails on
     settings: Settings
+    runs: dict[int, list[RunInfo]]              # each context's runs, oldest first
+    few_kernels: int                            # kernel series left out: in too few runs
 
 
 def load_view(db_url: str | None, filters: Filters, settings: Settings,
@@ -54,28 +57,16 @@ def load_view(db_url: str | None, filters: Filters, settings: Settings,
     for a history that does not exist, a `--fail-on` that cannot gate, or no matching series."""
     gate = parse_fail_on(fail_on)
     with open_history(db_url, create=False) as db:
-        series = load_series(db, filters)
+        series, runs, few = load_history(db, filters, settings.runs, settings.top)
     if not series:
         given = ", ".join(f"--{name} {value!r}" for name, value in vars(filters).items()
                           if value is not None)
         raise UserError(f"{db.shown}: no series matches "
                         f"{given or 'anything (the history is empty)'}")
-    kept = top_kernels([Analysed(s, ()) for s in series], settings.top)    # search only these
-    items = [Analysed(a.series, tuple(detect_changes(a.series, settings.method,
-                                                      settings.threshold))) for a in kept]
+    items = [Analysed(s, tuple(detect_changes(s, settings.method, settings.threshold)))
+             for s in series]
     items, failing = gated(items, gate, settings) if gate else (items, [])
-    return View(items, db.shown, failing, settings)
-
-
-def top_kernels(items: Sequence[Analysed], count: int) -> list[Analysed]:
-    """All metrics; of kernels, the `count` largest per (context, cell) at newest run (0: all)."""
-    groups: dict[tuple[int, str], list[Analysed]] = {}
-    for a in items:
-        if a.series.kernel is not None:
-            groups.setdefault((a.series.context.id, a.series.cell), []).append(a)
-    kernels = [a for group in groups.values()
-               for a in sorted(group, key=lambda a: -a.latest_median)[:count or None]]
-    return [a for a in items if a.series.kernel is None] + kernels
+    return View(items, db.shown, failing, settings, runs, few)
 
 
 def gated(items: Sequence[Analysed], fail_on: Sequence[str], settings: Settings

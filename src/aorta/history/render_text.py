@@ -9,11 +9,29 @@ from typing import Any
 
 from aorta.history.analyse import Analysed, View
 from aorta.history.model import Change, RunInfo, Series
+from aorta.history.store import MIN_KERNEL_RUNS
 from aorta.rendering import fmt, fmt_interval, fmt_ratio, json_text, text_table, unit_of
 
 
 INCOMPLETE_NOTE = ("(interrupted), (running): a run recorded with --allow-incomplete; shown, "
                    "but left out of change detection and --fail-on")
+
+
+def first_shown(series: Series, runs: dict[int, list[RunInfo]], count: int | None) -> int:
+    """The position of the first point of `series` among the newest `count` runs of its
+    context (None: all): where what is printed and drawn begins."""
+    newest = {r.id for r in runs[series.context.id][-count if count else 0:]}
+    return next((i for i, p in enumerate(series.points) if p.run.id in newest),
+                len(series.points))
+
+
+def range_text(runs: Sequence[RunInfo], count: int | None) -> str:
+    """`runs 4,801-5,000 of 5,000 (abc123 2026-01-01 to ...)`: the runs shown of a context."""
+    shown = runs[-count if count else 0:]
+    more = "; --runs N or --all-runs shows more" if len(shown) < len(runs) else ""
+    return (f"runs {len(runs) - len(shown) + 1:,}-{len(runs):,} of {len(runs):,} "
+            f"({shown[0].label} {shown[0].created_at[:10]} to {shown[-1].label} "
+            f"{shown[-1].created_at[:10]}){more}")
 
 
 def size_text(change: Change) -> str:
@@ -36,20 +54,21 @@ def change_text(series: Series, change: Change) -> str:
             f"{series.name}")
 
 
-def series_lines(item: Analysed) -> list[str]:
+def series_lines(item: Analysed, runs: dict[int, list[RunInfo]], count: int | None) -> list[str]:
     s = item.series
     unit = unit_of(s.unit_name)
     starts = {c.position: c for c in item.changes}
+    first = first_shown(s, runs, count)
     rows = [("#", "commit", "run", "recorded", "n", f"median{f' ({unit})' if unit else ''}",
              "min", "max", "change")]
-    for position, point in enumerate(s.points):
+    for position, point in enumerate(s.points[first:], start=first):
         change = starts.get(position)
         rows.append((str(position + 1), point.run.label, point.run.name + point.run.mark,
                      point.run.created_at, str(len(point.values)), fmt(median(point.values)),
                      fmt(min(point.values)), fmt(max(point.values)),
                      f"<- {change.verdict} x{fmt_ratio(change.ratio)}" if change else ""))
     lines = [f"{s.name}  cell {s.cell}  {s.context.label}", f"  collectors: {s.context.collect}",
-             *text_table(rows, indent="  ")]
+             f"  {range_text(runs[s.context.id], count)}", *text_table(rows, indent="  ")]
     if not all(p.run.complete for p in s.points):
         lines.append(f"  {INCOMPLETE_NOTE}")
     if not item.changes:
@@ -57,7 +76,7 @@ def series_lines(item: Analysed) -> list[str]:
     return lines + ["  changes:", *(f"    {change_text(s, c)}" for c in item.changes)]
 
 
-def listing_lines(items: Sequence[Analysed]) -> list[str]:
+def listing_lines(items: Sequence[Analysed], few: int = 0) -> list[str]:
     """Every series in one table: where, what, how many runs, newest median, changes."""
     rows = [("context", "cell", "series", "runs", "newest median", "changes")]
     rows += [(a.series.context.label, a.series.cell, a.series.name, _runs_text(a.series),
@@ -66,6 +85,9 @@ def listing_lines(items: Sequence[Analysed]) -> list[str]:
     lines = text_table(rows)
     if any(not p.run.complete for a in items for p in a.series.points):
         lines.append(INCOMPLETE_NOTE)
+    if few:
+        lines.append(f"{few} kernel series left out: each ran in fewer than {MIN_KERNEL_RUNS} "
+                     f"of the newest --runs (or, where fewer, not in all of them)")
     return lines
 
 
@@ -80,11 +102,14 @@ def json_doc(view: View) -> str:
                 "ratio": c.ratio, "interval": [c.low, c.high], "level": c.level,
                 "method": c.method, "before": _run(c.before), "after": _run(c.after)}
 
-    return json_text({"schema_version": 1, "db": view.db, "series": [{
+    first = {id(a): first_shown(a.series, view.runs, view.settings.runs) for a in view.items}
+    return json_text({"schema_version": 1, "db": view.db, "runs_shown": view.settings.runs,
+                      "series": [{
         "context": {"recipe": a.series.context.recipe, "host": a.series.context.host,
                     "gpu": a.series.context.gpu, "collect": json.loads(a.series.context.collect)},
         "cell": a.series.cell, "metric": a.series.metric, "kernel": a.series.kernel,
-        "points": [{"run": _run(p.run), "values": list(p.values)} for p in a.series.points],
+        "points_left_out": first[id(a)], "points": [
+            {"run": _run(p.run), "values": list(p.values)} for p in a.series.points[first[id(a)]:]],
         "changes": [change(c) for c in a.changes]} for a in view.items],
         "failing": [{"cell": a.series.cell, "series": a.series.name, "position": c.position}
                     for a, c in view.failing]}) + "\n"

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from statistics import median
+from typing import Any, NamedTuple
 
-from sqlalchemy import delete, select
+from sqlalchemy import Table, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
@@ -24,6 +26,8 @@ from aorta.history.model import Context, Point, Recorded, RunInfo, Series
 from aorta.history.schema import CONTEXTS, KERNELS, RUNS, SAMPLES, check_rows
 
 _CHUNK = 500    # run ids per query: SQLite caps the parameters of one statement
+_Key = tuple[int, str, str, str | None]     # context, cell, metric or kernel table, kernel
+MIN_KERNEL_RUNS = 5     # a kernel series in fewer of the runs shown is left out (start-up noise)
 
 
 def record_run(run_dir: Path | str, db_url: str | None = None, *, commit: str | None = None,
@@ -114,10 +118,20 @@ class Filters:
     kernel: str | None = None
 
 
-def load_series(db: Database, filters: Filters = Filters()) -> list[Series]:
-    """Every series passing `filters`, each oldest run first; series with no point are left
-    out. Metrics come before kernels, then by context, cell and name. A damaged row is a
-    UserError naming it."""
+class Loaded(NamedTuple):
+    series: list[Series]
+    runs: dict[int, list[RunInfo]]  # each context's runs, oldest first
+    few: int                        # kernel series left out: in too few of the runs shown
+
+
+def load_history(db: Database, filters: Filters = Filters(), runs: int | None = None,
+                 top: int = 0) -> Loaded:
+    """The series passing `filters`, each oldest run first and whole (the runs shown limit
+    only what is printed and drawn), but for kernel series that ran in fewer than
+    `MIN_KERNEL_RUNS` of the newest `runs` runs of their context (None: all; in all of them
+    where fewer), which are counted. Of kernels, `top` per cell, the largest at their newest
+    run (0: all). Metrics come before kernels, then by context, cell and name; series with no
+    point are left out. A damaged row is a UserError naming it."""
     query = select(CONTEXTS)
     for column in ("recipe", "host", "gpu"):
         if getattr(filters, column) is not None:
@@ -127,36 +141,89 @@ def load_series(db: Database, filters: Filters = Filters()) -> list[Series]:
                     for r in check_rows(db.shown, CONTEXTS, conn.execute(query))}
         rows = conn.execute(select(RUNS).where(RUNS.c.context_id.in_(list(contexts)))
                             .order_by(RUNS.c.created_at, RUNS.c.id))
-        runs = [RunInfo(r.id, r.context_id, r.name, r.created_at, tuple(json.loads(r.command)),
-                        r.commit_sha, r.commit_dirty, r.commit_source, r.status)
-                for r in check_rows(db.shown, RUNS, rows)]
-        by_id = {r.id: r for r in runs}
-        values: dict[tuple[int, str, str, str | None], dict[int, list[float]]] = \
-            defaultdict(lambda: defaultdict(list))
+        runs_of = [RunInfo(r.id, r.context_id, r.name, r.created_at, tuple(json.loads(r.command)),
+                           r.commit_sha, r.commit_dirty, r.commit_source, r.status)
+                   for r in check_rows(db.shown, RUNS, rows)]
+        by_id = {r.id: r for r in runs_of}
+        context_of = {r.id: r.context_id for r in runs_of}
+        per_context: dict[int, list[RunInfo]] = defaultdict(list)
+        for run in runs_of:
+            per_context[run.context_id].append(run)
+        values: dict[_Key, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
         if filters.kernel is None or filters.metric is not None:
-            for row in _rows(conn, SAMPLES, list(by_id), filters, "metric", db.shown):
-                values[(by_id[row.run_id].context_id, row.cell, row.metric, None)][
-                    row.run_id].append(row.value)
+            for run_id, cell, metric, _, value in _rows(conn, SAMPLES, list(by_id), filters,
+                                                        db.shown):
+                values[(context_of[run_id], cell, metric, None)][run_id].append(value)
+        few = 0
         if filters.metric is None or filters.kernel is not None:
-            for row in _rows(conn, KERNELS, list(by_id), filters, "source", db.shown):
-                if filters.kernel is None or filters.kernel in row.name:
-                    values[(by_id[row.run_id].context_id, row.cell, row.source, row.name)][
-                        row.run_id].append(row.total_ms)
-    order = {r.id: position for position, r in enumerate(runs)}
+            newest = {c: its[-runs if runs else 0:] for c, its in per_context.items()}
+            recent = [r.id for its in newest.values() for r in its]
+            kernels = _kernel_values(conn, recent, context_of, filters, db.shown)
+            enough = {key: per_run for key, per_run in kernels.items()
+                      if len(per_run) >= min(MIN_KERNEL_RUNS, len(newest[key[0]]))}
+            few, keep = len(kernels) - len(enough), _largest(enough, runs_of, top)
+            if len(recent) < len(by_id) and keep:     # the chosen ones, whole
+                names = sorted({key[3] for key in keep if key[3] is not None})
+                kernels = _kernel_values(conn, list(by_id), context_of, filters, db.shown, names)
+            values.update((key, per_run) for key, per_run in kernels.items() if key in keep)
+    order = {r.id: position for position, r in enumerate(runs_of)}
     out = [Series(contexts[context_id], cell, metric, kernel, tuple(
                Point(by_id[i], tuple(per_run[i])) for i in sorted(per_run, key=order.__getitem__)))
            for (context_id, cell, metric, kernel), per_run in values.items()]
-    return sorted(out, key=lambda s: (s.kernel is not None, s.context.id, s.cell, s.metric,
-                                      s.kernel or ""))
+    return Loaded(sorted(out, key=lambda s: (s.kernel is not None, s.context.id, s.cell,
+                                             s.metric, s.kernel or "")),
+                  dict(per_context), few)
 
 
-def _rows(conn: Connection, table: Any, ids: list[int], filters: Filters,
-          name_column: str, shown: str) -> Iterable[Any]:
+def _kernel_values(conn: Connection, ids: list[int], context_of: Mapping[int, int],
+                   filters: Filters, shown: str,
+                   names: Sequence[str] = ()) -> dict[_Key, dict[int, list[float]]]:
+    """The kernel rows of the runs `ids` as series, by kernel (only those in `names`, if any)."""
+    values: dict[_Key, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    part = filters.kernel or ""
+    for run_id, cell, source, name, _, total_ms, _ in _rows(conn, KERNELS, ids, filters, shown,
+                                                           names):
+        if part in name:
+            values[(context_of[run_id], cell, source, name)][run_id].append(total_ms)
+    return values
+
+
+def _largest(kernels: dict[_Key, dict[int, list[float]]], runs: Sequence[RunInfo],
+             top: int) -> set[_Key]:
+    """The `top` kernels (0: all) of each (context, cell), the largest at their newest run."""
+    order = {run.id: position for position, run in enumerate(runs)}
+    groups: dict[tuple[int, str], list[tuple[float, _Key]]] = defaultdict(list)
+    for key, per_run in kernels.items():
+        groups[key[:2]].append((-median(per_run[max(per_run, key=order.__getitem__)]), key))
+    return {key for group in groups.values() for _, key in sorted(group)[:top or None]}
+
+
+def _rows(conn: Connection, table: Table, ids: list[int], filters: Filters, shown: str,
+          names: Sequence[str] = ()) -> Iterable[Any]:
+    """The rows of `table` (samples or kernels) of the runs `ids`, each run's in trial order,
+    checked."""
     for start in range(0, len(ids), _CHUNK):
         query = select(table).where(table.c.run_id.in_(ids[start:start + _CHUNK]))
         if filters.cell is not None:
             query = query.where(table.c.cell == filters.cell)
         if filters.metric is not None:
-            query = query.where(table.c[name_column] == filters.metric)
-        yield from check_rows(shown, table, conn.execute(query.order_by(table.c.run_id,
-                                                                      table.c.trial)))
+            query = query.where(table.c["metric" if table is SAMPLES else "source"]
+                                == filters.metric)
+        if names:
+            query = query.where(table.c.name.in_(names))
+        yield from _checked(shown, table, conn.execute(query.order_by(table.c.run_id,
+                                                                    table.c.trial)).all())
+
+
+def _checked(shown: str, table: Table, rows: Sequence[Any]) -> Sequence[Any]:
+    """`rows` (whole rows of `table`, which has no JSON column), checked as `check_rows` does
+    but a column at a time with builtins (a long history has hundreds of thousands of rows);
+    where any value could break its column, by `check_rows`, which names the row."""
+    for column, values in zip(table.columns, zip(*rows)):
+        kind = column.type.python_type
+        numbers = [v for v in values if v is not None] if column.nullable else values
+        if not (set(map(type, numbers)) <= ({kind, int} if kind is float else {kind})
+                and (kind is not float or all(map(math.isfinite, numbers)))
+                and ("min" not in column.info or min(numbers, default=0) >= column.info["min"])):
+            return list(check_rows(shown, table, rows))
+    return rows

@@ -1,9 +1,13 @@
-"""A trend plot: runs along x (oldest left), a metric along y. Each run shows its trials as
-small dots and its median as a point on a line; a dashed vertical line marks each change,
-with its description in a `<title>`, which a browser shows on hover."""
+"""A trend plot, small enough for a grid of them: runs along x (oldest left), a metric along y.
+Each run shows its trials as small dots and its median as a point on a line; a dashed vertical
+line marks each change, with its description in a `<title>`, which a browser shows on hover.
+Text is monospace, so its width is known here: the title wraps onto two lines (shortened in
+the middle beyond that, the whole in a `<title>`), and about one x tick per 80 px is labelled
+with the run's commit and date, none past the plot's edge."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -11,9 +15,11 @@ from aorta.rendering.escape import h
 from aorta.rendering.short_names import short_name
 from aorta.rendering.svg import Scale, nice_ticks, svg_open, tick_labels
 
-WIDTH, HEIGHT = 560, 210
-_LEFT, _RIGHT, _TOP, _BOTTOM = 64, 16, 12, 46
-_FONT = "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:11px"
+WIDTH, HEIGHT = 370, 206
+LEFT, RIGHT, TOP, BOTTOM = 58, 10, 40, 36
+CHAR_WIDTH = {11: 6.6, 10: 6.0}      # px per character of the monospace font, by size (0.6 em)
+_FONT = "font-family:ui-monospace,'SFMono-Regular',Menlo,Consolas,monospace;font-size:{}px"
+_TICK_SPACING = 80
 
 
 @dataclass(frozen=True)
@@ -21,8 +27,8 @@ class TrendRun:
     values: Sequence[float]     # the run's trials
     median: float
     tip: str                    # hover text of the median's point
-    label: str                  # under the axis (a commit), cut to 16 characters
-    when: str                   # hover text of the label
+    label: str                  # first line under the axis (a commit), up to 11 characters
+    when: str                   # second line (a date), up to 11 characters
     hollow: bool = False        # a point to show but not to trust (an incomplete run)
 
 
@@ -33,56 +39,69 @@ class TrendMark:
     tip: str
 
 
+def title_lines(title: str, width: float = WIDTH - 8, size: int = 11) -> list[str]:
+    """`title` in at most two lines that fit `width` px: broken after a separator (`:`, `/`,
+    `,`, a space, before `(` or `<`) where one falls, the rest shortened in the middle."""
+    chars = int(width // CHAR_WIDTH[size])
+    if len(title) <= chars:
+        return [title]
+    cuts = [m.end() for m in re.finditer(r"[:/, ]+|(?=[(<])", title[:chars + 1])
+            if chars // 3 <= m.end() <= chars]
+    cut = cuts[-1] if cuts else chars
+    return [title[:cut], short_name(title[cut:], chars)]
+
+
+def x_ticks(count: int, span: float = WIDTH - LEFT - RIGHT) -> list[int]:
+    """Positions to label: evenly spread, about one per `_TICK_SPACING` px, first and last."""
+    wanted = max(2, min(count, int(span // _TICK_SPACING) + 1))
+    return sorted({round(i * (count - 1) / (wanted - 1)) for i in range(wanted)}) if count > 1 \
+        else [0]
+
+
 def trend_plot(label: str, title: str, runs: Sequence[TrendRun],
                marks: Sequence[TrendMark]) -> str:
-    """The plot's markup (`label` for screen readers, `title` under the axis); "" without runs."""
+    """The plot's markup (`label` for screen readers, `title` above the plot); "" without
+    runs. A mark's position counts from the first of `runs`."""
     if not runs:
         return ""
     ticks = nice_ticks(min(v for r in runs for v in r.values),
                        max(v for r in runs for v in r.values), 4)
-    y = Scale(ticks[0], ticks[-1], HEIGHT - _BOTTOM, _TOP).x
-    span, count = WIDTH - _LEFT - _RIGHT, len(runs)
-    xs = [_LEFT + (span * (position + 0.5) / count) for position in range(count)]
-    parts = [svg_open(WIDTH, HEIGHT, label, "chart trend")]
-    for tick, text in zip(ticks, tick_labels(ticks)):
-        parts += [f'<line x1="{_LEFT}" x2="{WIDTH - _RIGHT}" y1="{y(tick):.1f}" '
+    y = Scale(ticks[0], ticks[-1], HEIGHT - BOTTOM, TOP).x
+    texts = tick_labels(ticks)
+    left = max(LEFT, 6 + CHAR_WIDTH[10] * max(map(len, texts)))    # room for the widest
+    span, count = WIDTH - left - RIGHT, len(runs)
+    xs = [left + (span * (position + 0.5) / count) for position in range(count)]
+    font10, font11 = _FONT.format(10), _FONT.format(11)
+    parts = [svg_open(WIDTH, HEIGHT, label, "chart trend"), f"<title>{h(title)}</title>"]
+    parts += [f'<text x="4" y="{13 + 14 * row}" style="{font11};font-weight:600">{h(line)}'
+              "</text>" for row, line in enumerate(title_lines(title))]
+    for tick, text in zip(ticks, texts):
+        parts += [f'<line x1="{left:.1f}" x2="{WIDTH - RIGHT}" y1="{y(tick):.1f}" '
                   f'y2="{y(tick):.1f}" stroke="#eee"/>',
-                  f'<text x="{_LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end" '
-                  f'style="{_FONT}" fill="#444">{h(text)}</text>']
-    parts.append(f'<text x="{_LEFT}" y="{HEIGHT - 4}" style="{_FONT};font-weight:600">'
-                 f'{h(short_name(title, 80))}</text>')
+                  f'<text x="{left - 4:.1f}" y="{y(tick) + 3:.1f}" text-anchor="end" '
+                  f'style="{font10}" fill="#444">{h(text)}</text>']
     parts += [_mark(m, xs[m.position] - span / count / 2) for m in marks]
     path = " ".join(f"{'L' if i else 'M'}{xs[i]:.1f},{y(r.median):.1f}"
                     for i, r in enumerate(runs))
-    parts.append(f'<path d="{path}" fill="none" stroke="#4c78a8" stroke-width="1.5"/>')
+    parts.append(f'<path d="{path}" fill="none" stroke="#4c78a8" stroke-width="1.2"/>')
     for x, run in zip(xs, runs):
-        parts += [f'<circle cx="{x:.1f}" cy="{y(v):.1f}" r="2" fill="#9ab"></circle>'
+        parts += [f'<circle cx="{x:.1f}" cy="{y(v):.1f}" r="1.5" fill="#9ab"/>'
                   for v in run.values]
         fill = 'fill="#fff" stroke="#1f5fa8" class="hollow"' if run.hollow else 'fill="#1f5fa8"'
-        parts.append(f'<circle cx="{x:.1f}" cy="{y(run.median):.1f}" r="3.5" '
+        parts.append(f'<circle cx="{x:.1f}" cy="{y(run.median):.1f}" r="2.5" '
                      f'{fill}><title>{h(run.tip)}</title></circle>')
-    parts += _x_labels(runs, marks, xs)
+    for position in x_ticks(count, span):
+        for row, text in enumerate((runs[position].label, runs[position].when)):
+            text = short_name(text, 11)
+            half = len(text) * CHAR_WIDTH[10] / 2      # kept inside the plot's box
+            x = min(max(xs[position], half + 1), WIDTH - half - 1)
+            parts.append(f'<text x="{x:.1f}" y="{HEIGHT - BOTTOM + 15 + 11 * row}" '
+                         f'text-anchor="middle" style="{font10}" fill="#444">{h(text)}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
 
 
 def _mark(mark: TrendMark, x: float) -> str:
-    return (f'<line class="change" x1="{x:.1f}" x2="{x:.1f}" y1="{_TOP}" '
-            f'y2="{HEIGHT - _BOTTOM}" stroke="{mark.colour}" stroke-width="2" '
+    return (f'<line class="change" x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" '
+            f'y2="{HEIGHT - BOTTOM}" stroke="{mark.colour}" stroke-width="2" '
             f'stroke-dasharray="5,3"><title>{h(mark.tip)}</title></line>')
-
-
-def _x_labels(runs: Sequence[TrendRun], marks: Sequence[TrendMark],
-              xs: Sequence[float]) -> list[str]:
-    """Labels under the first run, the last, and the first run after each change."""
-    last = len(runs) - 1
-    parts, last_x = [], -1e9
-    for position in sorted({0, last, *(m.position for m in marks)}):
-        if xs[position] - last_x < 70 and position != last:
-            continue
-        last_x = xs[position]
-        run = runs[position]
-        parts.append(f'<text x="{last_x:.1f}" y="{HEIGHT - _BOTTOM + 14}" '
-                     f'text-anchor="middle" style="{_FONT}" fill="#444">'
-                     f'<title>{h(run.when)}</title>{h(run.label[:16])}</text>')
-    return parts
