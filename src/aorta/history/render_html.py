@@ -18,7 +18,8 @@ from aorta.history.render_text import (INCOMPLETE_NOTE, first_shown, mark_text, 
                                        size_text)
 from aorta.history.store import MIN_KERNEL_RUNS
 from aorta.rendering import PAGE_END, fmt_with_unit, h, html_table, page_open, unit_of
-from aorta.rendering.svg import axis_label, shorten
+from aorta.rendering.short_names import short_name
+from aorta.rendering.svg import axis_label
 from aorta.rendering.trend import TrendMark, TrendRun, trend_plot
 from aorta.store.files import write_anywhere
 
@@ -82,9 +83,9 @@ def render_html(view: View) -> str:
 
 
 def _breakable(name: str) -> str:
-    """`name` escaped, shortened in the middle past 120 characters, free to wrap after `/`,
+    """`name` escaped, shortened past 120 characters, free to wrap after `/`,
     `:` and `,` and before `(` rather than inside a word."""
-    return re.sub(r"([/:,])(?!/|:)|(?=\()", r"\1<wbr>", h(shorten(name, 120)))
+    return re.sub(r"([/:,])(?!/|:)|(?=\()", r"\1<wbr>", h(short_name(name, 120)))
 
 
 def _tone(change: Change) -> str:

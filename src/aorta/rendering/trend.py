@@ -41,7 +41,7 @@ class TrendMark:
 
 def title_lines(title: str, width: float = WIDTH - 8, size: int = 11) -> list[str]:
     """`title` in at most two lines that fit `width` px: broken after a separator (`:`, `/`,
-    `,`, a space, before `(` or `<`) where one falls, the rest shortened in the middle."""
+    `,`, a space, before `(` or `<`) where one falls, the rest shortened by the one rule of short_names."""
     chars = int(width // CHAR_WIDTH[size])
     if len(title) <= chars:
         return [title]
