@@ -50,8 +50,11 @@ def detect_bic(points: Sequence[float], beta: float = BETA, floor: float = FLOOR
         return max(0.0, prefix_sq[j] - prefix_sq[i] - s * s / (j - i))
 
     def best_split(i: int, j: int) -> tuple[float, int]:     # (error removed, where)
-        return max(((cost(i, j) - cost(i, t) - cost(t, j), t) for t in range(i + 1, j)),
-                   default=(0.0, i))
+        # cost(i, j) - cost(i, t) - cost(t, j), the squares cancelling: sums are enough
+        base, total = prefix[i], prefix[j] - prefix[i]
+        gain, t = max((((s := prefix[t] - base) * s / (t - i) + (total - s) ** 2 / (j - t), t)
+                       for t in range(i + 1, j)), default=(total * total / (j - i), i))
+        return gain - total * total / (j - i), t
 
     def score(rss: float, k: int) -> float:
         return (m / 2) * math.log(max(rss, 0.0) / m + floor * floor) + beta * k * math.log(m)
