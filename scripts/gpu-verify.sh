@@ -13,6 +13,11 @@ set -u
 out=$(realpath -m "${1:?usage: scripts/gpu-verify.sh OUTDIR tests|examples|crosscheck}")
 phase=${2:?usage: scripts/gpu-verify.sh OUTDIR tests|examples|crosscheck}
 mkdir -p "$out"
+# aorta's collectors are registered by its installed entry points; a bare checkout has none
+python3 -c 'import importlib.metadata as m; m.distribution("aorta")' 2>/dev/null || {
+  echo "gpu-verify: aorta is not installed for python3; install it first, e.g." \
+       "python3 -m pip install --no-deps --no-build-isolation --target DIR . and DIR on PYTHONPATH" >&2
+  exit 2; }
 bin=$(mktemp -d)
 command -v python >/dev/null || ln -s "$(command -v python3)" "$bin/python"
 command -v aorta >/dev/null || { printf '#!/bin/sh\nexec python3 -m aorta "$@"\n' >"$bin/aorta"; chmod +x "$bin/aorta"; }
