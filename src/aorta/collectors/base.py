@@ -168,8 +168,7 @@ def importable_by_child(launch: Launch, ctx: TrialContext, flags: tuple[str, ...
     root = aorta_root()
     if root is None:
         return launch
-    ignoring = sorted({"-I", "-E"} & set(flags))
-    if ignoring:
+    if ignoring := sorted({"-I", "-E"} & set(flags)):
         raise error(f"the interpreter option {' '.join(ignoring)} ignores PYTHONPATH, and aorta "
                     f"is not installed (it runs from {root}), so the payload's Python could not "
                     f"import aorta's launcher; {fix}, or drop {ignoring[0]}")

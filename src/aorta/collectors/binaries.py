@@ -26,8 +26,7 @@ def find_binary(env_var: str, default: str, env: Mapping[str, str]) -> str | Non
 def resolve_binary(env_var: str, default: str, env: Mapping[str, str], collector: str,
                    error: type[SetupError] = SetupError) -> str:
     """The profiler binary for a trial, or `error` naming both ways to provide one."""
-    found = find_binary(env_var, default, env)
-    if found:
+    if found := find_binary(env_var, default, env):
         return found
     given = env.get(env_var, "").strip()
     problem = (f"${env_var}={given!r} is not an executable file on this machine" if given

@@ -74,8 +74,7 @@ def check_import(python: str, module: str, env: Mapping[str, str],
 def check_imports(checks: Sequence[tuple[str, str]], env: Mapping[str, str],
                   timeout: float = IMPORT_TIMEOUT_S) -> dict[tuple[str, str], ChildImport]:
     """`check_import` of every (python, module) in `checks`, all at once."""
-    todo = list(dict.fromkeys(checks))
-    if not todo:
+    if not (todo := list(dict.fromkeys(checks))):
         return {}
     with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
         found = pool.map(lambda check: check_import(check[0], check[1], env, timeout), todo)

@@ -122,8 +122,7 @@ class HatchetSummary:
             if not isinstance(node, dict):
                 self.skips.skip(f"{label}: a frame that is {_kind(node)}, not an object")
                 continue
-            children = self._children(node, label)
-            if children:
+            if children := self._children(node, label):
                 stack.extend(reversed(children))
             elif children is not None:
                 self._add_leaf(node, label)

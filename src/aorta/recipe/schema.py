@@ -257,8 +257,7 @@ class Recipe(_Strict):
             return None
         if not value:
             raise ValueError("must name at least one bundle (use [none] for the baseline)")
-        unknown = [v for v in value if v not in BUNDLES]
-        if unknown:
+        if unknown := [v for v in value if v not in BUNDLES]:
             raise ValueError(f"unknown bundle(s) {unknown}; known: {', '.join(sorted(BUNDLES))}")
         return value
 

@@ -126,8 +126,7 @@ class NcuCollector(Collector[NcuOptions]):
         if binary is None:
             return metrics | capture_status(self.name, "unparsed", "the report exists but no ncu "
                                             f"binary is found to export it (set {ENV_BIN})")
-        exported = export_raw(binary, report, out_dir / RAW_CSV)
-        if exported:
+        if exported := export_raw(binary, report, out_dir / RAW_CSV):
             return metrics | capture_status(self.name, "unparsed", exported)
         try:
             profile = read_ncu_csv(out_dir / RAW_CSV, options.metrics)
@@ -256,12 +255,10 @@ def _no_report(out_dir: Path, outcome: TrialOutcome) -> tuple[str, str]:
     if "ERR_NVGPUCTRPERM" in text:
         return "missing", ("ncu may not read the GPU performance counters here "
                            f"(ERR_NVGPUCTRPERM): {PERMISSION_FIX}")
-    errors = _ERROR_LINE.findall(text)
-    if errors:
+    if errors := _ERROR_LINE.findall(text):
         return "missing", f"ncu wrote no report: {errors[0].strip()}"
     if "No kernels were profiled" in text:
         return "empty", NO_LAUNCH
-    early = cut_short(outcome, "ncu wrote its report")
-    if early:
+    if early := cut_short(outcome, "ncu wrote its report"):
         return "missing", early
     return "missing", f"ncu wrote no {REPORT} (see {LOG})"

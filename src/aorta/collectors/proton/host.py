@@ -127,8 +127,7 @@ def cli_backends(install: TritonInstall) -> tuple[tuple[str, ...], str]:
             return choices, f"argparse choices in {source}"
     release = install.release
     if release is not None and release >= (3, 8):
-        listed = available_profilers(install.python)
-        if listed:
+        if listed := available_profilers(install.python):
             return listed, "libproton.get_available_profilers()"
     if release is None:
         return (), "unknown (Triton version unreadable)"

@@ -195,8 +195,7 @@ def _why_no_files(outcome: TrialOutcome) -> Metrics:
     if fatal:
         why = f"rocprofv3 failed: {fatal[-1][len('Fatal error:'):].strip()[:300]}"
         return capture_status("rocprof", "missing", why)
-    early = cut_short(outcome, "rocprofv3 wrote its files")
-    if early:
+    if early := cut_short(outcome, "rocprofv3 wrote its files"):
         return capture_status("rocprof", "missing", early)
     return capture_status("rocprof", "empty",
                           "rocprofv3 wrote no files: the payload dispatched no GPU work")

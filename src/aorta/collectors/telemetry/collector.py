@@ -156,13 +156,11 @@ def telemetry_metrics(doc: Any) -> Metrics:
         raise ValueError("not a version-1 telemetry samples document")
     devices = doc["devices"]
     used = [d for d in devices if any(_count(s, "own_procs") for s in _samples(d))]
-    samples = [s for d in used or devices for s in _samples(d)]
-    if not samples:
+    if not (samples := [s for d in used or devices for s in _samples(d)]):
         return capture_status("telemetry", "empty", "no sample was taken")
     out: Metrics = _attribution(devices, used)
     for q in QUANTITIES:
-        values = [float(s[q]) for s in samples if isinstance(s.get(q), (int, float))]
-        if values:
+        if values := [float(s[q]) for s in samples if isinstance(s.get(q), (int, float))]:
             out |= {f"telemetry_{q}_min": min(values), f"telemetry_{q}_max": max(values),
                     f"telemetry_{q}_median": statistics.median(values)}
     masks = [int(s["throttle"]) for s in samples if isinstance(s.get("throttle"), (int, float))]
