@@ -36,7 +36,6 @@ def counter_access(params_text: str | None, cap_eff_hex: str | None) -> tuple[bo
 
 
 def host_counter_access() -> tuple[bool | None, str]:
-    """`counter_access` for this process on this machine."""
     try:
         params = _PARAMS.read_text(errors="replace")
     except OSError:

@@ -250,11 +250,9 @@ def translate_devices(backend: str, env: Mapping[str, str]) -> DeviceVars:
     if rocr is not None:
         kept = f"kept {ROCR}={rocr!r}, which wins"
         return DeviceVars({}, frozenset(drop), _note(backend, moved, kept))
-    value = hip if hip is not None else cuda
-    assert value is not None
-    source = HIP if hip is not None else CUDA
-    done = f"set {ROCR}={value!r} from {source}"
-    return DeviceVars({ROCR: value}, frozenset(drop), _note(backend, moved, done))
+    source = HIP if hip is not None else CUDA      # `drop` holds one of them
+    done = f"set {ROCR}={env[source]!r} from {source}"
+    return DeviceVars({ROCR: env[source]}, frozenset(drop), _note(backend, moved, done))
 
 
 def _note(backend: str, moved: str, done: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, ValidationInfo, field_validator
 
@@ -28,16 +28,10 @@ OUTPUT_FILE = "aorta_%pid%"
 SUMMARY_STEM = "rocprof_summary"
 VERSION_TIMEOUT_S = 10.0
 
-TRACE_FLAGS = {
-    "kernel": "--kernel-trace",
-    "hip": "--hip-trace",
-    "hip_runtime": "--hip-runtime-trace",
-    "memory_copy": "--memory-copy-trace",
-    "rccl": "--rccl-trace",
-    "marker": "--marker-trace",
-    "scratch": "--scratch-memory-trace",
-}
 TraceDomain = Literal["kernel", "hip", "hip_runtime", "memory_copy", "rccl", "marker", "scratch"]
+#: Each domain's rocprofv3 flag: --<domain>-trace (scratch: --scratch-memory-trace).
+TRACE_FLAGS = {d: "--" + ("scratch-memory" if d == "scratch" else d.replace("_", "-")) + "-trace"
+               for d in get_args(TraceDomain)}
 OutputFormat = Literal["csv", "json", "pftrace", "otf2", "rocpd"]
 DEFAULT_TRACE: tuple[TraceDomain, ...] = ("kernel",)
 DEFAULT_FORMATS: tuple[OutputFormat, ...] = ("csv",)
