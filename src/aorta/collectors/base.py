@@ -24,11 +24,9 @@ from aorta.collectors.options import validate_options
 from aorta.launchers.per_rank import RANK_TOKEN
 from aorta.store.record_checks import CAPTURE_STATES
 
-__all__ = [
-    "RANK_TOKEN", "CAPTURE_STATES", "Capability", "Collector", "CollectorOptions", "Launch", "Metrics",
-    "TrialContext", "TrialOutcome", "capture_status", "settle", "cut_short", "COUNT_KEYS",
-    "Sampler",
-]
+__all__ = ["RANK_TOKEN", "CAPTURE_STATES", "Capability", "Collector", "CollectorOptions", "Launch",
+           "Metrics", "TrialContext", "TrialOutcome", "capture_status", "settle", "cut_short",
+           "COUNT_KEYS", "Sampler"]
 
 Metrics = dict[str, Any]
 

@@ -90,10 +90,8 @@ def doctor_rows(names: list[str] | None = None, command: Sequence[str] = (),
         answers = pool.submit(check_imports, todo, env)
         caps = {name: broken.get(name) or capability(name) for name in wanted}
         found = answers.result()
-    rows: list[Row] = []
-    for name in wanted:
-        rows += _collector_rows(name, caps[name], checks.get(name, []), found)
-    return rows
+    return [row for name in wanted
+            for row in _collector_rows(name, caps[name], checks.get(name, []), found)]
 
 
 def interpreter_checks(name: str, command: Sequence[str], env: Mapping[str, str],

@@ -19,10 +19,8 @@ _TIME_NS = {prefix + word: factor
             for word in ("s", "sec", "second", "seconds")} | {"\u00b5s": 1e3, "\u03bcs": 1e3}
 _PREFIX = {"K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 # Words Nsight Compute scales with an SI prefix ("Kbyte", "Minst", "Gcycle").
-_SCALED_WORDS = frozenset({
-    "byte", "inst", "cycle", "warp", "sector", "request", "thread", "block", "flop",
-    "wavefront", "transaction", "hz", "Hz",
-})
+_SCALED_WORDS = frozenset({"byte", "inst", "cycle", "warp", "sector", "request", "thread", "block",
+                           "flop", "wavefront", "transaction", "hz", "Hz"})
 
 _PLAIN = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
