@@ -24,10 +24,8 @@ _NO_AORTA = "No module named 'aorta"
 
 def last_line_after(text: str, prefix: str) -> str | None:
     """The rest of the last line of `text` that starts with `prefix`, stripped; None if none."""
-    for line in reversed(text.splitlines()):
-        if line.startswith(prefix):
-            return line[len(prefix):].strip()
-    return None
+    return next((line[len(prefix):].strip() for line in reversed(text.splitlines())
+                 if line.startswith(prefix)), None)
 
 
 def attach_failure(stderr_path: Path | None, collector: str) -> tuple[str, bool] | None:

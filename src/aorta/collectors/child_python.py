@@ -30,9 +30,7 @@ def command_python(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
         python = split_python_launch(tuple(argv), "check", "").python
     except SetupError:
         return None
-    if os.sep in python:
-        return python
-    return shutil.which(python, path=env.get("PATH", os.defpath))
+    return python if os.sep in python else shutil.which(python, path=env.get("PATH", os.defpath))
 
 
 @dataclass(frozen=True)

@@ -87,9 +87,7 @@ def leaf_count(metrics: dict[str, Any]) -> int | None:
     """The launch count, or None when it is missing or cannot be trusted (negative, NaN,
     fractional, not a number): an untrusted count is never rounded into a trusted one."""
     number = _number(metrics.get("count"))
-    if isinstance(number, str) or number != int(number):
-        return None
-    return int(number)
+    return None if isinstance(number, str) or number != int(number) else int(number)
 
 
 @dataclass

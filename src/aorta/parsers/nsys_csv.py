@@ -147,6 +147,4 @@ def _add(row: list[str], c: _Columns, summary: KernelSummary, shares: Shares) ->
 
 def _count(text: str) -> int | None:
     value = parse_number(text)
-    if value is None or value < 0 or not value.is_integer():
-        return None
-    return int(value)
+    return None if value is None or value < 0 or not value.is_integer() else int(value)

@@ -93,9 +93,7 @@ def combination_problem(options: ProtonOptions) -> tuple[str, str] | None:
             return "backend_mode", (
                 f"must be one of {list(allowed)} for backend: {options.backend}")
     problem = cli_pin_problem(options)
-    if problem is not None:
-        return "backend", problem
-    return None
+    return None if problem is None else ("backend", problem)
 
 
 def cli_pin_problem(options: ProtonOptions) -> str | None:
