@@ -81,8 +81,7 @@ def doctor_rows(names: list[str] | None = None, command: Sequence[str] = (),
         try:
             if _loaded(name) is not None:
                 with plugin_fault(name, "interpreter lookup"):
-                    checks[name] = interpreter_checks(name, command, env,
-                                                      (options or {}).get(name))
+                    checks[name] = interpreter_checks(name, command, env, (options or {}).get(name))
         except BrokenCollectorError as exc:
             broken[name] = Capability(name, False, reason=str(exc), fix=PLUGIN_FIX)
     todo = [(python, module) for found in checks.values() for _, python, module in found]

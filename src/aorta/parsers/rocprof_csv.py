@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aorta.parsers.kernel_table import KernelTable
-from aorta.parsers.rocprof_trace_scan import (CUT_ROW, TraceColumns, ends_with_newline,
-                                              scan_trace)
+from aorta.parsers.rocprof_trace_scan import CUT_ROW, TraceColumns, ends_with_newline, scan_trace
 from aorta.parsers.skips import NUL_MARK, NUL_ROW, Shares, Skips, nul_marked
 
 TRACE_COLUMNS = ("Kernel_Name", "Start_Timestamp", "End_Timestamp")

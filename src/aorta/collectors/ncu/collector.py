@@ -107,8 +107,7 @@ class NcuCollector(Collector[NcuOptions]):
     def claims(self, options: NcuOptions) -> frozenset[str]:
         return frozenset({"cupti"})
 
-    def wrap(self, launch: Launch, out_dir: Path, options: NcuOptions,
-             ctx: TrialContext) -> Launch:
+    def wrap(self, launch: Launch, out_dir: Path, options: NcuOptions, ctx: TrialContext) -> Launch:
         if not launch.argv or launch.argv[0].startswith("-"):
             raise SetupError(f"ncu: the command must start with a program, got "
                              f"{list(launch.argv[:1])!r}; give the command after `--`")

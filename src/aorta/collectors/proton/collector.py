@@ -187,8 +187,7 @@ def cli_argv(argv: tuple[str, ...], out_dir: Path, opts: ProtonOptions,
     return launch.through(LAUNCHER, flags, python)
 
 
-def env_overlay(out_dir: Path, opts: ProtonOptions,
-                name: str = PROFILE_BASENAME) -> dict[str, str]:
+def env_overlay(out_dir: Path, opts: ProtonOptions, name: str = PROFILE_BASENAME) -> dict[str, str]:
     """The `AORTA_PROTON_*` variables of `mode: env`, mirroring the launcher's flags."""
     session = _session(out_dir, opts, name)
     return {f"{ENV_PREFIX}DIR": str(out_dir)} | {f"{ENV_PREFIX}{key.upper()}": value

@@ -125,8 +125,7 @@ class TelemetryCollector(Collector[TelemetryOptions]):
         parts = (*ctx.trial_dir.relative_to(root).parts, out_dir.name)
         return _Recorder(open_source(devices), options.interval_ms / 1000.0, (root, parts))
 
-    def summarize(self, out_dir: Path, options: TelemetryOptions,
-                  outcome: TrialOutcome) -> Metrics:
+    def summarize(self, out_dir: Path, options: TelemetryOptions, outcome: TrialOutcome) -> Metrics:
         path = out_dir / SAMPLES
         if not path.exists():
             return capture_status(self.name, "missing", "no samples.json: the sampler did not "
