@@ -163,8 +163,7 @@ def importable_by_child(launch: Launch, ctx: TrialContext, flags: tuple[str, ...
     (an installed aorta is found by itself), so the child imports aorta's launchers; `error`
     ending with `fix` when the interpreter's `flags` make it ignore PYTHONPATH. A whole
     site-packages is never added: it would shadow the payload's standard library."""
-    root = aorta_root()
-    if root is None:
+    if (root := aorta_root()) is None:
         return launch
     if ignoring := sorted({"-I", "-E"} & set(flags)):
         raise error(f"the interpreter option {' '.join(ignoring)} ignores PYTHONPATH, and aorta "

@@ -51,8 +51,7 @@ def gpu_present(timeout_s: float = 20.0) -> tuple[bool, str]:
     """Whether this machine has an NVIDIA GPU, and how we know."""
     if os.path.exists("/dev/nvidiactl"):
         return True, "/dev/nvidiactl exists"
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
+    if (smi := shutil.which("nvidia-smi")) is None:
         return False, "no /dev/nvidiactl and no nvidia-smi"
     result = run_tool([smi, "-L"], timeout_s)
     if result.ok and re.search(r"^GPU \d+:", result.output, re.MULTILINE):

@@ -155,16 +155,14 @@ class HatchetSummary:
                 self.skips.skip(f"{name!r}: cycles is {cycles}")
             else:
                 self.scope_cycles[name] = self.scope_cycles.get(name, 0.0) + cycles
-        time_ns = leaf_time_ns(metrics)
-        if time_ns is None:
+        if (time_ns := leaf_time_ns(metrics)) is None:
             if "count" in metrics:
                 self.skips.skip(f"{name!r}: has launches (count) but no time column")
             return
         if isinstance(time_ns, str):
             self.skips.skip(f"{name!r}: {time_ns}")
             return
-        count = leaf_count(metrics)
-        if count is None:
+        if (count := leaf_count(metrics)) is None:
             self.skips.skip(f"{name!r}: count is {_kind(metrics.get('count'))} (the time is "
                             f"kept, the count is not)")
         if count == 0 and time_ns == 0:

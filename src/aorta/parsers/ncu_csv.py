@@ -100,8 +100,7 @@ def _raw(header: list[str], rows: Iterator[list[str] | None], metrics: Sequence[
          path: Path) -> NcuProfile:
     index = {name: i for i, name in enumerate(header)}
     profile = NcuProfile(missing=[m for m in metrics if m not in index])
-    units = next(rows, None)
-    if units is None:
+    if (units := next(rows, None)) is None:
         return profile            # a header alone: nothing was profiled
     if len(units) < len(header) or units[index[_ID]].strip():
         raise ValueError(f"{path.name}: no units row after the header, so values cannot be "

@@ -54,8 +54,7 @@ def read_kern_sum_lines(lines: Iterable[str], label: str = "<stdout>") -> Kernel
     """`read_kern_sum` over lines already open (a file object or a list of strings)."""
     summary = KernelSummary()
     rows = _rows(lines, summary)
-    header = next(rows, None)
-    if header is None:
+    if (header := next(rows, None)) is None:
         return summary
     summary.header_found = True
     columns = _columns(header, label)

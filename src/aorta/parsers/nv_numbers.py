@@ -45,14 +45,12 @@ def to_base(value: float, unit: str) -> tuple[float, str]:
     truthfully what the number is."""
     unit = unit.strip()
     numerator, slash, denominator = unit.partition("/")
-    top = _scale(numerator)
-    if top is None:
+    if (top := _scale(numerator)) is None:
         return value, unit
     factor, base = top
     if not slash:
         return _tidy(value * factor), base
-    bottom = _scale(denominator)
-    if bottom is None:
+    if (bottom := _scale(denominator)) is None:
         return value, unit
     per, per_base = bottom
     if per_base == TIME_BASE:      # a rate: express it per second

@@ -63,8 +63,7 @@ def read_stats(path: Path, table: KernelTable) -> FileReport:
         ends_whole = ends_with_newline(raw)
         text = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="")
         reader = csv.reader(nul_marked(text))
-        header = _first_row(reader, report)
-        if header is None:
+        if (header := _first_row(reader, report)) is None:
             return report
         try:
             index = _column_index([name.strip() for name in header], ("Name", "TotalDurationNs"),

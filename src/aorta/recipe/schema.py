@@ -286,8 +286,7 @@ class Recipe(_Strict):
         """Every axis in cell-name order: the bundle axes first, then `axes` as written."""
         out: dict[str, dict[str, Variant]] = {}
         for sugar in ("mitigation", "diagnostic"):
-            names = getattr(self, f"{sugar}_axis")
-            if names is not None:
+            if (names := getattr(self, f"{sugar}_axis")) is not None:
                 out[sugar] = {n: Variant(env=BUNDLES[n]) for n in names}
         out.update(self.axes)
         return out

@@ -135,8 +135,7 @@ class NcuCollector(Collector[NcuOptions]):
         return metrics | profile_metrics(profile, options.metrics, profiled)
 
     def probe(self) -> Capability:
-        binary = find_binary(ENV_BIN, "ncu", os.environ)
-        if binary is None:
+        if (binary := find_binary(ENV_BIN, "ncu", os.environ)) is None:
             return Capability(self.name, False, reason="ncu not found ($NCU_BIN unset and no ncu "
                               "on PATH)", fix="install Nsight Compute (part of the CUDA toolkit) "
                               "and put ncu on PATH, or set NCU_BIN")

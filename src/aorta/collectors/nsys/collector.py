@@ -114,8 +114,7 @@ class NsysCollector(Collector[NsysOptions]):
         return metrics | summary_metrics(summary, csv_path.name)
 
     def probe(self) -> Capability:
-        binary = find_binary(ENV_BIN, "nsys", os.environ)
-        if binary is None:
+        if (binary := find_binary(ENV_BIN, "nsys", os.environ)) is None:
             return Capability(self.name, False, reason="nsys not found ($NSYS_BIN unset and no "
                               "nsys on PATH)", fix="install Nsight Systems and put nsys on PATH, "
                               "or set NSYS_BIN")

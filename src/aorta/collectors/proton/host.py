@@ -215,8 +215,7 @@ def resolve_backend(requested: str, vendor: str | None, version: str | None) -> 
         return "auto (unresolved: both AMD and NVIDIA devices found)"
     if vendor == "nvidia":
         return "cupti"
-    release = version_tuple(version)
-    if release is None:
+    if (release := version_tuple(version)) is None:
         return ("auto (unresolved: Triton version unknown; roctracer below 3.8, "
                 "rocprofiler from 3.8)")
     return "rocprofiler" if release >= (3, 8) else "roctracer"

@@ -60,8 +60,7 @@ class _Recorder:
         now = time.monotonic() - self.t0
         for position, kept in enumerate(self.samples):
             sample = {"t": round(now, 4), **self.source.read(position)}
-            pids = self.source.processes(position)
-            if pids is not None:
+            if (pids := self.source.processes(position)) is not None:
                 sample |= self._count(pids, self.other_pids[position])
             kept.append(sample)
             if len(kept) > _MAX_SAMPLES:
@@ -77,8 +76,7 @@ class _Recorder:
             # Before this thread knows the payload started (the warden's word may be on its way),
             # whose a pid is cannot be told yet: it is asked again in the next sample.
             if ours is None and self.payload is not None:
-                ours = in_trial(pid, *self.payload)
-                if ours is not None:
+                if (ours := in_trial(pid, *self.payload)) is not None:
                     self.ours[pid] = ours
             if ours:
                 own += 1
