@@ -249,7 +249,7 @@ def translate_devices(backend: str, env: Mapping[str, str]) -> DeviceVars:
     if rocr is not None:
         kept = f"kept {ROCR}={rocr!r}, which wins"
         return DeviceVars({}, frozenset(drop), _note(backend, moved, kept))
-    source = HIP if hip is not None else CUDA      # `drop` holds one of them
+    source = HIP if hip is not None else CUDA      # one is set, or nothing would be dropped
     done = f"set {ROCR}={env[source]!r} from {source}"
     return DeviceVars({ROCR: env[source]}, frozenset(drop), _note(backend, moved, done))
 
