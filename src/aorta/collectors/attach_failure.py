@@ -24,18 +24,15 @@ _NO_AORTA = "No module named 'aorta"
 
 def last_line_after(text: str, prefix: str) -> str | None:
     """The rest of the last line of `text` that starts with `prefix`, stripped; None if none."""
-    for line in reversed(text.splitlines()):
-        if line.startswith(prefix):
-            return line[len(prefix):].strip()
-    return None
+    return next((line[len(prefix):].strip() for line in reversed(text.splitlines())
+                 if line.startswith(prefix)), None)
 
 
 def attach_failure(stderr_path: Path | None, collector: str) -> tuple[str, bool] | None:
     """(why `collector` could not attach, whether its launcher could not even be imported),
     or None."""
     tail = read_tail(stderr_path, _TAIL_BYTES) or ""
-    said = last_line_after(tail, attach_line(collector))
-    if said is not None:
+    if (said := last_line_after(tail, attach_line(collector))) is not None:
         return said or "no reason given", False
     if _NO_AORTA in tail:
         return "the payload's Python cannot import aorta's launcher (No module named 'aorta')", True
@@ -49,8 +46,7 @@ def with_attach_failure(name: str, metrics: Metrics, outcome: TrialOutcome,
     Python could not import is the capture's reason too, ending with `fix`."""
     if metrics.get(f"{name}_capture") != "missing" or not outcome.launched:
         return metrics
-    found = attach_failure(outcome.stderr_path, name)
-    if found is None:
+    if (found := attach_failure(outcome.stderr_path, name)) is None:
         return metrics
     why, unimportable = found
     if unimportable:

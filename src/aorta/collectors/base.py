@@ -24,11 +24,9 @@ from aorta.collectors.options import validate_options
 from aorta.launchers.per_rank import RANK_TOKEN
 from aorta.store.record_checks import CAPTURE_STATES
 
-__all__ = [
-    "RANK_TOKEN", "CAPTURE_STATES", "Capability", "Collector", "CollectorOptions", "Launch", "Metrics",
-    "TrialContext", "TrialOutcome", "capture_status", "settle", "cut_short", "COUNT_KEYS",
-    "Sampler",
-]
+__all__ = ["RANK_TOKEN", "CAPTURE_STATES", "Capability", "Collector", "CollectorOptions", "Launch",
+           "Metrics", "TrialContext", "TrialOutcome", "capture_status", "settle", "cut_short",
+           "COUNT_KEYS", "Sampler"]
 
 Metrics = dict[str, Any]
 
@@ -165,11 +163,9 @@ def importable_by_child(launch: Launch, ctx: TrialContext, flags: tuple[str, ...
     (an installed aorta is found by itself), so the child imports aorta's launchers; `error`
     ending with `fix` when the interpreter's `flags` make it ignore PYTHONPATH. A whole
     site-packages is never added: it would shadow the payload's standard library."""
-    root = aorta_root()
-    if root is None:
+    if (root := aorta_root()) is None:
         return launch
-    ignoring = sorted({"-I", "-E"} & set(flags))
-    if ignoring:
+    if ignoring := sorted({"-I", "-E"} & set(flags)):
         raise error(f"the interpreter option {' '.join(ignoring)} ignores PYTHONPATH, and aorta "
                     f"is not installed (it runs from {root}), so the payload's Python could not "
                     f"import aorta's launcher; {fix}, or drop {ignoring[0]}")

@@ -26,8 +26,7 @@ def find_binary(env_var: str, default: str, env: Mapping[str, str]) -> str | Non
 def resolve_binary(env_var: str, default: str, env: Mapping[str, str], collector: str,
                    error: type[SetupError] = SetupError) -> str:
     """The profiler binary for a trial, or `error` naming both ways to provide one."""
-    found = find_binary(env_var, default, env)
-    if found:
+    if found := find_binary(env_var, default, env):
         return found
     given = env.get(env_var, "").strip()
     problem = (f"${env_var}={given!r} is not an executable file on this machine" if given
@@ -52,8 +51,7 @@ def gpu_present(timeout_s: float = 20.0) -> tuple[bool, str]:
     """Whether this machine has an NVIDIA GPU, and how we know."""
     if os.path.exists("/dev/nvidiactl"):
         return True, "/dev/nvidiactl exists"
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
+    if (smi := shutil.which("nvidia-smi")) is None:
         return False, "no /dev/nvidiactl and no nvidia-smi"
     result = run_tool([smi, "-L"], timeout_s)
     if result.ok and re.search(r"^GPU \d+:", result.output, re.MULTILINE):

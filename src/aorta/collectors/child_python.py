@@ -30,9 +30,7 @@ def command_python(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
         python = split_python_launch(tuple(argv), "check", "").python
     except SetupError:
         return None
-    if os.sep in python:
-        return python
-    return shutil.which(python, path=env.get("PATH", os.defpath))
+    return python if os.sep in python else shutil.which(python, path=env.get("PATH", os.defpath))
 
 
 @dataclass(frozen=True)
@@ -74,8 +72,7 @@ def check_import(python: str, module: str, env: Mapping[str, str],
 def check_imports(checks: Sequence[tuple[str, str]], env: Mapping[str, str],
                   timeout: float = IMPORT_TIMEOUT_S) -> dict[tuple[str, str], ChildImport]:
     """`check_import` of every (python, module) in `checks`, all at once."""
-    todo = list(dict.fromkeys(checks))
-    if not todo:
+    if not (todo := list(dict.fromkeys(checks))):
         return {}
     with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
         found = pool.map(lambda check: check_import(check[0], check[1], env, timeout), todo)

@@ -38,6 +38,5 @@ def check_conflicts(selected: Mapping[str, CollectorOptions]) -> None:
                                                     "profile them in separate runs"))
                 raise ConflictError(
                     f"collect: {owner[resource]} and {collector.describe(options)} cannot run "
-                    f"in one trial: {why}; {fix}"
-                )
+                    f"in one trial: {why}; {fix}")
             owner[resource] = collector.describe(options)

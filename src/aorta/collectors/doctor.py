@@ -81,8 +81,7 @@ def doctor_rows(names: list[str] | None = None, command: Sequence[str] = (),
         try:
             if _loaded(name) is not None:
                 with plugin_fault(name, "interpreter lookup"):
-                    checks[name] = interpreter_checks(name, command, env,
-                                                      (options or {}).get(name))
+                    checks[name] = interpreter_checks(name, command, env, (options or {}).get(name))
         except BrokenCollectorError as exc:
             broken[name] = Capability(name, False, reason=str(exc), fix=PLUGIN_FIX)
     todo = [(python, module) for found in checks.values() for _, python, module in found]
@@ -90,10 +89,8 @@ def doctor_rows(names: list[str] | None = None, command: Sequence[str] = (),
         answers = pool.submit(check_imports, todo, env)
         caps = {name: broken.get(name) or capability(name) for name in wanted}
         found = answers.result()
-    rows: list[Row] = []
-    for name in wanted:
-        rows += _collector_rows(name, caps[name], checks.get(name, []), found)
-    return rows
+    return [row for name in wanted
+            for row in _collector_rows(name, caps[name], checks.get(name, []), found)]
 
 
 def interpreter_checks(name: str, command: Sequence[str], env: Mapping[str, str],

@@ -23,8 +23,7 @@ def validate_options(name: str, model: type[M], raw: Mapping[str, Any] | None) -
         raise OptionError(f"collect.{name}: options must be a mapping of option -> value, "
                           f"got {type(raw).__name__} ({raw!r})")
     known = model.model_fields
-    unknown = next((key for key in raw if key not in known), None)
-    if unknown is not None:
+    if (unknown := next((key for key in raw if key not in known), None)) is not None:
         raise OptionError(f"collect.{name}.{unknown}: unknown key; allowed: "
                           f"{', '.join(sorted(known))}")
     try:

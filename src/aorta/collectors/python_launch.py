@@ -84,8 +84,7 @@ def split_python_launch(argv: tuple[str, ...] | list[str], collector: str, escap
 
 def pytest_python(pytest: str) -> str:
     """The interpreter a `pytest` console script runs under: its shebang, else ours."""
-    path = shutil.which(pytest)
-    if path:
+    if path := shutil.which(pytest):
         try:
             with open(path, "rb") as fh:
                 first = fh.readline(256).decode("utf-8", "replace").strip()

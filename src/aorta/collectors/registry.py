@@ -65,7 +65,6 @@ def _table() -> dict[str, EntryPoint]:
 
 
 def names() -> list[str]:
-    """Every registered collector name, sorted."""
     return sorted(_table())
 
 

@@ -11,7 +11,6 @@ from typing import TextIO
 
 
 def attach_line(collector: str) -> str:
-    """The prefix of the line that reports a failed attach for `collector`."""
     return f"aorta: {collector}: could not attach: "
 
 

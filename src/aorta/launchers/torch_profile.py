@@ -45,11 +45,8 @@ def _parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
 
 def _gpu_build(torch: Any) -> str | None:
-    version = torch.version
-    for name in ("hip", "cuda", "xpu"):
-        if getattr(version, name, None):
-            return name
-    return None
+    names = ("hip", "cuda", "xpu")
+    return next((name for name in names if getattr(torch.version, name, None)), None)
 
 
 def resolve_activities(names: list[str], torch: Any) -> tuple[list[Any], list[str], list[str]]:

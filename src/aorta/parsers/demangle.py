@@ -35,8 +35,7 @@ def demangle(name: str) -> str:
 def demangle_all(names: Iterable[str]) -> dict[str, str]:
     """name -> demangled name for every one of `names`, in one batch. Never raises."""
     names = list(names)
-    todo = [n for n in dict.fromkeys(names) if n not in _cache and looks_mangled(n)]
-    if todo:
+    if todo := [n for n in dict.fromkeys(names) if n not in _cache and looks_mangled(n)]:
         _cache.update(_backend_choice()[1](todo))
     return {n: _cache.get(n, n) for n in names}
 
@@ -52,8 +51,7 @@ def _backend_choice() -> tuple[str, Callable[[list[str]], dict[str, str]]]:
     else:
         return "cxxfilt", _with_cxxfilt
     for tool in _TOOLS:
-        path = shutil.which(tool)
-        if path:
+        if path := shutil.which(tool):
             return path, functools.partial(_with_tool, path)
     return "none", _unchanged
 

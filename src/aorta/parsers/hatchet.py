@@ -87,9 +87,7 @@ def leaf_count(metrics: dict[str, Any]) -> int | None:
     """The launch count, or None when it is missing or cannot be trusted (negative, NaN,
     fractional, not a number): an untrusted count is never rounded into a trusted one."""
     number = _number(metrics.get("count"))
-    if isinstance(number, str) or number != int(number):
-        return None
-    return int(number)
+    return None if isinstance(number, str) or number != int(number) else int(number)
 
 
 @dataclass
@@ -122,8 +120,7 @@ class HatchetSummary:
             if not isinstance(node, dict):
                 self.skips.skip(f"{label}: a frame that is {_kind(node)}, not an object")
                 continue
-            children = self._children(node, label)
-            if children:
+            if children := self._children(node, label):
                 stack.extend(reversed(children))
             elif children is not None:
                 self._add_leaf(node, label)
@@ -158,16 +155,14 @@ class HatchetSummary:
                 self.skips.skip(f"{name!r}: cycles is {cycles}")
             else:
                 self.scope_cycles[name] = self.scope_cycles.get(name, 0.0) + cycles
-        time_ns = leaf_time_ns(metrics)
-        if time_ns is None:
+        if (time_ns := leaf_time_ns(metrics)) is None:
             if "count" in metrics:
                 self.skips.skip(f"{name!r}: has launches (count) but no time column")
             return
         if isinstance(time_ns, str):
             self.skips.skip(f"{name!r}: {time_ns}")
             return
-        count = leaf_count(metrics)
-        if count is None:
+        if (count := leaf_count(metrics)) is None:
             self.skips.skip(f"{name!r}: count is {_kind(metrics.get('count'))} (the time is "
                             f"kept, the count is not)")
         if count == 0 and time_ns == 0:

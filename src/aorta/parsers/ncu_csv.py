@@ -88,25 +88,19 @@ def _csv_rows(lines: Iterable[str]) -> Iterator[list[str] | None]:
     """CSV rows of the lines that are not the tool's own messages; None for a row with a NUL
     byte, and for one the csv module cannot read (a quote left open by a cut file), which ends
     the table."""
-    reader = csv.reader(nul_marked(line for line in lines if not _TOOL_LINE.match(line)),
-                        strict=True)
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error:
-            yield None
-            return
-        yield None if NUL_MARK in "".join(row) else row
+    try:
+        for row in csv.reader(nul_marked(line for line in lines if not _TOOL_LINE.match(line)),
+                              strict=True):
+            yield None if NUL_MARK in "".join(row) else row
+    except csv.Error:
+        yield None
 
 
 def _raw(header: list[str], rows: Iterator[list[str] | None], metrics: Sequence[str],
          path: Path) -> NcuProfile:
     index = {name: i for i, name in enumerate(header)}
     profile = NcuProfile(missing=[m for m in metrics if m not in index])
-    units = next(rows, None)
-    if units is None:
+    if (units := next(rows, None)) is None:
         return profile            # a header alone: nothing was profiled
     if len(units) < len(header) or units[index[_ID]].strip():
         raise ValueError(f"{path.name}: no units row after the header, so values cannot be "

@@ -54,16 +54,14 @@ def read_kern_sum_lines(lines: Iterable[str], label: str = "<stdout>") -> Kernel
     """`read_kern_sum` over lines already open (a file object or a list of strings)."""
     summary = KernelSummary()
     rows = _rows(lines, summary)
-    header = next(rows, None)
-    if header is None:
+    if (header := next(rows, None)) is None:
         return summary
     summary.header_found = True
     columns = _columns(header, label)
     shares = Shares(0.0 if columns.percent is not None else None)
     for row in rows:
         summary.rows += 1
-        why = _add(row, columns, summary, shares)
-        if why:
+        if why := _add(row, columns, summary, shares):
             summary.skips.skip(f"row {summary.rows}: {why}")
     # nsys prints each share with one decimal: at most 0.05 a row of rounding.
     shares.check(summary.skips, summary.rows, 0.05, "Time (%)")
@@ -96,16 +94,11 @@ def _rows(lines: Iterable[str], summary: KernelSummary) -> Iterator[list[str]]:
             if line.strip():
                 yield line
 
-    reader = csv.reader(nul_marked(table_lines()), strict=True)
-    while True:
-        try:
-            yield next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            summary.skips.skip(f"unreadable CSV after row {summary.rows} ({exc}); the rest is "
-                               f"not read")
-            return
+    try:
+        yield from csv.reader(nul_marked(table_lines()), strict=True)
+    except csv.Error as exc:
+        summary.skips.skip(f"unreadable CSV after row {summary.rows} ({exc}); the rest is not "
+                           f"read")
 
 
 def _columns(header: list[str], label: str) -> _Columns:
@@ -135,8 +128,7 @@ def _add(row: list[str], c: _Columns, summary: KernelSummary, shares: Shares) ->
     if NUL_MARK in "".join(row):
         return NUL_ROW
     total = parse_number(row[c.total])
-    name = row[c.name]
-    if not name:
+    if not (name := row[c.name]):
         return "empty Name"
     if total is None or total < 0:
         return f"Total Time is {row[c.total][:40]!r}"
@@ -154,6 +146,4 @@ def _add(row: list[str], c: _Columns, summary: KernelSummary, shares: Shares) ->
 
 def _count(text: str) -> int | None:
     value = parse_number(text)
-    if value is None or value < 0 or not value.is_integer():
-        return None
-    return int(value)
+    return None if value is None or value < 0 or not value.is_integer() else int(value)

@@ -13,19 +13,14 @@ import re
 
 TIME_BASE = "ns"
 
-# unit as printed -> nanoseconds per unit
-_TIME_NS = {
-    "ns": 1.0, "nsec": 1.0, "nsecond": 1.0, "nseconds": 1.0,
-    "us": 1e3, "usec": 1e3, "usecond": 1e3, "useconds": 1e3, "\u00b5s": 1e3, "\u03bcs": 1e3,
-    "ms": 1e6, "msec": 1e6, "msecond": 1e6, "mseconds": 1e6,
-    "s": 1e9, "sec": 1e9, "second": 1e9, "seconds": 1e9,
-}
+# unit as printed -> nanoseconds per unit: ns, nsec, nsecond, nseconds, us, ..., seconds
+_TIME_NS = {prefix + word: factor
+            for prefix, factor in (("n", 1.0), ("u", 1e3), ("m", 1e6), ("", 1e9))
+            for word in ("s", "sec", "second", "seconds")} | {"\u00b5s": 1e3, "\u03bcs": 1e3}
 _PREFIX = {"K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 # Words Nsight Compute scales with an SI prefix ("Kbyte", "Minst", "Gcycle").
-_SCALED_WORDS = frozenset({
-    "byte", "inst", "cycle", "warp", "sector", "request", "thread", "block", "flop",
-    "wavefront", "transaction", "hz", "Hz",
-})
+_SCALED_WORDS = frozenset({"byte", "inst", "cycle", "warp", "sector", "request", "thread", "block",
+                           "flop", "wavefront", "transaction", "hz", "Hz"})
 
 _PLAIN = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
@@ -50,14 +45,12 @@ def to_base(value: float, unit: str) -> tuple[float, str]:
     truthfully what the number is."""
     unit = unit.strip()
     numerator, slash, denominator = unit.partition("/")
-    top = _scale(numerator)
-    if top is None:
+    if (top := _scale(numerator)) is None:
         return value, unit
     factor, base = top
     if not slash:
         return _tidy(value * factor), base
-    bottom = _scale(denominator)
-    if bottom is None:
+    if (bottom := _scale(denominator)) is None:
         return value, unit
     per, per_base = bottom
     if per_base == TIME_BASE:      # a rate: express it per second

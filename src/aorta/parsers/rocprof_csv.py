@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aorta.parsers.kernel_table import KernelTable
-from aorta.parsers.rocprof_trace_scan import (CUT_ROW, TraceColumns, ends_with_newline,
-                                              scan_trace)
+from aorta.parsers.rocprof_trace_scan import CUT_ROW, TraceColumns, ends_with_newline, scan_trace
 from aorta.parsers.skips import NUL_MARK, NUL_ROW, Shares, Skips, nul_marked
 
 TRACE_COLUMNS = ("Kernel_Name", "Start_Timestamp", "End_Timestamp")
@@ -64,8 +63,7 @@ def read_stats(path: Path, table: KernelTable) -> FileReport:
         ends_whole = ends_with_newline(raw)
         text = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="")
         reader = csv.reader(nul_marked(text))
-        header = _first_row(reader, report)
-        if header is None:
+        if (header := _first_row(reader, report)) is None:
             return report
         try:
             index = _column_index([name.strip() for name in header], ("Name", "TotalDurationNs"),

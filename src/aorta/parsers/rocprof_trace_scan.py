@@ -110,9 +110,8 @@ class CsvLines:
 def scan_trace(fh: BinaryIO, columns: TraceColumns) -> TraceScan:
     """Read the data rows of an open trace file positioned just after its header."""
     scan = TraceScan()
-    lines = CsvLines(fh, scan.skips)
-    for name, (total, launches, longest) in _read_rows(lines, columns, scan).items():
-        scan.kernels[name.encode("latin-1")] = [total, launches, longest]
+    totals = _read_rows(CsvLines(fh, scan.skips), columns, scan)
+    scan.kernels = {name.encode("latin-1"): entry for name, entry in totals.items()}
     return scan
 
 
@@ -178,9 +177,7 @@ def _fault(row: list[str], c: TraceColumns) -> str:
         bad = row[c.start] if start is None else row[c.end]
         which = "Start_Timestamp" if start is None else "End_Timestamp"
         return f"{which} is {bad[:40]!r}, not a whole number of ns"
-    if end < start:
-        return END_BEFORE_START
-    return "empty Kernel_Name"
+    return END_BEFORE_START if end < start else "empty Kernel_Name"
 
 
 def _timestamp(text: str) -> int | None:

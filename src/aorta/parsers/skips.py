@@ -55,8 +55,7 @@ class Skips:
         if not self.count:
             return ""
         more = self.count - len(self.examples)
-        detail = "; ".join(self.examples + ([f"{more} more"] if more > 0 and self.examples
-                                            else []))
+        detail = "; ".join(self.examples + ([f"{more} more"] if more > 0 and self.examples else []))
         plural = unit if self.count == 1 else unit + "s"
         return f"{self.count} {plural} left out" + (f" ({detail})" if detail else "")
 

@@ -140,8 +140,7 @@ def _second_pass(path: Path, keys: set[tuple[str, str]], figures: TraceFigures) 
     """The operators of threads that came out of order, held and sorted, then nested."""
     held: dict[tuple[str, str], list[TraceEvent]] = {key: [] for key in keys}
     for ev in read_events(path, frozenset({CPU_OP}), Skips()):   # counted in the first pass
-        events = held.get((repr(ev.pid), repr(ev.tid)))
-        if events is not None:
+        if (events := held.get((repr(ev.pid), repr(ev.tid)))) is not None:
             events.append(ev)
     for events in held.values():
         events.sort(key=lambda e: (e.ts_us, -e.dur_us))

@@ -257,8 +257,7 @@ class Recipe(_Strict):
             return None
         if not value:
             raise ValueError("must name at least one bundle (use [none] for the baseline)")
-        unknown = [v for v in value if v not in BUNDLES]
-        if unknown:
+        if unknown := [v for v in value if v not in BUNDLES]:
             raise ValueError(f"unknown bundle(s) {unknown}; known: {', '.join(sorted(BUNDLES))}")
         return value
 
@@ -287,8 +286,7 @@ class Recipe(_Strict):
         """Every axis in cell-name order: the bundle axes first, then `axes` as written."""
         out: dict[str, dict[str, Variant]] = {}
         for sugar in ("mitigation", "diagnostic"):
-            names = getattr(self, f"{sugar}_axis")
-            if names is not None:
+            if (names := getattr(self, f"{sugar}_axis")) is not None:
                 out[sugar] = {n: Variant(env=BUNDLES[n]) for n in names}
         out.update(self.axes)
         return out

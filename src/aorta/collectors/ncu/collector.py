@@ -107,8 +107,7 @@ class NcuCollector(Collector[NcuOptions]):
     def claims(self, options: NcuOptions) -> frozenset[str]:
         return frozenset({"cupti"})
 
-    def wrap(self, launch: Launch, out_dir: Path, options: NcuOptions,
-             ctx: TrialContext) -> Launch:
+    def wrap(self, launch: Launch, out_dir: Path, options: NcuOptions, ctx: TrialContext) -> Launch:
         if not launch.argv or launch.argv[0].startswith("-"):
             raise SetupError(f"ncu: the command must start with a program, got "
                              f"{list(launch.argv[:1])!r}; give the command after `--`")
@@ -126,8 +125,7 @@ class NcuCollector(Collector[NcuOptions]):
         if binary is None:
             return metrics | capture_status(self.name, "unparsed", "the report exists but no ncu "
                                             f"binary is found to export it (set {ENV_BIN})")
-        exported = export_raw(binary, report, out_dir / RAW_CSV)
-        if exported:
+        if exported := export_raw(binary, report, out_dir / RAW_CSV):
             return metrics | capture_status(self.name, "unparsed", exported)
         try:
             profile = read_ncu_csv(out_dir / RAW_CSV, options.metrics)
@@ -137,8 +135,7 @@ class NcuCollector(Collector[NcuOptions]):
         return metrics | profile_metrics(profile, options.metrics, profiled)
 
     def probe(self) -> Capability:
-        binary = find_binary(ENV_BIN, "ncu", os.environ)
-        if binary is None:
+        if (binary := find_binary(ENV_BIN, "ncu", os.environ)) is None:
             return Capability(self.name, False, reason="ncu not found ($NCU_BIN unset and no ncu "
                               "on PATH)", fix="install Nsight Compute (part of the CUDA toolkit) "
                               "and put ncu on PATH, or set NCU_BIN")
@@ -256,12 +253,10 @@ def _no_report(out_dir: Path, outcome: TrialOutcome) -> tuple[str, str]:
     if "ERR_NVGPUCTRPERM" in text:
         return "missing", ("ncu may not read the GPU performance counters here "
                            f"(ERR_NVGPUCTRPERM): {PERMISSION_FIX}")
-    errors = _ERROR_LINE.findall(text)
-    if errors:
+    if errors := _ERROR_LINE.findall(text):
         return "missing", f"ncu wrote no report: {errors[0].strip()}"
     if "No kernels were profiled" in text:
         return "empty", NO_LAUNCH
-    early = cut_short(outcome, "ncu wrote its report")
-    if early:
+    if early := cut_short(outcome, "ncu wrote its report"):
         return "missing", early
     return "missing", f"ncu wrote no {REPORT} (see {LOG})"

@@ -19,8 +19,7 @@ def counter_access(params_text: str | None, cap_eff_hex: str | None) -> tuple[bo
     """Can this process read GPU performance counters? (True / False / None: unknown, reason).
     The driver's `RmProfilingAdminOnly: 1` (`/proc/driver/nvidia/params`) admits only holders of
     CAP_SYS_ADMIN (root, or a container given it), `0` everyone; else unknown until a run."""
-    match = _PROFILING_FLAG.search(params_text or "")
-    if match is None:
+    if (match := _PROFILING_FLAG.search(params_text or "")) is None:
         return None, "counter permission unknown until a run (driver parameters unreadable)"
     if match.group(1) == "0":
         return True, "the driver lets every user read GPU performance counters"
@@ -36,7 +35,6 @@ def counter_access(params_text: str | None, cap_eff_hex: str | None) -> tuple[bo
 
 
 def host_counter_access() -> tuple[bool | None, str]:
-    """`counter_access` for this process on this machine."""
     try:
         params = _PARAMS.read_text(errors="replace")
     except OSError:

@@ -114,8 +114,7 @@ class NsysCollector(Collector[NsysOptions]):
         return metrics | summary_metrics(summary, csv_path.name)
 
     def probe(self) -> Capability:
-        binary = find_binary(ENV_BIN, "nsys", os.environ)
-        if binary is None:
+        if (binary := find_binary(ENV_BIN, "nsys", os.environ)) is None:
             return Capability(self.name, False, reason="nsys not found ($NSYS_BIN unset and no "
                               "nsys on PATH)", fix="install Nsight Systems and put nsys on PATH, "
                               "or set NSYS_BIN")
@@ -199,15 +198,13 @@ def find_qdstrm_importer(nsys: Path) -> Path | None:
 
 
 def _no_report(out_dir: Path, outcome: TrialOutcome, binary: str | None) -> tuple[str, str]:
-    streams = sorted(p.name for p in out_dir.glob("*.qdstrm"))
-    if streams:
+    if streams := sorted(p.name for p in out_dir.glob("*.qdstrm")):
         importer = find_qdstrm_importer(Path(binary)) if binary else None
         cause = (f"no {IMPORTER} next to nsys ({binary}); {IMPORTER_FIX}" if importer is None
                  else "the conversion failed or was cut short (see the trial's stderr)")
         return "unparsed", (f"nsys wrote only {', '.join(streams)} and could not turn it into a "
                             f"report: {cause}")
-    early = cut_short(outcome, "nsys wrote its report")
-    if early:
+    if early := cut_short(outcome, "nsys wrote its report"):
         return "missing", early
     tail = [line.strip() for line in read_tail(outcome.stderr_path, 4096).splitlines()
             if line.strip()]

@@ -97,8 +97,7 @@ class ProtonCollector(Collector[ProtonOptions]):
         if found.problem or odd:
             return metrics | capture_status(self.name, "unparsed", found.problem or (
                 f"{odd} is not a regular file (symlink or special file); it was not read"))
-        files = [path for path in found.files if path.name.endswith(suffix)]
-        if not files:
+        if not (files := [path for path in found.files if path.name.endswith(suffix)]):
             others = [p.name for p in found.files if p.name.endswith(_OTHER_OUTPUTS)]
             install = find_triton()
             pinned = options.mode == "cli" and options.backend != "auto"
@@ -188,8 +187,7 @@ def cli_argv(argv: tuple[str, ...], out_dir: Path, opts: ProtonOptions,
     return launch.through(LAUNCHER, flags, python)
 
 
-def env_overlay(out_dir: Path, opts: ProtonOptions,
-                name: str = PROFILE_BASENAME) -> dict[str, str]:
+def env_overlay(out_dir: Path, opts: ProtonOptions, name: str = PROFILE_BASENAME) -> dict[str, str]:
     """The `AORTA_PROTON_*` variables of `mode: env`, mirroring the launcher's flags."""
     session = _session(out_dir, opts, name)
     return {f"{ENV_PREFIX}DIR": str(out_dir)} | {f"{ENV_PREFIX}{key.upper()}": value
@@ -234,8 +232,7 @@ def _tree_metrics(files: list[Path], opts: ProtonOptions, outcome: TrialOutcome)
         metrics["proton_scope_cycles"] = {k: int(v) if v.is_integer() else v
                                           for k, v in summary.scope_cycles.items()}
     if summary.kernels:
-        kernel_metrics = summary.kernels.metrics("proton")
-        if not kernel_metrics:
+        if not (kernel_metrics := summary.kernels.metrics("proton")):
             return capture_status("proton", "unparsed", "the kernel times sum past the float "
                                   "range; no total is published")
         metrics.update(kernel_metrics)

@@ -127,8 +127,7 @@ def cli_backends(install: TritonInstall) -> tuple[tuple[str, ...], str]:
             return choices, f"argparse choices in {source}"
     release = install.release
     if release is not None and release >= (3, 8):
-        listed = available_profilers(install.python)
-        if listed:
+        if listed := available_profilers(install.python):
             return listed, "libproton.get_available_profilers()"
     if release is None:
         return (), "unknown (Triton version unreadable)"
@@ -216,8 +215,7 @@ def resolve_backend(requested: str, vendor: str | None, version: str | None) -> 
         return "auto (unresolved: both AMD and NVIDIA devices found)"
     if vendor == "nvidia":
         return "cupti"
-    release = version_tuple(version)
-    if release is None:
+    if (release := version_tuple(version)) is None:
         return ("auto (unresolved: Triton version unknown; roctracer below 3.8, "
                 "rocprofiler from 3.8)")
     return "rocprofiler" if release >= (3, 8) else "roctracer"
@@ -251,11 +249,9 @@ def translate_devices(backend: str, env: Mapping[str, str]) -> DeviceVars:
     if rocr is not None:
         kept = f"kept {ROCR}={rocr!r}, which wins"
         return DeviceVars({}, frozenset(drop), _note(backend, moved, kept))
-    value = hip if hip is not None else cuda
-    assert value is not None
-    source = HIP if hip is not None else CUDA
-    done = f"set {ROCR}={value!r} from {source}"
-    return DeviceVars({ROCR: value}, frozenset(drop), _note(backend, moved, done))
+    source = HIP if hip is not None else CUDA      # one is set, or nothing would be dropped
+    done = f"set {ROCR}={env[source]!r} from {source}"
+    return DeviceVars({ROCR: env[source]}, frozenset(drop), _note(backend, moved, done))
 
 
 def _note(backend: str, moved: str, done: str) -> str:

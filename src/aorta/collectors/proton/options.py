@@ -61,8 +61,7 @@ class ProtonOptions(CollectorOptions):
 
     @model_validator(mode="after")
     def _combination(self) -> ProtonOptions:
-        problem = combination_problem(self)
-        if problem is not None:
+        if (problem := combination_problem(self)) is not None:
             key, message = problem
             raise ValidationError.from_exception_data("ProtonOptions", [InitErrorDetails(
                 type=PydanticCustomError("proton_combination", message),
@@ -83,8 +82,7 @@ def combination_problem(options: ProtonOptions) -> tuple[str, str] | None:
             f"is an intra-kernel knob and needs backend: instrumentation (backend is "
             f"{options.backend!r}); set backend: instrumentation or drop {knobs[0]}")
     if options.backend_mode:
-        allowed = BACKEND_MODES.get(options.backend)
-        if allowed is None:
+        if (allowed := BACKEND_MODES.get(options.backend)) is None:
             modes = "; ".join(f"{b}: {', '.join(m)}" for b, m in BACKEND_MODES.items())
             return "backend_mode", (
                 f"needs an explicit backend that has modes ({modes}), and backend is "
@@ -93,9 +91,7 @@ def combination_problem(options: ProtonOptions) -> tuple[str, str] | None:
             return "backend_mode", (
                 f"must be one of {list(allowed)} for backend: {options.backend}")
     problem = cli_pin_problem(options)
-    if problem is not None:
-        return "backend", problem
-    return None
+    return None if problem is None else ("backend", problem)
 
 
 def cli_pin_problem(options: ProtonOptions) -> str | None:

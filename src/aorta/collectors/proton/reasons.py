@@ -36,8 +36,7 @@ def missing_reason(opts: ProtonOptions, outcome: TrialOutcome, release: Release,
         return (f"the installed Triton offers the backends {', '.join(offered)} (its CLI's -b "
                 f"choices), not {opts.backend}: proton.start() refused it before the payload "
                 f"ran (exit {code}); use backend: auto or a Triton that has {opts.backend}")
-    said = last_line_after(stderr, NOT_RUN)
-    if said:
+    if said := last_line_after(stderr, NOT_RUN):
         return f"aorta's launcher did not run the payload: {said}"
     if cli and outcome.timed_out:
         return (f"the trial timed out, and the payload was still in native code when the "
@@ -47,8 +46,7 @@ def missing_reason(opts: ProtonOptions, outcome: TrialOutcome, release: Release,
         return (f"the payload was killed by signal {outcome.signal} before aorta's launcher "
                 f"could finalize Proton (no {want}); SIGINT and SIGTERM are finalized, "
                 f"SIGKILL and crashes cannot be")
-    early = cut_short(outcome, f"Proton wrote its {want} (it writes at finalize)")
-    if early:
+    if early := cut_short(outcome, f"Proton wrote its {want} (it writes at finalize)"):
         return early
     if others:
         msgpack = any(o.endswith("_msgpack") for o in others)
@@ -61,8 +59,7 @@ def missing_reason(opts: ProtonOptions, outcome: TrialOutcome, release: Release,
         exited = f"; it exited {code}" if code else ""
         return (f"no {want}: under mode: env the payload must call proton.start("
                 f"os.environ['AORTA_PROTON_NAME'], ...) and proton.finalize(){exited}")
-    failed = last_line_after(stderr, FINALIZE_FAILED)
-    if failed:
+    if failed := last_line_after(stderr, FINALIZE_FAILED):
         return f"proton.finalize() failed, so no {want} was written: {failed}"
     version = f"Triton {release[0]}.{release[1]}'s " if release else ""
     return (f"aorta's launcher finalized Proton, but {version}Proton wrote no {want} (the "

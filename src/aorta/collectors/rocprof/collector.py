@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, ValidationInfo, field_validator
 
@@ -28,16 +28,10 @@ OUTPUT_FILE = "aorta_%pid%"
 SUMMARY_STEM = "rocprof_summary"
 VERSION_TIMEOUT_S = 10.0
 
-TRACE_FLAGS = {
-    "kernel": "--kernel-trace",
-    "hip": "--hip-trace",
-    "hip_runtime": "--hip-runtime-trace",
-    "memory_copy": "--memory-copy-trace",
-    "rccl": "--rccl-trace",
-    "marker": "--marker-trace",
-    "scratch": "--scratch-memory-trace",
-}
 TraceDomain = Literal["kernel", "hip", "hip_runtime", "memory_copy", "rccl", "marker", "scratch"]
+#: Each domain's rocprofv3 flag: --<domain>-trace (scratch: --scratch-memory-trace).
+TRACE_FLAGS = {d: "--" + ("scratch-memory" if d == "scratch" else d.replace("_", "-")) + "-trace"
+               for d in get_args(TraceDomain)}
 OutputFormat = Literal["csv", "json", "pftrace", "otf2", "rocpd"]
 DEFAULT_TRACE: tuple[TraceDomain, ...] = ("kernel",)
 DEFAULT_FORMATS: tuple[OutputFormat, ...] = ("csv",)
@@ -195,8 +189,7 @@ def _why_no_files(outcome: TrialOutcome) -> Metrics:
     if fatal:
         why = f"rocprofv3 failed: {fatal[-1][len('Fatal error:'):].strip()[:300]}"
         return capture_status("rocprof", "missing", why)
-    early = cut_short(outcome, "rocprofv3 wrote its files")
-    if early:
+    if early := cut_short(outcome, "rocprofv3 wrote its files"):
         return capture_status("rocprof", "missing", early)
     return capture_status("rocprof", "empty",
                           "rocprofv3 wrote no files: the payload dispatched no GPU work")

@@ -39,8 +39,7 @@ def numbers(stats: list[Path], traces: list[Path], outcome: TrialOutcome) -> Met
     """Kernel figures and the capture state from the stats and trace files found."""
     from_stats, from_trace = _read("stats", stats, read_stats), _read("trace", traces, read_trace)
     everything = from_stats.reports + from_trace.reports
-    overflow = [r for r in everything if r.overflow]
-    if overflow:
+    if overflow := [r for r in everything if r.overflow]:
         return capture_status("rocprof", "unparsed", "; ".join(_describe(r) for r in overflow))
     chosen, notes = _choose(from_stats, from_trace)
     if not chosen.table.rows:
@@ -49,13 +48,11 @@ def numbers(stats: list[Path], traces: list[Path], outcome: TrialOutcome) -> Met
                                   "(its kernel CSV files hold a header only)")
         return capture_status("rocprof", "unparsed",
                               "; ".join(_describe(r) for r in everything)[:1000])
-    figures = chosen.table.metrics("rocprof")
-    if not figures:
+    if not (figures := chosen.table.metrics("rocprof")):
         return capture_status("rocprof", "unparsed",
                               "the summed kernel time is not a finite number")
     why = [f"{chosen.kind}: {chosen.skips.describe('row')}"] if chosen.skips else []
-    killed = _killed(outcome)
-    if killed:
+    if killed := _killed(outcome):
         why.append(killed)
     return _source_metrics(chosen) | notes | settle(
         "rocprof", figures, chosen.skips.count + bool(killed),
@@ -147,8 +144,7 @@ def _source_metrics(source: _Source) -> Metrics:
     if source.kind == "trace":
         layouts = sorted({r.layout for r in source.reports if r.layout and r.rows})
         metrics["rocprof_csv_layout"] = "+".join(layouts) or "unknown"
-    untrusted = sum(r.untrusted_calls for r in source.reports)
-    if untrusted:
+    if untrusted := sum(r.untrusted_calls for r in source.reports):
         metrics["rocprof_untrusted_counts"] = untrusted
     return metrics
 

@@ -60,8 +60,7 @@ class _Recorder:
         now = time.monotonic() - self.t0
         for position, kept in enumerate(self.samples):
             sample = {"t": round(now, 4), **self.source.read(position)}
-            pids = self.source.processes(position)
-            if pids is not None:
+            if (pids := self.source.processes(position)) is not None:
                 sample |= self._count(pids, self.other_pids[position])
             kept.append(sample)
             if len(kept) > _MAX_SAMPLES:
@@ -77,8 +76,7 @@ class _Recorder:
             # Before this thread knows the payload started (the warden's word may be on its way),
             # whose a pid is cannot be told yet: it is asked again in the next sample.
             if ours is None and self.payload is not None:
-                ours = in_trial(pid, *self.payload)
-                if ours is not None:
+                if (ours := in_trial(pid, *self.payload)) is not None:
                     self.ours[pid] = ours
             if ours:
                 own += 1
@@ -125,8 +123,7 @@ class TelemetryCollector(Collector[TelemetryOptions]):
         parts = (*ctx.trial_dir.relative_to(root).parts, out_dir.name)
         return _Recorder(open_source(devices), options.interval_ms / 1000.0, (root, parts))
 
-    def summarize(self, out_dir: Path, options: TelemetryOptions,
-                  outcome: TrialOutcome) -> Metrics:
+    def summarize(self, out_dir: Path, options: TelemetryOptions, outcome: TrialOutcome) -> Metrics:
         path = out_dir / SAMPLES
         if not path.exists():
             return capture_status(self.name, "missing", "no samples.json: the sampler did not "
@@ -156,13 +153,11 @@ def telemetry_metrics(doc: Any) -> Metrics:
         raise ValueError("not a version-1 telemetry samples document")
     devices = doc["devices"]
     used = [d for d in devices if any(_count(s, "own_procs") for s in _samples(d))]
-    samples = [s for d in used or devices for s in _samples(d)]
-    if not samples:
+    if not (samples := [s for d in used or devices for s in _samples(d)]):
         return capture_status("telemetry", "empty", "no sample was taken")
     out: Metrics = _attribution(devices, used)
     for q in QUANTITIES:
-        values = [float(s[q]) for s in samples if isinstance(s.get(q), (int, float))]
-        if values:
+        if values := [float(s[q]) for s in samples if isinstance(s.get(q), (int, float))]:
             out |= {f"telemetry_{q}_min": min(values), f"telemetry_{q}_max": max(values),
                     f"telemetry_{q}_median": statistics.median(values)}
     masks = [int(s["throttle"]) for s in samples if isinstance(s.get("throttle"), (int, float))]

@@ -185,8 +185,7 @@ class TorchCollector(Collector[TorchOptions]):
             return metrics | capture_status(self.name, "unparsed", str(exc) or type(exc).__name__)
         why = f"{skips.describe('event')}; figures cover only the events read"
         if len(figures.kernels):
-            kernel_metrics = figures.kernels.metrics(self.name)
-            if not kernel_metrics:
+            if not (kernel_metrics := figures.kernels.metrics(self.name)):
                 return metrics | capture_status(self.name, "unparsed",
                                                 "kernel durations add up to infinity")
             return metrics | settle(self.name, kernel_metrics, skips.count, why)
@@ -198,8 +197,7 @@ class TorchCollector(Collector[TorchOptions]):
             return metrics | settle(self.name, cpu_metrics, skips.count, why)
         metrics.update(cpu_metrics)
         recorded = metrics.get("torch_activities", opts.activities)
-        ranges = figures.categories.get("cuda_profiler_range", 0)
-        if ranges:
+        if ranges := figures.categories.get("cuda_profiler_range", 0):
             return metrics | capture_status(self.name, "empty", (
                 f"the trace holds {ranges} cuda_profiler_range events (CUPTI range-profiler "
                 f"mode: experimental_config's profiler_metrics) and no kernel event; record "
@@ -298,8 +296,7 @@ def _missing_reason(out_dir: Path, opts: TorchOptions, launcher: Mapping[str, An
     if opts.mode == "env":
         return (f"the payload wrote no {TRACE}: in mode env it runs the profiler itself and "
                 f"must export the trace to $AORTA_TORCH_TRACE")
-    early = cut_short(outcome, "the launcher could write the trace")
-    if early:
+    if early := cut_short(outcome, "the launcher could write the trace"):
         return early
     if (out_dir / (TRACE + ".partial")).exists():
         return "the trace export was cut short (trace.json.partial left behind)"
