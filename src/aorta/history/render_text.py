@@ -100,7 +100,7 @@ def json_doc(view: View) -> str:
     def change(c: Change) -> dict[str, Any]:
         return {"position": c.position, "verdict": c.verdict, "regression": c.regression,
                 "ratio": c.ratio, "interval": [c.low, c.high], "level": c.level,
-                "method": c.method, "before": _run(c.before), "after": _run(c.after)}
+                "method": "bic", "before": _run(c.before), "after": _run(c.after)}
 
     first = {id(a): first_shown(a.series, view.runs, view.settings.runs) for a in view.items}
     return json_text({"schema_version": 1, "db": view.db, "runs_shown": view.settings.runs,
