@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from statistics import median
 
 from aorta.base.errors import UserError
 from aorta.comparison.gate import parse_fail_on, refuse_unknown, watched
@@ -34,10 +33,6 @@ class Settings:
 class Analysed:
     series: Series
     changes: tuple[Change, ...]
-
-    @property
-    def latest_median(self) -> float:
-        return median(self.series.points[-1].values)
 
 
 @dataclass(frozen=True)
