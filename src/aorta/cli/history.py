@@ -148,9 +148,8 @@ def run_show(opts: ViewOptions) -> int:
     elif opts.metric is None and opts.kernel is None:
         click.echo("\n".join(listing_lines(view.items, view.few_kernels)))
     else:
-        for position, item in enumerate(view.items):
-            click.echo(("\n" if position else "")
-                       + "\n".join(series_lines(item, view.runs, view.settings.runs)))
+        click.echo("\n\n".join("\n".join(series_lines(item, view.runs, view.settings.runs))
+                               for item in view.items))
     return _gate(view)
 
 

@@ -1,13 +1,9 @@
-"""`history`'s step detector over run medians on a log scale (docs/history.md), `bic`: a
-penalized piecewise-constant fit, the criterion asv uses (`asv/step_detect.py`; Y.-C. Yao,
-"Estimating the number of change-points via Schwarz criterion", Statistics & Probability
-Letters 6, 1988):
-
+"""`history`'s step detector, `bic`: asv's penalized piecewise-constant fit (`asv/step_detect.py`;
+Y.-C. Yao, Statistics & Probability Letters 6, 1988) over the m run medians on a log scale,
     SC(k) = (m / 2) * ln(RSS_k / m + floor^2) + beta * k * ln(m)
-over the m run medians, RSS_k the squared error of k segments found by binary segmentation
-(each time the split that removes the most error: O(m) per split, so a history of thousands of
-runs is searched whole). How this differs from asv, and the calibration of `beta` and the
-floor: docs/history.md.
+RSS_k the squared error of k segments found by binary segmentation (each time the split that
+removes the most error: O(m) per split, so a history of thousands of runs is searched whole).
+How it differs from asv, and the calibration of `beta` and the floor: docs/history.md.
 """
 
 from __future__ import annotations
