@@ -1,4 +1,5 @@
-"""How well each history change detector finds steps injected into synthetic series.
+"""How well each history change detector finds steps injected into synthetic series: `bic`,
+the one `aorta history` uses, and `bayes`, measured against it (history_bayes.py).
 
 A series is R runs (12 to 40) of T trials (3 or 5). Every run has its own offset (the machine
 differs from day to day: lognormal, sigma 0.5-3 %), every trial its own noise (0.5-3 %), and
@@ -25,13 +26,16 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from aorta.history.changes import METHODS, detect_changes, find_steps  # noqa: E402
-from aorta.history.detect import detect_bayes, detect_bic  # noqa: E402
+from aorta.history.changes import Detector as Steps  # noqa: E402
+from aorta.history.changes import detect_changes, find_steps  # noqa: E402
+from aorta.history.detect import detect_bic  # noqa: E402
 from aorta.history.model import Context, Point, RunInfo, Series  # noqa: E402
+from history_bayes import detect_bayes  # noqa: E402
 
 # groups -> the steps shown: (position, True for FASTER or SLOWER, False for UNCERTAIN)
 Detector = Callable[[Sequence[Sequence[float]]], list[tuple[int, bool]]]
@@ -129,36 +133,32 @@ def score(detector: Detector, cases: Sequence[Case]) -> Score:
     return s
 
 
-def shown(groups: Sequence[Sequence[float]], method: str) -> list[tuple[int, bool]]:
-    """What `history show --method METHOD` reports for a series of these trial groups."""
+def shown(groups: Sequence[Sequence[float]], steps: Steps) -> list[tuple[int, bool]]:
+    """What `history show` reports for a series of these trial groups with `steps` as its
+    detector."""
     runs = [RunInfo(i, 1, f"run{i}", f"2026-01-01T00:00:{i:02d}", ("bench",), None, None, None)
             for i in range(len(groups))]
     series = Series(CONTEXT, "c1", "wall_s", None,
                     tuple(Point(run, tuple(g)) for run, g in zip(runs, groups)))
-    return [(c.position, c.verdict != "UNCERTAIN") for c in detect_changes(series, method)]
+    changes = detect_changes(series, detector=steps)
+    return [(c.position, c.verdict != "UNCERTAIN") for c in changes]
 
 
 def detectors(calibrated: bool) -> dict[str, Detector]:
     if calibrated:
-        return {"bayes": lambda g: shown(g, "bayes"), "bic": lambda g: shown(g, "bic")}
+        return {"bayes": lambda g: shown(g, detect_bayes), "bic": lambda g: shown(g, detect_bic)}
     out: dict[str, Detector] = {}
     for beta in (1.0, 1.5, 2.0, 3.0):
-        out[f"bic beta={beta}"] = lambda g, b=beta: _with(detect_bic, "bic", g, beta=b)
+        out[f"bic beta={beta}"] = partial(_raw, steps=partial(detect_bic, beta=beta))
     for threshold in (0.9, 0.95, 0.99):
-        out[f"bayes p>={threshold}"] = lambda g, t=threshold: _with(detect_bayes, "bayes", g,
-                                                                     threshold=t)
+        out[f"bayes p>={threshold}"] = partial(_raw, steps=partial(detect_bayes,
+                                                                    threshold=threshold))
     return out
 
 
-def _with(function: Callable[..., list[int]], name: str, groups: Sequence[Sequence[float]],
-          **params: float) -> list[tuple[int, bool]]:
-    """find_steps with `name`'s detector given other parameters (every step counts)."""
-    saved = METHODS[name]
-    METHODS[name] = lambda y: function(y, **params)
-    try:
-        return [(position, True) for position in find_steps(groups, name)]
-    finally:
-        METHODS[name] = saved
+def _raw(groups: Sequence[Sequence[float]], steps: Steps) -> list[tuple[int, bool]]:
+    """find_steps with this detector (every step counts)."""
+    return [(position, True) for position in find_steps(groups, steps)]
 
 
 def main() -> None:

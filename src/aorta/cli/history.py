@@ -33,7 +33,6 @@ class ViewOptions:
     cell: str | None = None
     metric: str | None = None
     kernel: str | None = None
-    method: str = "bic"
     threshold: float = 0.05
     fail_on: tuple[str, ...] = ()
     recent: int = 1
@@ -96,8 +95,6 @@ _view_options = option_stack(
     click.option("--cell", help="Only this cell."),
     click.option("--metric", help="Only this metric (or kernel table, with --kernel)."),
     click.option("--kernel", help="Only kernels whose name contains this text."),
-    click.option("--method", type=click.Choice(["bic", "bayes"]), default="bic",
-                 show_default=True, help="Change detection (docs/history.md)."),
     click.option("--threshold", type=click.FloatRange(0, 1, max_open=True), default=0.05,
                  show_default=True, help="Steps whose interval lies within this fraction "
                  "read SAME and are not shown (compare's rule, docs/history.md)."),
@@ -151,9 +148,8 @@ def run_show(opts: ViewOptions) -> int:
     elif opts.metric is None and opts.kernel is None:
         click.echo("\n".join(listing_lines(view.items, view.few_kernels)))
     else:
-        for position, item in enumerate(view.items):
-            click.echo(("\n" if position else "")
-                       + "\n".join(series_lines(item, view.runs, view.settings.runs)))
+        click.echo("\n\n".join("\n".join(series_lines(item, view.runs, view.settings.runs))
+                               for item in view.items))
     return _gate(view)
 
 
@@ -180,7 +176,7 @@ def _load(opts: ViewOptions) -> View:
     from aorta.history.store import Filters
 
     filters = Filters(opts.recipe, opts.host, opts.gpu, opts.cell, opts.metric, opts.kernel)
-    settings = Settings(opts.method, opts.threshold, recent=opts.recent, top=opts.top,
+    settings = Settings(opts.threshold, recent=opts.recent, top=opts.top,
                         correction=opts.correction,
                         runs=None if opts.all_runs else opts.runs)
     with doing("reading the history database", "--db"):

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from statistics import median
 
 from aorta.base.errors import UserError
 from aorta.comparison.gate import parse_fail_on, refuse_unknown, watched
 from aorta.comparison.kinds import metric_kind
-from aorta.history.changes import DEFAULT_METHOD, detect_changes, judged
+from aorta.history.changes import detect_changes, judged
 from aorta.history.db import open_history
 from aorta.history.model import Change, RunInfo, Series
 from aorta.history.store import Filters, load_history
@@ -23,7 +22,6 @@ from aorta.stats.family import Correction, adjust
 
 @dataclass(frozen=True)
 class Settings:
-    method: str = DEFAULT_METHOD
     threshold: float = 0.05       # steps whose interval lies within it are SAME, not reported
     recent: int = 1               # --fail-on: changes at the newest N runs of a series
     top: int = 5                  # kernels kept per (context, cell); 0 keeps all
@@ -35,10 +33,6 @@ class Settings:
 class Analysed:
     series: Series
     changes: tuple[Change, ...]
-
-    @property
-    def latest_median(self) -> float:
-        return median(self.series.points[-1].values)
 
 
 @dataclass(frozen=True)
@@ -63,7 +57,7 @@ def load_view(db_url: str | None, filters: Filters, settings: Settings,
                           if value is not None)
         raise UserError(f"{db.shown}: no series matches "
                         f"{given or 'anything (the history is empty)'}")
-    items = [Analysed(s, tuple(detect_changes(s, settings.method, settings.threshold)))
+    items = [Analysed(s, tuple(detect_changes(s, settings.threshold)))
              for s in series]
     items, failing = gated(items, gate, settings) if gate else (items, [])
     return View(items, db.shown, failing, settings, runs, few)

@@ -15,13 +15,11 @@ from typing import cast
 from aorta.comparison.kinds import REGRESSIONS, MetricKind, metric_kind
 from aorta.comparison.model import CompareSettings
 from aorta.comparison.verdict import Measurement, band_verdict, decide, measure, ratio_problem
-from aorta.history.detect import detect_bayes, detect_bic
+from aorta.history.detect import detect_bic
 from aorta.history.model import Change, ChangeVerdict, Series
 from aorta.stats import student_t
 
-Detector = Callable[[Sequence[float]], list[int]]
-METHODS: dict[str, Detector] = {"bayes": detect_bayes, "bic": detect_bic}
-DEFAULT_METHOD = "bic"
+Detector = Callable[[Sequence[float]], list[int]]     # log medians -> first run after each step
 SIDE_RUNS = 10      # runs each side of a step whose medians measure its size
 
 
@@ -35,14 +33,14 @@ def log_medians(groups: Sequence[Sequence[float]]) -> list[float]:
     return [m / scale for m in medians]
 
 
-def find_steps(groups: Sequence[Sequence[float]], method: str = DEFAULT_METHOD) -> list[int]:
+def find_steps(groups: Sequence[Sequence[float]], detector: Detector = detect_bic) -> list[int]:
     """Positions (first run after) of the steps in the whole series. A lone run fenced by a
     step each side is an outlier, set aside before searching again; never the newest, so a
     step at the last run, the one a CI gate must see, still shows."""
     points = log_medians(groups)
     kept = list(range(len(points)))
     while True:
-        steps = METHODS[method]([points[i] for i in kept])
+        steps = detector([points[i] for i in kept])
         lone = {p for p in steps if p + 1 in steps and p + 1 < len(kept)}
         if not lone:
             return [kept[p] for p in steps]
@@ -80,8 +78,8 @@ def step_size(before: Sequence[float], after: Sequence[float],
     return math.exp(shift), math.exp(shift - half), math.exp(shift + half), p
 
 
-def detect_changes(series: Series, method: str = DEFAULT_METHOD, threshold: float = 0.05,
-                   level: float = 0.95) -> list[Change]:
+def detect_changes(series: Series, threshold: float = 0.05, level: float = 0.95,
+                   detector: Detector = detect_bic) -> list[Change]:
     """The changes in `series`, oldest first, with the verdict compare's rule gives them over
     runs; SAME steps are dropped. A FASTER or SLOWER also needs compare's verdict on the trials
     of those runs to agree: one run whose median is itself an outlier, two slow trials of
@@ -89,7 +87,7 @@ def detect_changes(series: Series, method: str = DEFAULT_METHOD, threshold: floa
     neither make nor hide a step."""
     trusted = [position for position, p in enumerate(series.points) if p.run.complete]
     groups = [series.points[position].values for position in trusted]
-    steps = find_steps(groups, method) if len(groups) > 1 else []
+    steps = find_steps(groups, detector) if len(groups) > 1 else []
     kind, medians = metric_kind(series.unit_name), [median(g) for g in groups]
     settings = CompareSettings(threshold=threshold, alpha=1 - level)
     out = []
@@ -106,7 +104,7 @@ def detect_changes(series: Series, method: str = DEFAULT_METHOD, threshold: floa
         trials = decide(trials, settings) if isinstance(trials, Measurement) else trials
         change = judged(Change(trusted[position], series.points[trusted[position - 1]].run,
                                series.points[trusted[position]].run, ratio, low, high, level,
-                               "UNCERTAIN", False, method, p), p, kind, threshold)
+                               "UNCERTAIN", False, p), p, kind, threshold)
         if change and kind != "count" and change.verdict not in ("UNCERTAIN", trials.verdict):
             change = replace(change, verdict="UNCERTAIN", regression=False)
         out += [change] if change else []

@@ -98,7 +98,6 @@ class Change:
     level: float
     verdict: ChangeVerdict    # compare's rule, on p_adjusted where the gate adjusted it
     regression: bool          # SLOWER or LARGER
-    method: str
     p_value: float = 1.0      # the step's own two-sided p
     p_adjusted: float | None = None     # across the series --fail-on checks (--correction)
 

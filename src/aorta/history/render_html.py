@@ -51,7 +51,7 @@ def render_html(view: View) -> str:
     changes = sorted(((a, c) for a in items for c in a.changes), key=lambda ac: (
         not ac[1].regression, ac[0].series.context.id, ac[0].series.cell, ac[0].series.name))
     incomplete = {p.run.id for a in items for p in a.series.points if not p.run.complete}
-    settings = (f"method {view.settings.method}, threshold {view.settings.threshold:g}, "
+    settings = (f"method bic, threshold {view.settings.threshold:g}, "
                 f"top {view.settings.top or 'all'} kernel(s) per cell")
     lines = [*page_open("aorta performance history", _EXTRA_CSS),
              "<h1>aorta performance history</h1>",

@@ -80,7 +80,7 @@ def listing_lines(items: Sequence[Analysed], few: int = 0) -> list[str]:
     """Every series in one table: where, what, how many runs, newest median, changes."""
     rows = [("context", "cell", "series", "runs", "newest median", "changes")]
     rows += [(a.series.context.label, a.series.cell, a.series.name, _runs_text(a.series),
-              fmt(a.latest_median) + a.series.points[-1].run.mark,
+              fmt(median(a.series.points[-1].values)) + a.series.points[-1].run.mark,
               ", ".join(mark_text(c) for c in a.changes) or "-") for a in items]
     lines = text_table(rows)
     if any(not p.run.complete for a in items for p in a.series.points):
@@ -100,7 +100,7 @@ def json_doc(view: View) -> str:
     def change(c: Change) -> dict[str, Any]:
         return {"position": c.position, "verdict": c.verdict, "regression": c.regression,
                 "ratio": c.ratio, "interval": [c.low, c.high], "level": c.level,
-                "method": c.method, "before": _run(c.before), "after": _run(c.after)}
+                "method": "bic", "before": _run(c.before), "after": _run(c.after)}
 
     first = {id(a): first_shown(a.series, view.runs, view.settings.runs) for a in view.items}
     return json_text({"schema_version": 1, "db": view.db, "runs_shown": view.settings.runs,

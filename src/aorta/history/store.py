@@ -145,6 +145,7 @@ def load_history(db: Database, filters: Filters = Filters(), runs: int | None = 
                            r.commit_sha, r.commit_dirty, r.commit_source, r.status)
                    for r in check_rows(db.shown, RUNS, rows)]
         by_id = {r.id: r for r in runs_of}
+        order = {r.id: position for position, r in enumerate(runs_of)}
         context_of = {r.id: r.context_id for r in runs_of}
         per_context: dict[int, list[RunInfo]] = defaultdict(list)
         for run in runs_of:
@@ -161,12 +162,11 @@ def load_history(db: Database, filters: Filters = Filters(), runs: int | None = 
             kernels = _kernel_values(conn, recent, context_of, filters, db.shown)
             enough = {key: per_run for key, per_run in kernels.items()
                       if len(per_run) >= min(MIN_KERNEL_RUNS, len(newest[key[0]]))}
-            few, keep = len(kernels) - len(enough), _largest(enough, runs_of, top)
+            few, keep = len(kernels) - len(enough), _largest(enough, order, top)
             if len(recent) < len(by_id) and keep:     # the chosen ones, whole
                 names = sorted({key[3] for key in keep if key[3] is not None})
                 kernels = _kernel_values(conn, list(by_id), context_of, filters, db.shown, names)
             values.update((key, per_run) for key, per_run in kernels.items() if key in keep)
-    order = {r.id: position for position, r in enumerate(runs_of)}
     out = [Series(contexts[context_id], cell, metric, kernel, tuple(
                Point(by_id[i], tuple(per_run[i])) for i in sorted(per_run, key=order.__getitem__)))
            for (context_id, cell, metric, kernel), per_run in values.items()]
@@ -188,10 +188,10 @@ def _kernel_values(conn: Connection, ids: list[int], context_of: Mapping[int, in
     return values
 
 
-def _largest(kernels: dict[_Key, dict[int, list[float]]], runs: Sequence[RunInfo],
+def _largest(kernels: dict[_Key, dict[int, list[float]]], order: Mapping[int, int],
              top: int) -> set[_Key]:
-    """The `top` kernels (0: all) of each (context, cell), the largest at their newest run."""
-    order = {run.id: position for position, run in enumerate(runs)}
+    """The `top` kernels (0: all) of each (context, cell), the largest at their newest run
+    (`order`: each run's position among the runs, oldest first)."""
     groups: dict[tuple[int, str], list[tuple[float, _Key]]] = defaultdict(list)
     for key, per_run in kernels.items():
         groups[key[:2]].append((-median(per_run[max(per_run, key=order.__getitem__)]), key))

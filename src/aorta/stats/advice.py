@@ -83,10 +83,8 @@ def advise(base: Sequence[float], new: Sequence[float], threshold: float,
     floor_n = min_trials_per_side(alpha)
     logs_base = [math.log(v) for v in base if v > 0]
     logs_new = [math.log(v) for v in new if v > 0]
-    if len(logs_base) < 2 or len(logs_new) < 2:
-        return _more(floor_n, floor_n, have)
-    spread = _pooled_sd(logs_base, logs_new)
-    if spread == 0:
+    spread = _pooled_sd(logs_base, logs_new) if min(len(logs_base), len(logs_new)) > 1 else 0.0
+    if spread == 0:                 # too few values, or all equal: only the test's own floor
         return _more(floor_n, floor_n, have)
     change = math.log(new_median / base_median)
     change_se = MEDIAN_SE_FACTOR * spread * math.sqrt(1 / len(logs_base) + 1 / len(logs_new))

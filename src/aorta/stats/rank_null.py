@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import lru_cache, reduce
+from itertools import accumulate
 
 
 @lru_cache(maxsize=256)
@@ -36,11 +37,7 @@ def untied_cumulative(n1: int, n2: int) -> tuple[int, ...]:
         for d in range(i, len(grown)):                    # divided by (1 - q^i)
             grown[d] += grown[d - i]
         coeffs = grown[: i * n2 + 1]
-    running, total = [], 0
-    for c in coeffs:
-        total += c
-        running.append(total)
-    return tuple(running)
+    return tuple(accumulate(coeffs))
 
 
 def tied_tails(groups: Sequence[int], drawn: int, low: int, high: int) -> tuple[int, int]:
@@ -48,18 +45,16 @@ def tied_tails(groups: Sequence[int], drawn: int, low: int, high: int) -> tuple[
     values), `drawn` how many one sample takes, T twice its rank sum (s_g = 2 x the values
     before group g + t_g + 1). Returns (splits with T <= low, splits with T >= high) of
     C(N, drawn). ValueError when `drawn` is not in 0..N."""
-    scores, before = [], 0
-    for size in groups:
-        scores.append(2 * before + size + 1)
-        before += size
-    if not 0 <= drawn <= before:
-        raise ValueError(f"cannot draw {drawn} of {before} values")
-    width = math.comb(before, drawn).bit_length() + 1
+    n = sum(groups)
+    scores = [2 * b + size + 1 for b, size in zip(accumulate(groups, initial=0), groups)]
+    if not 0 <= drawn <= n:
+        raise ValueError(f"cannot draw {drawn} of {n} values")
+    width = math.comb(n, drawn).bit_length() + 1
     # T >= high is the lower tail of mirrored ranks: (N + 1) - rank mirrors each mid-rank,
     # so the doubled scores become 2 (N + 1) - s_g, the groups in reverse order.
-    mirrored = [2 * (before + 1) - s for s in reversed(scores)]
+    mirrored = [2 * (n + 1) - s for s in reversed(scores)]
     sides = [_reduced(groups, scores, drawn, low),
-             _reduced(groups[::-1], mirrored, drawn, 2 * drawn * (before + 1) - high)]
+             _reduced(groups[::-1], mirrored, drawn, 2 * drawn * (n + 1) - high)]
     work = sum(limit + 1 for _, limit in sides if limit >= 0)
     steps, low_limit = sides[0]
     _, below_high = _reduced(groups, scores, drawn, high - 1)
@@ -68,7 +63,7 @@ def tied_tails(groups: Sequence[int], drawn: int, low: int, high: int) -> tuple[
         # T >= high as the complement of T <= high - 1.
         fields = _count(steps, drawn, width, below_high) if below_high >= 0 else 0
         below = _fields_total(fields, width, low_limit)
-        return below, math.comb(before, drawn) - _fields_total(fields, width, below_high)
+        return below, math.comb(n, drawn) - _fields_total(fields, width, below_high)
     below, above = (_fields_total(_count(steps, drawn, width, limit), width, limit)
                     if limit >= 0 else 0 for steps, limit in sides)
     return below, above
