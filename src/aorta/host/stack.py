@@ -89,8 +89,7 @@ def hipblaslt_info(env: Mapping[str, str]) -> dict[str, Any]:
             parts = [re.search(rf"#define\s+HIPBLASLT_VERSION_{p}\s+(\w+)", text)
                      for p in ("MAJOR", "MINOR", "PATCH")]
             if all(parts):
-                return {"version": ".".join(m.group(1) for m in parts if m),
-                        "source": header}
+                return {"version": ".".join(m.group(1) for m in parts if m), "source": header}
         libs = glob.glob(os.path.join(root, "lib", "libhipblaslt.so.*.*"))
         if libs:
             newest = max(libs, key=_library_version_key)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections import deque
+from contextlib import suppress
 
 _REDACTED = b"<redacted>"
 _MAX_HOLD = 1 << 16    # never hold back more than this, whatever the stream looks like
@@ -67,10 +68,8 @@ class CappedLog:
                         .encode())
         self._write(tail)
         kept = self.in_head + len(tail)
-        try:
+        with suppress(OSError):
             os.close(self.fd)
-        except OSError:
-            pass
         return self.written, min(kept, self.written), self.problem
 
     def _keep(self, data: bytes) -> None:

@@ -44,8 +44,7 @@ class PreparedSweep:
 
     def run(self, progress: Progress, fresh: bool = False) -> SweepOutcome:
         """Run every trial without a complete result yet (all of them with `fresh`)."""
-        return run_sweep(self.plan, self.output, self.caller_env, progress, fresh,
-                         self.executor)
+        return run_sweep(self.plan, self.output, self.caller_env, progress, fresh, self.executor)
 
 
 def prepare(recipe: Path | None, overrides: Overrides, output: Path,

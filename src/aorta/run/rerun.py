@@ -14,8 +14,7 @@ from aorta.collectors.base import Launch
 from aorta.run.launch import CLEAN_ENV_KEEP
 
 
-def rerun_script(launch: Launch, dirs: Iterable[str], env_mode: str,
-                 redactor: Redactor) -> str:
+def rerun_script(launch: Launch, dirs: Iterable[str], env_mode: str, redactor: Redactor) -> str:
     lines = ["#!/bin/sh", "# Reproduces this trial outside aorta: the same argv and environment.",
              f"cd {shlex.quote(os.getcwd())} || exit 1"]
     lines += [f"mkdir -p {shlex.quote(d)}" for d in dirs]

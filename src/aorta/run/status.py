@@ -66,8 +66,7 @@ class RunStatus:
             " (" + ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())) + ")"
             if verdicts else "")]
         parts += [f"{counts[s]} {s}" for s in STATES[1:] if counts.get(s)]
-        when = f"finished {self.finished_at}" if self.finished_at \
-            else f"started {self.started_at}"
+        when = f"finished {self.finished_at}" if self.finished_at else f"started {self.started_at}"
         based = sum(t.name.startswith("baseline_") for t in self.trials)
         kinds = f" ({len(self.trials) - based} profiled, {based} baseline with no collector)" \
             if based else ""

@@ -85,8 +85,7 @@ class Overhead:
     n_baseline: int
 
 
-def _samples(results: Iterable[TrialResult], allow_partial: bool = False
-             ) -> dict[str, list[float]]:
+def _samples(results: Iterable[TrialResult], allow_partial: bool = False) -> dict[str, list[float]]:
     values: dict[str, list[float]] = {}
     for r in results:
         if r.verdict == "pass":

@@ -310,8 +310,7 @@ class _Sweep:
             if slot.result is not None and slot.cell in by_cell:
                 by_cell[slot.cell].append(slot.result)
         stops = stop_states(plan.recipe.stop_after, by_cell)
-        run = replace(run, status=status, finished_at=finished, history=history,
-                      stop_after=stops)
+        run = replace(run, status=status, finished_at=finished, history=history, stop_after=stops)
         store.write_run(run)
         skipped = skipped_by_cell(stops)
         cells = [summarize_cell(c.name, plan.trials, by_cell[c.name], list(plan.collectors),

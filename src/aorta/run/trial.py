@@ -244,8 +244,7 @@ def _record(spec: TrialSpec, redactor: Redactor, launch: Launch, proc: ProcessRe
         ran = {key: getattr(proc, key) for key in ("exit_code", "signal", "timed_out",
                                                    "launched", "cpu_user_s", "cpu_sys_s",
                                                    "max_rss_mib")}
-        ran.update(logs=dict(proc.logs),
-                   wall_s=proc.wall_s if proc.launched else None)
+        ran.update(logs=dict(proc.logs), wall_s=proc.wall_s if proc.launched else None)
     return TrialResult(
         cell=spec.cell, index=spec.index, verdict=verdict, reason=reason,  # type: ignore[arg-type]
         argv=redactor.argv(launch.argv), command=redactor.argv(spec.command),

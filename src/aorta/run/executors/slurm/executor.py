@@ -214,8 +214,7 @@ class SlurmExecutor(Executor):
             raise SetupError(refusal)
         self.probed = True
 
-    def _submit(self, specs: Sequence[TrialSpec], caller_env: Mapping[str, str]
-                ) -> dict[str, str]:
+    def _submit(self, specs: Sequence[TrialSpec], caller_env: Mapping[str, str]) -> dict[str, str]:
         submitted: dict[str, str] = {}
         after = None
         for start in range(0, len(specs), MAX_ARRAY_TASKS):
@@ -236,8 +235,7 @@ class SlurmExecutor(Executor):
         number = len(self.record["submissions"]) + 1
         manifest = folder / f"submit_{number}.json"
         script = folder / f"submit_{number}.sh"
-        secrets = write_manifest(self.store, manifest.name, specs, socket.gethostname(),
-                                 caller_env)
+        secrets = write_manifest(self.store, manifest.name, specs, socket.gethostname(), caller_env)
         self.store.write_text(script.name, batch_script(self.python, manifest,
                                                         self.store.root.name, self.setup),
                               parts=("slurm",), executable=True)
@@ -247,8 +245,7 @@ class SlurmExecutor(Executor):
         array = sbatch(options, script, {**caller_env, **secrets}, Path(os.getcwd()))
         self.record["submissions"].append({"job": array, "tasks": len(specs),
                                            "script": script.name, "submitted_at": utc_now()})
-        limit = f", at most {self.config.max_parallel} at once" if self.config.max_parallel \
-            else ""
+        limit = f", at most {self.config.max_parallel} at once" if self.config.max_parallel else ""
         self.note(f"submitted {len(specs)} trial(s) as Slurm job array {array}{limit}; "
                   f"Slurm's logs: {folder}/{array}_<task>.err")
         return array

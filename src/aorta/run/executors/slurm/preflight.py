@@ -11,6 +11,7 @@ import os
 import socket
 import time
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -123,8 +124,7 @@ def _usable(answer: Mapping[str, Any]) -> str:
     return ", ".join(f"{r.get('check')} {r.get('version') or ''}".strip() for r in rows)
 
 
-def _wait(job: ProbeJob, job_id: str, answer_name: str, note: Note
-          ) -> tuple[Any, str | None]:
+def _wait(job: ProbeJob, job_id: str, answer_name: str, note: Note) -> tuple[Any, str | None]:
     """(the answer, None), or (None, why there is none) after the time-out or once the job
     has been gone `settle_s` without writing one."""
     timeout = job.config.probe_timeout
@@ -171,13 +171,11 @@ def _ended_without_answer(job: ProbeJob, job_id: str, state: JobState | None,
 
 
 def _cancel(job_id: str) -> None:
-    try:
+    # A second Ctrl-C stops the wait (the scancel has been sent); a failed scancel is not
+    # reported: the refusal (or the interrupt) is what the user must see.
+    with suppress(KeyboardInterrupt, SlurmError):
         cancel_jobs({job_id})
         wait_gone({job_id}, seconds=15.0)
-    except KeyboardInterrupt:
-        pass   # a second Ctrl-C: stop waiting; the scancel has been sent
-    except SlurmError:
-        pass   # scancel failed: the refusal (or the interrupt) is what the user must see
 
 
 def _free_stem(folder: Path) -> str:

@@ -75,8 +75,7 @@ def write_manifest(store: RunStore, name: str, specs: Sequence[TrialSpec], drive
     written as `{"$secret": "AORTA_SECRET_<n>"}`; the returned variables carry the values
     to the jobs through their environment (sbatch exports the submitting environment)."""
     secrets: dict[str, str] = {}
-    trials = [_hide_secrets(spec_to_json(s), trial_redactor(s, caller_env), secrets)
-              for s in specs]
+    trials = [_hide_secrets(spec_to_json(s), trial_redactor(s, caller_env), secrets) for s in specs]
     store.write_json(name, {"schema_version": MANIFEST_SCHEMA, "driver_host": driver_host,
                             "trials": trials}, parts=("slurm",))
     return {var: value for value, var in secrets.items()}
