@@ -58,8 +58,7 @@ def launch_with_env_file(store: RunStore, cell: str, trial: str, launch: Launch,
     path = str(store.trial_dir(cell, trial) / ENV_FILE)
     shown = store.redactor.env({**env, ENV_FILE_VARIABLE: path})
     store.write_trial_file(cell, trial, ENV_FILE,
-                           "".join(f"{key}={shown[key]}\n" for key in sorted(shown)),
-                           private=True)
+                           "".join(f"{key}={shown[key]}\n" for key in sorted(shown)), private=True)
     return Launch(launch.argv, {**launch.env, ENV_FILE_VARIABLE: path}, launch.unset)
 
 

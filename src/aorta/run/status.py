@@ -54,9 +54,7 @@ class RunStatus:
         return {"run_dir": str(self.run_dir), "run": self.run, "status": self.status,
                 "started_at": self.started_at, "finished_at": self.finished_at,
                 "trials": [{**asdict(t), "baseline": t.name.startswith("baseline_")}
-                           for t in self.trials],
-                "note": self.note,
-                "counts": self.counts()}
+                           for t in self.trials], "note": self.note, "counts": self.counts()}
 
     def lines(self) -> list[str]:
         """What `aorta sweep status` prints: a header, the counts, one aligned row a trial."""

@@ -115,8 +115,7 @@ def summarize_cell(name: str, planned: int, results: Iterable[TrialResult],
                        max(0, planned - skipped - len(profiled)),
                        _stats(values), captures, reasons, _stats(base_values),
                        _overheads(values, base_values),
-                       sum(r.verdict == "pass" for r in based), len(based), skipped,
-                       stop_note)
+                       sum(r.verdict == "pass" for r in based), len(based), skipped, stop_note)
 
 
 def _reasons(cell: str, results: Sequence[TrialResult], prefix: str) -> list[str]:
@@ -154,8 +153,7 @@ def _overheads(profiled: Mapping[str, list[float]],
 
 def matrix_document(run: Mapping[str, Any], cells: Sequence[CellSummary]) -> dict[str, Any]:
     return {
-        "schema_version": MATRIX_SCHEMA,
-        "run": dict(run),
+        "schema_version": MATRIX_SCHEMA, "run": dict(run),
         "cells": [dict(asdict(c), unreliable=c.unreliable) for c in cells],
     }
 

@@ -16,8 +16,7 @@ from aorta.run.sweep import Pending, SweepOutcome
 def plan_lines(plan: Plan, run_dir: Path, first: Launch,
                redactor: Redactor = PATTERN_ONLY, pending: Pending | None = None) -> list[str]:
     """What a dry run prints, credentials redacted."""
-    lines = [f"run directory: {run_dir}",
-             f"recipe: {plan.source or '(none: defaults)'}",
+    lines = [f"run directory: {run_dir}", f"recipe: {plan.source or '(none: defaults)'}",
              f"command: {shlex.join(redactor.argv(plan.command))}",
              f"trials per cell: {plan.trials}   timeout per trial: "
              f"{plan.recipe.timeout_per_trial or 'none'}   environment: "

@@ -222,8 +222,7 @@ class _Sweep:
         start and finish times; its visit is in the history."""
         now = utc_now()
         run = self._planned_record(previous)
-        run = replace(run, started_at=now if to_run or run.started_at is None
-                      else run.started_at,
+        run = replace(run, started_at=now if to_run or run.started_at is None else run.started_at,
                       history=run.history + [{"started_at": now, "trials_to_run": to_run}])
         self.store.write_run(run)
         return run

@@ -64,8 +64,7 @@ def check_on_node(job: ProbeJob, spec: TrialSpec, caller_env: Mapping[str, str],
     job_id = sbatch(job_options(job.config, job.name, folder, stem, cwd), folder / f"{stem}.sh",
                     {**caller_env, **secrets}, cwd)
     record: dict[str, Any] = {"job": job_id, "submitted_at": utc_now(),
-                              "collectors": list(spec.collectors),
-                              "answer": f"slurm/{answer_name}"}
+                              "collectors": list(spec.collectors), "answer": f"slurm/{answer_name}"}
     try:   # from here on, whatever stops the driver cancels the probe job
         submitted(record)
         note(f"checking the collectors on a Slurm node before submitting the trials: probe "
