@@ -27,12 +27,8 @@ ENV_FILE_VARIABLE = "AORTA_ENV_FILE"
 def child_environment(mode: str, caller: Mapping[str, str],
                       overlay: Mapping[str, str]) -> dict[str, str]:
     """The environment a trial's child starts from, before collectors add theirs."""
-    if mode == "clean":
-        base = {k: caller[k] for k in CLEAN_ENV_KEEP if k in caller}
-    else:
-        base = dict(caller)
-    base.update(overlay)
-    return base
+    base = {k: caller[k] for k in CLEAN_ENV_KEEP if k in caller} if mode == "clean" else caller
+    return {**base, **overlay}
 
 
 def env_file_problem(env: Mapping[str, str]) -> str | None:

@@ -51,11 +51,8 @@ def prepare(recipe: Path | None, overrides: Overrides, output: Path,
             caller_env: Mapping[str, str]) -> PreparedSweep:
     """Load and check everything before the first trial; `UserError` (exit 2) naming what is
     wrong and the fix. `caller_env` is the environment trials start from (never changed)."""
-    if recipe is not None:
-        loaded = load_recipe(recipe)
-    else:
-        loaded = LoadedRecipe(recipe=Recipe.model_validate({"schema_version": 1}), path=None,
-                              sha256=None)
+    loaded = load_recipe(recipe) if recipe is not None else LoadedRecipe(
+        recipe=Recipe.model_validate({"schema_version": 1}), path=None, sha256=None)
     plan = build_plan(loaded, overrides)
     by_flag = overrides.executor is not None or overrides.gpus is not None   # who set it
     source = "--executor/--gpus" if by_flag else str(loaded.path) if loaded.path else "recipe"

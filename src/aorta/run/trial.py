@@ -33,7 +33,6 @@ from aorta.store.records import Capture, TrialResult
 from aorta.store.run_dir import RunStore
 
 
-
 @dataclass(frozen=True)
 class TrialSpec:
     """Everything one trial needs; no shared state with other trials."""

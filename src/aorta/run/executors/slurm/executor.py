@@ -14,6 +14,7 @@ import socket
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -264,14 +265,12 @@ class SlurmExecutor(Executor):
         open_jobs = {k: str(e["job"]) for k, e in self.record["jobs"].items()
                      if not e.get("cancelled") and not e.get("finished")
                      and self._result(k) is None}
-        try:
+        with suppress(KeyboardInterrupt):   # a second Ctrl-C: the scancel has been sent
             cancel_jobs(set(open_jobs.values()), self.record["job_name"], getpass.getuser())
             for key in open_jobs:
                 self.record["jobs"][key]["cancelled"] = True
             self.save()
             wait_gone(set(open_jobs.values()), seconds=15.0)
-        except KeyboardInterrupt:
-            pass   # a second Ctrl-C: stop waiting; the scancel has been sent
 
 
 class _Watch:
@@ -324,7 +323,9 @@ class _Watch:
             if state is None or state.phase == "ended":
                 since = self.gone_since.setdefault(key, now)
                 if now - since >= self.ex.settle_s:
-                    self._finish(key, self._record_lost(key, job, state))
+                    result = self.ex._result(key)   # it may have landed during the settle time
+                    self._finish(key, result if result is not None else lost_result(
+                        self.by_key[key], job, state, self.run_dir / "slurm"))
                     changed = True
         return changed
 
@@ -343,12 +344,6 @@ class _Watch:
             self.last_counts = counts
             why = f" ({', '.join(sorted(reasons))})" if reasons else ""
             self.ex.note(f"Slurm: {counts['running']} running, {counts['queued']} queued{why}")
-
-    def _record_lost(self, key: str, job: str, state: JobState | None) -> TrialResult:
-        result = self.ex._result(key)
-        if result is not None:   # it landed during the settle time after all
-            return result
-        return lost_result(self.by_key[key], job, state, self.run_dir / "slurm")
 
     def _finish(self, key: str, result: TrialResult) -> None:
         if key not in self.started:

@@ -15,7 +15,6 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from aorta.base.errors import DiskFullError, UserError, WardenLost
@@ -147,11 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AORTA_SECRET_")}
     spec = pin_slurm_gpus(spec, env)
     stop = threading.Event()
-
-    def on_term(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
     try:
         run_trial(spec, env, cancel=stop)
         wrote = True
