@@ -11,7 +11,7 @@ from pathlib import Path
 from aorta.base.errors import UserError
 from aorta.collectors.base import Launch
 from aorta.recipe.schema import LoadedRecipe, Recipe, load_recipe
-from aorta.run.executors import executor_for, executor_options
+from aorta.run.executors import executor_class, executor_options
 from aorta.run.executors.base import Executor
 from aorta.run.launch import refuse_unwritable_env
 from aorta.run.overrides import Overrides
@@ -64,7 +64,7 @@ def prepare(recipe: Path | None, overrides: Overrides, output: Path,
                             "checks them on this machine; drop the flag")
         options = options.model_copy(update={"remote_probe": False})
     plan = replace(plan, executor=options)
-    executor = executor_for(options)
+    executor = executor_class(options.kind)(options)
     output = output.resolve()
     first = trial_specs(plan, output / plan.run_name)[0]
     launch, notes = executor.preflight(plan, first, caller_env)

@@ -20,8 +20,7 @@ def rerun_script(launch: Launch, dirs: Iterable[str], env_mode: str, redactor: R
     lines += [f"mkdir -p {shlex.quote(d)}" for d in dirs]
     env_args = ["env"]
     if env_mode == "clean":
-        env_args.append("-i")
-        env_args += [f'{k}="${{{k}}}"' for k in CLEAN_ENV_KEEP]
+        env_args += ["-i", *(f'{k}="${{{k}}}"' for k in CLEAN_ENV_KEEP)]
     env_args += [f"-u {shlex.quote(name)}" for name in sorted(launch.unset)]
     env_args += [_assignment(k, v, redactor) for k, v in launch.env.items()]
     shown = redactor.argv(launch.argv)

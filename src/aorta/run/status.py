@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aorta.run.executors import EXECUTORS
+from aorta.run.executors import EXECUTORS, executor_class
 from aorta.run.stop_after import skipped_by_cell, stop_note
 from aorta.store.layout import (cells_on_disk, parse_trial_name, read_run_fields, read_trial,
                                 slot_names)
@@ -91,8 +91,6 @@ def run_status(run_dir: str | os.PathLike[str]) -> RunStatus:
     states: dict[str, TrialState] = {}
     note = None
     if set(block) - {"kind"} and block.get("kind") in EXECUTORS:   # it kept state: ask it
-        from aorta.run.executors import executor_class
-
         pending = [s.dir for s in slots if s.state == "missing"]
         states, note = executor_class(block["kind"]).trial_states(Path(run_dir), block, pending)
     skipped = skipped_by_cell(run["stop_after"])

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from aorta.rendering import fmt, fmt_interval, fmt_ratio, md_code, md_table, md_text
+from aorta.run.gpu_notes import gpu_state_notes
 from aorta.run.stderr_line import ON_STDOUT
 from aorta.store.layout import trial_log
 from aorta.store.records import TrialResult
@@ -215,7 +216,5 @@ def _verdict_table(cells: Sequence[CellSummary]) -> list[str]:
 
 def cell_gpu_notes(cells: Sequence[CellSummary]) -> list[str]:
     """Throttling, and SM clocks that differ between cells (telemetry collector)."""
-    from aorta.run.gpu_notes import gpu_state_notes
-
     return gpu_state_notes({c.name: {k: s.median for k, s in c.metrics.items()
                                      if k.startswith("telemetry_")} for c in cells})

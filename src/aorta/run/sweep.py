@@ -19,7 +19,7 @@ from aorta.run.plan import Plan
 from aorta.run.progress import Progress
 from aorta.run.signals import SignalGuard, stopping_signals
 from aorta.run.stale import kill_stale_trials
-from aorta.run.stop_after import skipped_by_cell, stop_note, stop_states
+from aorta.run.stop_after import run_with_stop_after, skipped_by_cell, stop_note, stop_states
 from aorta.run.summary import CellSummary, matrix_document, perf_markdown, summarize_cell
 from aorta.run.trial import TrialSpec, utc_now
 from aorta.run.warden import Warden
@@ -273,8 +273,6 @@ class _Sweep:
 
     def _run_stopping(self, run: RunRecord, specs: list[TrialSpec], started: OnStart,
                       done: OnDone, warden: Warden) -> None:
-        from aorta.run.stop_after import run_with_stop_after
-
         assert self.plan.recipe.stop_after is not None
         before = {s.dir: s.result for s in self.store.slots(run, tables=False)
                   if s.result is not None}

@@ -1,5 +1,5 @@
 """Where a sweep's trials run. One line a kind: the module and class of its `Executor`
-(`base.py` says what an executor does); `executor_for` builds the one a plan asks for."""
+(`base.py` says what an executor does); `executor_class` finds the one a plan asks for."""
 
 from __future__ import annotations
 
@@ -42,7 +42,3 @@ def executor_options(block: Mapping[str, Any], where: str) -> ExecutorOptions:
         keys = sorted(model.model_fields)
         message = format_validation_error(exc, ("executor",), lambda p: None if p else keys)
         raise UserError(f"{where}: {message}") from None
-
-
-def executor_for(options: ExecutorOptions) -> Executor:
-    return executor_class(options.kind)(options)

@@ -81,9 +81,7 @@ class SlurmExecutor(Executor):
                              f"Slurm on one machine")
         self.config = config
         self.setup = setup_files(config.setup, Path(os.getcwd()))
-        self.poll_s = poll_s
-        self.settle_s = settle_s
-        self.python = python
+        self.poll_s, self.settle_s, self.python = poll_s, settle_s, python
         self.note = note or _note_on_stderr
         self.probed = False   # a node said yes: later rounds (stop_after) submit no new probe
         self.store: RunStore | None = None   # the run directory's, once attached
@@ -279,12 +277,9 @@ class _Watch:
     def __init__(self, executor: SlurmExecutor, by_key: Mapping[str, TrialSpec],
                  watched: dict[str, str], on_start: OnStart, on_done: OnDone) -> None:
         assert executor.store is not None
-        self.ex = executor
-        self.run_dir = executor.store.root
-        self.by_key = by_key
+        self.ex, self.run_dir, self.by_key = executor, executor.store.root, by_key
         self.waiting = dict(watched)      # trial key -> job id, until its result is in
-        self.on_start = on_start
-        self.on_done = on_done
+        self.on_start, self.on_done = on_start, on_done
         self.started: set[str] = set()
         self.gone_since: dict[str, float] = {}
         self.last_counts: dict[str, int] = {}
