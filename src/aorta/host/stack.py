@@ -83,8 +83,7 @@ def hipblaslt_info(env: Mapping[str, str]) -> dict[str, Any]:
     file name (`libhipblaslt.so.0.10.60200`, newer than `...so.0.9.60100`)."""
     for root in _rocm_roots(env):
         header = os.path.join(root, "include", "hipblaslt", "hipblaslt-version.h")
-        text = read_text(header)
-        if text:
+        if text := read_text(header):
             # "#define HIPBLASLT_VERSION_MAJOR 0" ... MINOR, PATCH, TWEAK
             parts = [re.search(rf"#define\s+HIPBLASLT_VERSION_{p}\s+(\w+)", text)
                      for p in ("MAJOR", "MINOR", "PATCH")]

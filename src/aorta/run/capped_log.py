@@ -67,10 +67,9 @@ class CappedLog:
                         f"{self.head_limit} and last {self.tail_limit} bytes (max_log_mib)]\n"
                         .encode())
         self._write(tail)
-        kept = self.in_head + len(tail)
         with suppress(OSError):
             os.close(self.fd)
-        return self.written, min(kept, self.written), self.problem
+        return self.written, min(self.in_head + len(tail), self.written), self.problem
 
     def _keep(self, data: bytes) -> None:
         room = self.head_limit - self.in_head

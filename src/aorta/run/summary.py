@@ -153,10 +153,8 @@ def _overheads(profiled: Mapping[str, list[float]],
 
 
 def matrix_document(run: Mapping[str, Any], cells: Sequence[CellSummary]) -> dict[str, Any]:
-    return {
-        "schema_version": MATRIX_SCHEMA, "run": dict(run),
-        "cells": [dict(asdict(c), unreliable=c.unreliable) for c in cells],
-    }
+    return {"schema_version": MATRIX_SCHEMA, "run": dict(run),
+            "cells": [dict(asdict(c), unreliable=c.unreliable) for c in cells]}
 
 
 _HARNESS = ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib")

@@ -240,9 +240,8 @@ def _record(spec: TrialSpec, redactor: Redactor, launch: Launch, proc: ProcessRe
         reason = f"{reason}: {said}" + (ON_STDOUT if stream == "stdout" else "")
     ran: dict[str, Any] = {}
     if proc is not None:
-        ran = {key: getattr(proc, key) for key in ("exit_code", "signal", "timed_out",
-                                                   "launched", "cpu_user_s", "cpu_sys_s",
-                                                   "max_rss_mib")}
+        ran = {key: getattr(proc, key) for key in ("exit_code", "signal", "timed_out", "launched",
+                                                   "cpu_user_s", "cpu_sys_s", "max_rss_mib")}
         ran.update(logs=dict(proc.logs), wall_s=proc.wall_s if proc.launched else None)
     return TrialResult(
         cell=spec.cell, index=spec.index, verdict=verdict, reason=reason,  # type: ignore[arg-type]

@@ -68,11 +68,9 @@ class Warden:
         root = aorta_root()
         if root is not None:   # running from a source tree: let the warden import aorta too
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-        proc = subprocess.Popen([sys.executable, "-m", "aorta.run.warden_server",
-                                 str(os.getpid())], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, env=env, start_new_session=True,
-                                close_fds=True)
-        return cls(proc)
+        argv = [sys.executable, "-m", "aorta.run.warden_server", str(os.getpid())]
+        return cls(subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+                                    start_new_session=True, close_fds=True))
 
     def __enter__(self) -> Warden:
         return self

@@ -10,10 +10,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from aorta.run.executors.base import Executor, ExecutorOptions
 
-EXECUTORS = {
-    "local": "aorta.run.executors.local:LocalExecutor",
-    "slurm": "aorta.run.executors.slurm.executor:SlurmExecutor",
-}
+EXECUTORS = {"local": "aorta.run.executors.local:LocalExecutor",
+             "slurm": "aorta.run.executors.slurm.executor:SlurmExecutor"}
 
 
 def executor_class(kind: str) -> type[Executor]:

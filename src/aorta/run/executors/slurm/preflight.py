@@ -131,8 +131,7 @@ def _wait(job: ProbeJob, job_id: str, answer_name: str, note: Note) -> tuple[Any
     pause, gone_since, said = job.poll_s[0], None, ""
     state: JobState | None = None
     while True:
-        answer = job.store.read_json(answer_name, parts=("slurm",))
-        if answer is not None:
+        if (answer := job.store.read_json(answer_name, parts=("slurm",))) is not None:
             return answer, None
         now = time.monotonic()
         if now >= deadline:
