@@ -56,8 +56,9 @@ class JobState:
 
 def missing_command(name: str = "sbatch") -> str | None:
     """Why Slurm cannot be used from here, or None when `name` is on PATH."""
-    return None if which(name) else (f"{name} is not on PATH (run aorta where Slurm's commands "
-                                     f"are, a login node)")
+    if which(name) is None:
+        return f"{name} is not on PATH (run aorta where Slurm's commands are, a login node)"
+    return None
 
 
 def _run(argv: Sequence[str], env: Mapping[str, str] | None = None,
