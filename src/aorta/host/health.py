@@ -73,10 +73,8 @@ def _amd_health() -> dict[str, Any] | None:
     for argv in (["amd-smi", "metric", "-c", "-t", "-e", "--json"],
                  ["rocm-smi", "--showtemp", "--showclocks", "--showrasinfo", "all", "--json"]):
         try:
-            out = tool_output(argv)
-            if out is None:
-                continue
-            return {"tool": argv[0], "data": json.loads(out)}
+            if (out := tool_output(argv)) is not None:
+                return {"tool": argv[0], "data": json.loads(out)}
         except NoAnswer as exc:    # an OSError: its own words, not prefixed as below
             failures.append(str(exc))
         except (RuntimeError, OSError, ValueError) as exc:

@@ -12,6 +12,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import suppress
 from dataclasses import dataclass
 
 TOKEN_VARIABLE = "AORTA_TRIAL_TOKEN"
@@ -39,17 +40,18 @@ def _parse_stat(pid: int, text: str) -> ProcInfo | None:
         return None
 
 
+def _read(path: str, limit: int = -1) -> bytes | None:
+    """`/proc/<path>` (unbuffered: one read of at most `limit` bytes), or None."""
+    try:
+        with open(f"{_PROC}/{path}", "rb", buffering=0) as fh:
+            return fh.read(limit)
+    except OSError:
+        return None
+
+
 def proc_info(pid: int) -> ProcInfo | None:
-    try:
-        fd = os.open(f"{_PROC}/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        return _parse_stat(pid, os.read(fd, 2048).decode("utf-8", "replace"))
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    text = _read(f"{pid}/stat", 2048)
+    return None if text is None else _parse_stat(pid, text.decode("utf-8", "replace"))
 
 
 def same_live_process(pid: object, start_ticks: object, hidden: bool) -> bool:
@@ -94,33 +96,22 @@ def processes(since_pid: int | None = None) -> Iterator[ProcInfo]:
 
 
 def _last_pid() -> int | None:
-    try:
-        with open(f"{_PROC}/sys/kernel/ns_last_pid") as fh:
-            return int(fh.read())
-    except (OSError, ValueError):
-        return None
+    text = _read("sys/kernel/ns_last_pid")   # "4242\n"
+    return int(text) if text is not None and text.strip().isdigit() else None
 
 
 def trial_token(pid: int) -> str | None:
     """The `AORTA_TRIAL_TOKEN` in `pid`'s environment (None: none, or it cannot be read). One
     read a process, however many trials' tokens it is compared with."""
-    try:
-        with open(f"{_PROC}/{pid}/environ", "rb") as fh:
-            environ = fh.read()
-    except OSError:
-        return None
-    for entry in environ.split(b"\0"):
+    for entry in (_read(f"{pid}/environ") or b"").split(b"\0"):
         if entry.startswith(_TOKEN_PREFIX):
             return entry[len(_TOKEN_PREFIX):].decode("ascii", "replace")
     return None
 
 
 def boot_id() -> str | None:
-    try:
-        with open(f"{_PROC}/sys/kernel/random/boot_id") as fh:
-            return fh.read().strip()
-    except OSError:
-        return None
+    text = _read("sys/kernel/random/boot_id")
+    return None if text is None else text.decode("utf-8", "replace").strip()
 
 
 def trial_members(root: int, root_start: int, token: str,
@@ -182,11 +173,9 @@ def kill_all(find: Callable[[], list[ProcInfo]], deadline_s: float = 5.0,
         if not members:
             return len(killed), []
         for p in members:
-            try:
+            with suppress(ProcessLookupError, PermissionError):
                 os.kill(p.pid, signal.SIGKILL)
                 killed.add(p.pid)
-            except (ProcessLookupError, PermissionError):
-                pass
         if time.monotonic() > end:
             return len(killed), [p.pid for p in find()]
         time.sleep(0.01)

@@ -13,6 +13,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from typing import Any
 
 from aorta.base.redaction import PATTERN_ONLY
@@ -81,12 +82,10 @@ def _host() -> dict[str, Any]:
     # "MemTotal:       24576000 kB"
     found = re.search(r"^MemTotal:\s+(\d+)", read_text("/proc/meminfo") or "", re.MULTILINE)
     mem_kib = int(found.group(1)) if found else None
-    return {
-        "hostname": uname.nodename, "os": uname.sysname, "kernel": uname.release,
-        "machine": uname.machine, "distro": _distro(), "cpu": _cpu_model(),
-        "cpu_count": os.cpu_count(),
-        "memory_gib": round(mem_kib / 1024 / 1024, 2) if mem_kib else None,
-    }
+    return {"hostname": uname.nodename, "os": uname.sysname, "kernel": uname.release,
+            "machine": uname.machine, "distro": _distro(), "cpu": _cpu_model(),
+            "cpu_count": os.cpu_count(),
+            "memory_gib": round(mem_kib / 1024 / 1024, 2) if mem_kib else None}
 
 
 def _distro() -> str | None:
@@ -108,10 +107,8 @@ def _packages() -> dict[str, str | None]:
     """The installed ones of PACKAGES, with their versions."""
     found: dict[str, str | None] = {}
     for name in PACKAGES:
-        try:
+        with suppress(importlib.metadata.PackageNotFoundError):
             found[name] = dist_version(importlib.metadata.distribution(name))
-        except importlib.metadata.PackageNotFoundError:
-            continue
     return found
 
 
@@ -121,8 +118,7 @@ _NV_FIELDS = ("index", "name", "uuid", "driver_version", "memory.total", "clocks
 
 def _amd() -> dict[str, Any] | None:
     for argv in (["amd-smi", "static", "--json"], ["rocm-smi", "--showproductname", "--json"]):
-        out = tool_output(argv)
-        if out is not None:
+        if (out := tool_output(argv)) is not None:
             return {"tool": argv[0], "data": json.loads(out)}
     return None
 

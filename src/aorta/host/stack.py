@@ -83,14 +83,12 @@ def hipblaslt_info(env: Mapping[str, str]) -> dict[str, Any]:
     file name (`libhipblaslt.so.0.10.60200`, newer than `...so.0.9.60100`)."""
     for root in _rocm_roots(env):
         header = os.path.join(root, "include", "hipblaslt", "hipblaslt-version.h")
-        text = read_text(header)
-        if text:
+        if text := read_text(header):
             # "#define HIPBLASLT_VERSION_MAJOR 0" ... MINOR, PATCH, TWEAK
             parts = [re.search(rf"#define\s+HIPBLASLT_VERSION_{p}\s+(\w+)", text)
                      for p in ("MAJOR", "MINOR", "PATCH")]
             if all(parts):
-                return {"version": ".".join(m.group(1) for m in parts if m),
-                        "source": header}
+                return {"version": ".".join(m.group(1) for m in parts if m), "source": header}
         libs = glob.glob(os.path.join(root, "lib", "libhipblaslt.so.*.*"))
         if libs:
             newest = max(libs, key=_library_version_key)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections import deque
+from contextlib import suppress
 
 _REDACTED = b"<redacted>"
 _MAX_HOLD = 1 << 16    # never hold back more than this, whatever the stream looks like
@@ -66,12 +67,9 @@ class CappedLog:
                         f"{self.head_limit} and last {self.tail_limit} bytes (max_log_mib)]\n"
                         .encode())
         self._write(tail)
-        kept = self.in_head + len(tail)
-        try:
+        with suppress(OSError):
             os.close(self.fd)
-        except OSError:
-            pass
-        return self.written, min(kept, self.written), self.problem
+        return self.written, min(self.in_head + len(tail), self.written), self.problem
 
     def _keep(self, data: bytes) -> None:
         room = self.head_limit - self.in_head

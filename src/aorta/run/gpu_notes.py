@@ -11,8 +11,7 @@ _CLOCK = "telemetry_sm_clock_mhz_median"
 _THROTTLED = "telemetry_throttled_fraction"
 
 
-def gpu_state_notes(medians: Mapping[str, Mapping[str, float]], what: str = "cells"
-                    ) -> list[str]:
+def gpu_state_notes(medians: Mapping[str, Mapping[str, float]], what: str = "cells") -> list[str]:
     """`medians`: label (a cell, or `base:cell`) -> metric -> median over passing trials."""
     notes = []
     throttled = {label: m[_THROTTLED] for label, m in medians.items() if m.get(_THROTTLED)}

@@ -27,12 +27,8 @@ ENV_FILE_VARIABLE = "AORTA_ENV_FILE"
 def child_environment(mode: str, caller: Mapping[str, str],
                       overlay: Mapping[str, str]) -> dict[str, str]:
     """The environment a trial's child starts from, before collectors add theirs."""
-    if mode == "clean":
-        base = {k: caller[k] for k in CLEAN_ENV_KEEP if k in caller}
-    else:
-        base = dict(caller)
-    base.update(overlay)
-    return base
+    base = {k: caller[k] for k in CLEAN_ENV_KEEP if k in caller} if mode == "clean" else caller
+    return {**base, **overlay}
 
 
 def env_file_problem(env: Mapping[str, str]) -> str | None:
@@ -58,8 +54,7 @@ def launch_with_env_file(store: RunStore, cell: str, trial: str, launch: Launch,
     path = str(store.trial_dir(cell, trial) / ENV_FILE)
     shown = store.redactor.env({**env, ENV_FILE_VARIABLE: path})
     store.write_trial_file(cell, trial, ENV_FILE,
-                           "".join(f"{key}={shown[key]}\n" for key in sorted(shown)),
-                           private=True)
+                           "".join(f"{key}={shown[key]}\n" for key in sorted(shown)), private=True)
     return Launch(launch.argv, {**launch.env, ENV_FILE_VARIABLE: path}, launch.unset)
 
 

@@ -55,14 +55,12 @@ class Plan:
         """Identity of what a trial measures. Trial count and timeout are left out, so a rerun
         with more trials extends a run; credentials are redacted first, so a rotated token
         makes no other run and no hash of a secret reaches run.json."""
-        ident = {
-            "command": PATTERN_ONLY.argv(self.command),
-            "cells": [[c.name, PATTERN_ONLY.env(c.env), PATTERN_ONLY.argv(c.args)]
-                      for c in self.cells],
-            "collectors": {n: o.model_dump(mode="json") for n, o in self.collectors.items()},
-            "env": PATTERN_ONLY.env(self.recipe.env),
-            "env_passthrough_mode": self.recipe.env_passthrough_mode,
-        }
+        ident = {"command": PATTERN_ONLY.argv(self.command),
+                 "cells": [[c.name, PATTERN_ONLY.env(c.env), PATTERN_ONLY.argv(c.args)]
+                           for c in self.cells],
+                 "collectors": {n: o.model_dump(mode="json") for n, o in self.collectors.items()},
+                 "env": PATTERN_ONLY.env(self.recipe.env),
+                 "env_passthrough_mode": self.recipe.env_passthrough_mode}
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()
 
     def resolved_recipe(self) -> dict[str, Any]:

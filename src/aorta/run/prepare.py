@@ -11,7 +11,7 @@ from pathlib import Path
 from aorta.base.errors import UserError
 from aorta.collectors.base import Launch
 from aorta.recipe.schema import LoadedRecipe, Recipe, load_recipe
-from aorta.run.executors import executor_for, executor_options
+from aorta.run.executors import executor_class, executor_options
 from aorta.run.executors.base import Executor
 from aorta.run.launch import refuse_unwritable_env
 from aorta.run.overrides import Overrides
@@ -44,19 +44,15 @@ class PreparedSweep:
 
     def run(self, progress: Progress, fresh: bool = False) -> SweepOutcome:
         """Run every trial without a complete result yet (all of them with `fresh`)."""
-        return run_sweep(self.plan, self.output, self.caller_env, progress, fresh,
-                         self.executor)
+        return run_sweep(self.plan, self.output, self.caller_env, progress, fresh, self.executor)
 
 
 def prepare(recipe: Path | None, overrides: Overrides, output: Path,
             caller_env: Mapping[str, str]) -> PreparedSweep:
     """Load and check everything before the first trial; `UserError` (exit 2) naming what is
     wrong and the fix. `caller_env` is the environment trials start from (never changed)."""
-    if recipe is not None:
-        loaded = load_recipe(recipe)
-    else:
-        loaded = LoadedRecipe(recipe=Recipe.model_validate({"schema_version": 1}), path=None,
-                              sha256=None)
+    loaded = load_recipe(recipe) if recipe is not None else LoadedRecipe(
+        recipe=Recipe.model_validate({"schema_version": 1}), path=None, sha256=None)
     plan = build_plan(loaded, overrides)
     by_flag = overrides.executor is not None or overrides.gpus is not None   # who set it
     source = "--executor/--gpus" if by_flag else str(loaded.path) if loaded.path else "recipe"
@@ -68,7 +64,7 @@ def prepare(recipe: Path | None, overrides: Overrides, output: Path,
                             "checks them on this machine; drop the flag")
         options = options.model_copy(update={"remote_probe": False})
     plan = replace(plan, executor=options)
-    executor = executor_for(options)
+    executor = executor_class(options.kind)(options)
     output = output.resolve()
     first = trial_specs(plan, output / plan.run_name)[0]
     launch, notes = executor.preflight(plan, first, caller_env)

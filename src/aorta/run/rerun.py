@@ -14,15 +14,13 @@ from aorta.collectors.base import Launch
 from aorta.run.launch import CLEAN_ENV_KEEP
 
 
-def rerun_script(launch: Launch, dirs: Iterable[str], env_mode: str,
-                 redactor: Redactor) -> str:
+def rerun_script(launch: Launch, dirs: Iterable[str], env_mode: str, redactor: Redactor) -> str:
     lines = ["#!/bin/sh", "# Reproduces this trial outside aorta: the same argv and environment.",
              f"cd {shlex.quote(os.getcwd())} || exit 1"]
     lines += [f"mkdir -p {shlex.quote(d)}" for d in dirs]
     env_args = ["env"]
     if env_mode == "clean":
-        env_args.append("-i")
-        env_args += [f'{k}="${{{k}}}"' for k in CLEAN_ENV_KEEP]
+        env_args += ["-i", *(f'{k}="${{{k}}}"' for k in CLEAN_ENV_KEEP)]
     env_args += [f"-u {shlex.quote(name)}" for name in sorted(launch.unset)]
     env_args += [_assignment(k, v, redactor) for k, v in launch.env.items()]
     shown = redactor.argv(launch.argv)

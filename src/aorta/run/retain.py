@@ -26,13 +26,12 @@ def file_class(relative: str) -> str:
     """The class of a file at `relative` (`/`-separated, inside the trial directory)."""
     parts = relative.split("/")
     name = parts[-1]
-    if len(parts) == 1:
-        if name in _RECORD:
-            return "record"
-        return "log" if name in _TOP_LOGS or name.endswith(".log") else "heavy"
-    if name.endswith(".log"):
+    top = len(parts) == 1
+    if top and name in _RECORD:
+        return "record"
+    if name.endswith(".log") or (top and name in _TOP_LOGS):
         return "log"
-    return "summary" if _SUMMARY.search(name) else "heavy"
+    return "summary" if not top and _SUMMARY.search(name) else "heavy"
 
 
 #: How deep pruning looks (deeper files are kept), so a deep tree exhausts no fds nor the stack.

@@ -27,8 +27,7 @@ def kill_stale_trials(store: RunStore, cells: Iterable[str]) -> int:
             # The session and group are this trial's only while their leader is the payload
             # itself; once it is gone, its pid may name someone else's: trust the token alone.
             root = pid if leader is not None and leader.start_ticks == ticks else -1
-            found, _ = kill_all(lambda: trial_members(root, ticks, token), 5.0)
-            killed += found
+            killed += kill_all(lambda: trial_members(root, ticks, token), 5.0)[0]
         store.clear_running(cell, name)
     return killed
 

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aorta.run.executors import EXECUTORS
+from aorta.run.executors import EXECUTORS, executor_class
 from aorta.run.stop_after import skipped_by_cell, stop_note
 from aorta.store.layout import (cells_on_disk, parse_trial_name, read_run_fields, read_trial,
                                 slot_names)
@@ -54,9 +54,7 @@ class RunStatus:
         return {"run_dir": str(self.run_dir), "run": self.run, "status": self.status,
                 "started_at": self.started_at, "finished_at": self.finished_at,
                 "trials": [{**asdict(t), "baseline": t.name.startswith("baseline_")}
-                           for t in self.trials],
-                "note": self.note,
-                "counts": self.counts()}
+                           for t in self.trials], "note": self.note, "counts": self.counts()}
 
     def lines(self) -> list[str]:
         """What `aorta sweep status` prints: a header, the counts, one aligned row a trial."""
@@ -66,8 +64,7 @@ class RunStatus:
             " (" + ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())) + ")"
             if verdicts else "")]
         parts += [f"{counts[s]} {s}" for s in STATES[1:] if counts.get(s)]
-        when = f"finished {self.finished_at}" if self.finished_at \
-            else f"started {self.started_at}"
+        when = f"finished {self.finished_at}" if self.finished_at else f"started {self.started_at}"
         based = sum(t.name.startswith("baseline_") for t in self.trials)
         kinds = f" ({len(self.trials) - based} profiled, {based} baseline with no collector)" \
             if based else ""
@@ -94,8 +91,6 @@ def run_status(run_dir: str | os.PathLike[str]) -> RunStatus:
     states: dict[str, TrialState] = {}
     note = None
     if set(block) - {"kind"} and block.get("kind") in EXECUTORS:   # it kept state: ask it
-        from aorta.run.executors import executor_class
-
         pending = [s.dir for s in slots if s.state == "missing"]
         states, note = executor_class(block["kind"]).trial_states(Path(run_dir), block, pending)
     skipped = skipped_by_cell(run["stop_after"])

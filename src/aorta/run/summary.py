@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from aorta.rendering import fmt, fmt_interval, fmt_ratio, md_code, md_table, md_text
+from aorta.run.gpu_notes import gpu_state_notes
 from aorta.run.stderr_line import ON_STDOUT
 from aorta.store.layout import trial_log
 from aorta.store.records import TrialResult
@@ -85,8 +86,7 @@ class Overhead:
     n_baseline: int
 
 
-def _samples(results: Iterable[TrialResult], allow_partial: bool = False
-             ) -> dict[str, list[float]]:
+def _samples(results: Iterable[TrialResult], allow_partial: bool = False) -> dict[str, list[float]]:
     values: dict[str, list[float]] = {}
     for r in results:
         if r.verdict == "pass":
@@ -116,8 +116,7 @@ def summarize_cell(name: str, planned: int, results: Iterable[TrialResult],
                        max(0, planned - skipped - len(profiled)),
                        _stats(values), captures, reasons, _stats(base_values),
                        _overheads(values, base_values),
-                       sum(r.verdict == "pass" for r in based), len(based), skipped,
-                       stop_note)
+                       sum(r.verdict == "pass" for r in based), len(based), skipped, stop_note)
 
 
 def _reasons(cell: str, results: Sequence[TrialResult], prefix: str) -> list[str]:
@@ -154,11 +153,8 @@ def _overheads(profiled: Mapping[str, list[float]],
 
 
 def matrix_document(run: Mapping[str, Any], cells: Sequence[CellSummary]) -> dict[str, Any]:
-    return {
-        "schema_version": MATRIX_SCHEMA,
-        "run": dict(run),
-        "cells": [dict(asdict(c), unreliable=c.unreliable) for c in cells],
-    }
+    return {"schema_version": MATRIX_SCHEMA, "run": dict(run),
+            "cells": [dict(asdict(c), unreliable=c.unreliable) for c in cells]}
 
 
 _HARNESS = ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib")
@@ -218,7 +214,5 @@ def _verdict_table(cells: Sequence[CellSummary]) -> list[str]:
 
 def cell_gpu_notes(cells: Sequence[CellSummary]) -> list[str]:
     """Throttling, and SM clocks that differ between cells (telemetry collector)."""
-    from aorta.run.gpu_notes import gpu_state_notes
-
     return gpu_state_notes({c.name: {k: s.median for k, s in c.metrics.items()
                                      if k.startswith("telemetry_")} for c in cells})

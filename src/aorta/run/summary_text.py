@@ -16,8 +16,7 @@ from aorta.run.sweep import Pending, SweepOutcome
 def plan_lines(plan: Plan, run_dir: Path, first: Launch,
                redactor: Redactor = PATTERN_ONLY, pending: Pending | None = None) -> list[str]:
     """What a dry run prints, credentials redacted."""
-    lines = [f"run directory: {run_dir}",
-             f"recipe: {plan.source or '(none: defaults)'}",
+    lines = [f"run directory: {run_dir}", f"recipe: {plan.source or '(none: defaults)'}",
              f"command: {shlex.join(redactor.argv(plan.command))}",
              f"trials per cell: {plan.trials}   timeout per trial: "
              f"{plan.recipe.timeout_per_trial or 'none'}   environment: "
@@ -75,10 +74,8 @@ def summary_lines(outcome: SweepOutcome) -> list[str]:
                  + (", baseline included" if based and outcome.ran else "")
                  + (f"; {skipped} skipped by stop_after" if skipped else "") + f"); {status}")
     for c in outcome.cells:
-        if c.stop_note:
-            lines.append(f"  {c.name}: {c.stop_note}")
-        for reason in c.reasons:
-            lines.append(f"  {c.name}: {reason}")
+        notes = [c.stop_note] if c.stop_note else []
+        lines += [f"  {c.name}: {note}" for note in notes + c.reasons]
         for collector, states in c.captures.items():
             bad = {s: n for s, n in states.items() if s != "ok"}
             if bad:

@@ -19,7 +19,7 @@ from aorta.run.plan import Plan
 from aorta.run.progress import Progress
 from aorta.run.signals import SignalGuard, stopping_signals
 from aorta.run.stale import kill_stale_trials
-from aorta.run.stop_after import skipped_by_cell, stop_note, stop_states
+from aorta.run.stop_after import run_with_stop_after, skipped_by_cell, stop_note, stop_states
 from aorta.run.summary import CellSummary, matrix_document, perf_markdown, summarize_cell
 from aorta.run.trial import TrialSpec, utc_now
 from aorta.run.warden import Warden
@@ -222,8 +222,7 @@ class _Sweep:
         start and finish times; its visit is in the history."""
         now = utc_now()
         run = self._planned_record(previous)
-        run = replace(run, started_at=now if to_run or run.started_at is None
-                      else run.started_at,
+        run = replace(run, started_at=now if to_run or run.started_at is None else run.started_at,
                       history=run.history + [{"started_at": now, "trials_to_run": to_run}])
         self.store.write_run(run)
         return run
@@ -274,8 +273,6 @@ class _Sweep:
 
     def _run_stopping(self, run: RunRecord, specs: list[TrialSpec], started: OnStart,
                       done: OnDone, warden: Warden) -> None:
-        from aorta.run.stop_after import run_with_stop_after
-
         assert self.plan.recipe.stop_after is not None
         before = {s.dir: s.result for s in self.store.slots(run, tables=False)
                   if s.result is not None}
@@ -310,8 +307,7 @@ class _Sweep:
             if slot.result is not None and slot.cell in by_cell:
                 by_cell[slot.cell].append(slot.result)
         stops = stop_states(plan.recipe.stop_after, by_cell)
-        run = replace(run, status=status, finished_at=finished, history=history,
-                      stop_after=stops)
+        run = replace(run, status=status, finished_at=finished, history=history, stop_after=stops)
         store.write_run(run)
         skipped = skipped_by_cell(stops)
         cells = [summarize_cell(c.name, plan.trials, by_cell[c.name], list(plan.collectors),

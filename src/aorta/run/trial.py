@@ -33,7 +33,6 @@ from aorta.store.records import Capture, TrialResult
 from aorta.store.run_dir import RunStore
 
 
-
 @dataclass(frozen=True)
 class TrialSpec:
     """Everything one trial needs; no shared state with other trials."""
@@ -241,11 +240,9 @@ def _record(spec: TrialSpec, redactor: Redactor, launch: Launch, proc: ProcessRe
         reason = f"{reason}: {said}" + (ON_STDOUT if stream == "stdout" else "")
     ran: dict[str, Any] = {}
     if proc is not None:
-        ran = {key: getattr(proc, key) for key in ("exit_code", "signal", "timed_out",
-                                                   "launched", "cpu_user_s", "cpu_sys_s",
-                                                   "max_rss_mib")}
-        ran.update(logs=dict(proc.logs),
-                   wall_s=proc.wall_s if proc.launched else None)
+        ran = {key: getattr(proc, key) for key in ("exit_code", "signal", "timed_out", "launched",
+                                                   "cpu_user_s", "cpu_sys_s", "max_rss_mib")}
+        ran.update(logs=dict(proc.logs), wall_s=proc.wall_s if proc.launched else None)
     return TrialResult(
         cell=spec.cell, index=spec.index, verdict=verdict, reason=reason,  # type: ignore[arg-type]
         argv=redactor.argv(launch.argv), command=redactor.argv(spec.command),

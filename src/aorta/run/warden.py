@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -67,11 +68,9 @@ class Warden:
         root = aorta_root()
         if root is not None:   # running from a source tree: let the warden import aorta too
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-        proc = subprocess.Popen([sys.executable, "-m", "aorta.run.warden_server",
-                                 str(os.getpid())], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, env=env, start_new_session=True,
-                                close_fds=True)
-        return cls(proc)
+        argv = [sys.executable, "-m", "aorta.run.warden_server", str(os.getpid())]
+        return cls(subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+                                    start_new_session=True, close_fds=True))
 
     def __enter__(self) -> Warden:
         return self
@@ -116,11 +115,9 @@ class Warden:
         """Ask the warden to end, killing what any trial left, and wait for its last check to
         finish; a note naming the processes it could not vouch for, if any."""
         self._send({"op": "bye"})
-        try:
+        with suppress(OSError):
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
-        except OSError:
-            pass
         unchecked: list[int] | None = None    # its children, when it had to be stopped
         try:
             self.proc.wait(_BYE_TIMEOUT_S)
@@ -144,11 +141,9 @@ class Warden:
         with self.lock:
             if self.dead is not None or self.proc.stdin is None or self.proc.stdin.closed:
                 return
-            try:
+            with suppress(OSError):   # the reader sees it die and tells every trial
                 self.proc.stdin.write(line)
                 self.proc.stdin.flush()
-            except OSError:
-                pass   # the reader sees it die and tells every trial
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -180,8 +175,7 @@ class Warden:
             pending, self.handles = list(self.handles.values()), {}
         for handle in pending:
             if handle.pid:
-                kill_all(lambda: trial_members(handle.pid, handle.start_ticks, handle.token),
-                         5.0)
+                kill_all(lambda: trial_members(handle.pid, handle.start_ticks, handle.token), 5.0)
             handle.start_msg = handle.start_msg or {"event": "failed", "error": self.dead}
             handle.outcome = {"lost": self.dead}
             handle.started.set()

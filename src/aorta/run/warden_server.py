@@ -140,8 +140,7 @@ class Warden:
         try:   # no preexec_fn: no Python runs between fork and exec (about 1 ms a start)
             proc = subprocess.Popen(msg["argv"], env=msg["env"], cwd=msg.get("cwd"),
                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, start_new_session=True,
-                                    close_fds=True)
+                                    stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
         except (OSError, subprocess.SubprocessError) as exc:
             errno_ = getattr(exc, "errno", None)
             text = f"aorta: cannot execute {msg['argv'][0]!r}: {getattr(exc, 'strerror', None) or exc}"

@@ -1,5 +1,5 @@
 """Where a sweep's trials run. One line a kind: the module and class of its `Executor`
-(`base.py` says what an executor does); `executor_for` builds the one a plan asks for."""
+(`base.py` says what an executor does); `executor_class` finds the one a plan asks for."""
 
 from __future__ import annotations
 
@@ -10,10 +10,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from aorta.run.executors.base import Executor, ExecutorOptions
 
-EXECUTORS = {
-    "local": "aorta.run.executors.local:LocalExecutor",
-    "slurm": "aorta.run.executors.slurm.executor:SlurmExecutor",
-}
+EXECUTORS = {"local": "aorta.run.executors.local:LocalExecutor",
+             "slurm": "aorta.run.executors.slurm.executor:SlurmExecutor"}
 
 
 def executor_class(kind: str) -> type[Executor]:
@@ -42,7 +40,3 @@ def executor_options(block: Mapping[str, Any], where: str) -> ExecutorOptions:
         keys = sorted(model.model_fields)
         message = format_validation_error(exc, ("executor",), lambda p: None if p else keys)
         raise UserError(f"{where}: {message}") from None
-
-
-def executor_for(options: ExecutorOptions) -> Executor:
-    return executor_class(options.kind)(options)

@@ -55,8 +55,7 @@ class Executor(ABC):
                   ) -> tuple[Launch, list[str]]:
         """Refuse (`SetupError`) a sweep that cannot measure where its trials run; the first
         trial's launch as it will be wrapped, and notes for the dry run."""
-        launch = spec_launch(first, child_environment(first.env_mode, caller_env, first.env))
-        return launch, []
+        return spec_launch(first, child_environment(first.env_mode, caller_env, first.env)), []
 
     def attach(self, run_dir: Path, block: Mapping[str, Any] | None, save: Save) -> None:
         """Take over this executor's state from run.json (`block`, None for a new run);

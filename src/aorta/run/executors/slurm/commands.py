@@ -147,8 +147,7 @@ def _sacct(parents: str) -> dict[str, JobState]:
     return parse_sacct(proc.stdout) if proc.returncode == 0 else {}
 
 
-def cancel_jobs(job_ids: Collection[str], name: str | None = None,
-                user: str | None = None) -> None:
+def cancel_jobs(job_ids: Collection[str], name: str | None = None, user: str | None = None) -> None:
     """scancel `job_ids`, and every job called `name` of `user` (one submitted while aorta was
     interrupted never had its id recorded). Jobs that already ended are no error."""
     if job_ids:

@@ -14,6 +14,7 @@ import socket
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -80,9 +81,7 @@ class SlurmExecutor(Executor):
                              f"Slurm on one machine")
         self.config = config
         self.setup = setup_files(config.setup, Path(os.getcwd()))
-        self.poll_s = poll_s
-        self.settle_s = settle_s
-        self.python = python
+        self.poll_s, self.settle_s, self.python = poll_s, settle_s, python
         self.note = note or _note_on_stderr
         self.probed = False   # a node said yes: later rounds (stop_after) submit no new probe
         self.store: RunStore | None = None   # the run directory's, once attached
@@ -214,8 +213,7 @@ class SlurmExecutor(Executor):
             raise SetupError(refusal)
         self.probed = True
 
-    def _submit(self, specs: Sequence[TrialSpec], caller_env: Mapping[str, str]
-                ) -> dict[str, str]:
+    def _submit(self, specs: Sequence[TrialSpec], caller_env: Mapping[str, str]) -> dict[str, str]:
         submitted: dict[str, str] = {}
         after = None
         for start in range(0, len(specs), MAX_ARRAY_TASKS):
@@ -236,8 +234,7 @@ class SlurmExecutor(Executor):
         number = len(self.record["submissions"]) + 1
         manifest = folder / f"submit_{number}.json"
         script = folder / f"submit_{number}.sh"
-        secrets = write_manifest(self.store, manifest.name, specs, socket.gethostname(),
-                                 caller_env)
+        secrets = write_manifest(self.store, manifest.name, specs, socket.gethostname(), caller_env)
         self.store.write_text(script.name, batch_script(self.python, manifest,
                                                         self.store.root.name, self.setup),
                               parts=("slurm",), executable=True)
@@ -247,8 +244,7 @@ class SlurmExecutor(Executor):
         array = sbatch(options, script, {**caller_env, **secrets}, Path(os.getcwd()))
         self.record["submissions"].append({"job": array, "tasks": len(specs),
                                            "script": script.name, "submitted_at": utc_now()})
-        limit = f", at most {self.config.max_parallel} at once" if self.config.max_parallel \
-            else ""
+        limit = f", at most {self.config.max_parallel} at once" if self.config.max_parallel else ""
         self.note(f"submitted {len(specs)} trial(s) as Slurm job array {array}{limit}; "
                   f"Slurm's logs: {folder}/{array}_<task>.err")
         return array
@@ -267,14 +263,12 @@ class SlurmExecutor(Executor):
         open_jobs = {k: str(e["job"]) for k, e in self.record["jobs"].items()
                      if not e.get("cancelled") and not e.get("finished")
                      and self._result(k) is None}
-        try:
+        with suppress(KeyboardInterrupt):   # a second Ctrl-C: the scancel has been sent
             cancel_jobs(set(open_jobs.values()), self.record["job_name"], getpass.getuser())
             for key in open_jobs:
                 self.record["jobs"][key]["cancelled"] = True
             self.save()
             wait_gone(set(open_jobs.values()), seconds=15.0)
-        except KeyboardInterrupt:
-            pass   # a second Ctrl-C: stop waiting; the scancel has been sent
 
 
 class _Watch:
@@ -283,12 +277,9 @@ class _Watch:
     def __init__(self, executor: SlurmExecutor, by_key: Mapping[str, TrialSpec],
                  watched: dict[str, str], on_start: OnStart, on_done: OnDone) -> None:
         assert executor.store is not None
-        self.ex = executor
-        self.run_dir = executor.store.root
-        self.by_key = by_key
+        self.ex, self.run_dir, self.by_key = executor, executor.store.root, by_key
         self.waiting = dict(watched)      # trial key -> job id, until its result is in
-        self.on_start = on_start
-        self.on_done = on_done
+        self.on_start, self.on_done = on_start, on_done
         self.started: set[str] = set()
         self.gone_since: dict[str, float] = {}
         self.last_counts: dict[str, int] = {}
@@ -327,7 +318,9 @@ class _Watch:
             if state is None or state.phase == "ended":
                 since = self.gone_since.setdefault(key, now)
                 if now - since >= self.ex.settle_s:
-                    self._finish(key, self._record_lost(key, job, state))
+                    result = self.ex._result(key)   # it may have landed during the settle time
+                    self._finish(key, result if result is not None else lost_result(
+                        self.by_key[key], job, state, self.run_dir / "slurm"))
                     changed = True
         return changed
 
@@ -346,12 +339,6 @@ class _Watch:
             self.last_counts = counts
             why = f" ({', '.join(sorted(reasons))})" if reasons else ""
             self.ex.note(f"Slurm: {counts['running']} running, {counts['queued']} queued{why}")
-
-    def _record_lost(self, key: str, job: str, state: JobState | None) -> TrialResult:
-        result = self.ex._result(key)
-        if result is not None:   # it landed during the settle time after all
-            return result
-        return lost_result(self.by_key[key], job, state, self.run_dir / "slurm")
 
     def _finish(self, key: str, result: TrialResult) -> None:
         if key not in self.started:

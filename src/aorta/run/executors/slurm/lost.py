@@ -55,10 +55,8 @@ def lost_result(spec: TrialSpec, job: str, state: JobState | None, logs: Path) -
         cell=spec.cell, index=spec.index, verdict="error",
         reason=describe_end(job, state) + " without a result",
         argv=redactor.argv(spec.command), command=redactor.argv(spec.command),
-        env_overlay=redactor.env(overlay),
-        env_unset=[], host=state.node if state else None,
+        env_overlay=redactor.env(overlay), env_unset=[], host=state.node if state else None,
         warnings=[f"aorta: recorded by the driver; Slurm's log of the job: {logs / job}.err"],
-        stderr_tail=tail, device=spec.device,
-        baseline=spec.baseline)
+        stderr_tail=tail, device=spec.device, baseline=spec.baseline)
     RunStore(spec.run_dir, redactor).write_trial(result)
     return result

@@ -30,8 +30,7 @@ class SlurmOptions(ExecutorOptions):
     probe_timeout: float = Field(DEFAULT_PROBE_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S,
                                  allow_inf_nan=False, strict=True)
 
-    _check_text = field_validator("partition", "account", "time", "mem", mode="before")(
-        plain_text)
+    _check_text = field_validator("partition", "account", "time", "mem", mode="before")(plain_text)
     _check_args = field_validator("sbatch_args", mode="before")(arguments)
 
     @model_validator(mode="before")

@@ -11,6 +11,7 @@ import os
 import socket
 import time
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,8 +64,7 @@ def check_on_node(job: ProbeJob, spec: TrialSpec, caller_env: Mapping[str, str],
     job_id = sbatch(job_options(job.config, job.name, folder, stem, cwd), folder / f"{stem}.sh",
                     {**caller_env, **secrets}, cwd)
     record: dict[str, Any] = {"job": job_id, "submitted_at": utc_now(),
-                              "collectors": list(spec.collectors),
-                              "answer": f"slurm/{answer_name}"}
+                              "collectors": list(spec.collectors), "answer": f"slurm/{answer_name}"}
     try:   # from here on, whatever stops the driver cancels the probe job
         submitted(record)
         note(f"checking the collectors on a Slurm node before submitting the trials: probe "
@@ -123,8 +123,7 @@ def _usable(answer: Mapping[str, Any]) -> str:
     return ", ".join(f"{r.get('check')} {r.get('version') or ''}".strip() for r in rows)
 
 
-def _wait(job: ProbeJob, job_id: str, answer_name: str, note: Note
-          ) -> tuple[Any, str | None]:
+def _wait(job: ProbeJob, job_id: str, answer_name: str, note: Note) -> tuple[Any, str | None]:
     """(the answer, None), or (None, why there is none) after the time-out or once the job
     has been gone `settle_s` without writing one."""
     timeout = job.config.probe_timeout
@@ -132,8 +131,7 @@ def _wait(job: ProbeJob, job_id: str, answer_name: str, note: Note
     pause, gone_since, said = job.poll_s[0], None, ""
     state: JobState | None = None
     while True:
-        answer = job.store.read_json(answer_name, parts=("slurm",))
-        if answer is not None:
+        if (answer := job.store.read_json(answer_name, parts=("slurm",))) is not None:
             return answer, None
         now = time.monotonic()
         if now >= deadline:
@@ -171,13 +169,11 @@ def _ended_without_answer(job: ProbeJob, job_id: str, state: JobState | None,
 
 
 def _cancel(job_id: str) -> None:
-    try:
+    # A second Ctrl-C stops the wait (the scancel has been sent); a failed scancel is not
+    # reported: the refusal (or the interrupt) is what the user must see.
+    with suppress(KeyboardInterrupt, SlurmError):
         cancel_jobs({job_id})
         wait_gone({job_id}, seconds=15.0)
-    except KeyboardInterrupt:
-        pass   # a second Ctrl-C: stop waiting; the scancel has been sent
-    except SlurmError:
-        pass   # scancel failed: the refusal (or the interrupt) is what the user must see
 
 
 def _free_stem(folder: Path) -> str:

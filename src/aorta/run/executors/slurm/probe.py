@@ -50,8 +50,7 @@ def node_answer(spec: TrialSpec, env: Mapping[str, str]) -> dict[str, Any]:
 def _answer(**fields: Any) -> dict[str, Any]:
     return {"schema_version": ANSWER_SCHEMA, "node": socket.gethostname(),
             "aorta_version": __version__, "python": sys.executable, "collectors": [],
-            "rows": [], "lines": [], "refused": None, "wrap_error": None, "error": None,
-            **fields}
+            "rows": [], "lines": [], "refused": None, "wrap_error": None, "error": None, **fields}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

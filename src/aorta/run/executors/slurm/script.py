@@ -22,11 +22,9 @@ def resource_options(config: SlurmOptions) -> list[str]:
     options = ["--nodes=1", "--ntasks=1", f"--cpus-per-task={config.cpus_per_trial}"]
     if config.gpus_per_trial:
         options.append(f"--gres=gpu:{config.gpus_per_trial}")
-    for key, flag in (("mem", "--mem"), ("time", "--time"), ("partition", "--partition"),
-                      ("account", "--account")):
-        value = getattr(config, key)
-        if value is not None:
-            options.append(f"{flag}={value}")
+    for key in ("mem", "time", "partition", "account"):    # each is its sbatch flag's name
+        if getattr(config, key) is not None:
+            options.append(f"--{key}={getattr(config, key)}")
     return options
 
 

@@ -15,7 +15,6 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from aorta.base.errors import DiskFullError, UserError, WardenLost
@@ -75,8 +74,7 @@ def write_manifest(store: RunStore, name: str, specs: Sequence[TrialSpec], drive
     written as `{"$secret": "AORTA_SECRET_<n>"}`; the returned variables carry the values
     to the jobs through their environment (sbatch exports the submitting environment)."""
     secrets: dict[str, str] = {}
-    trials = [_hide_secrets(spec_to_json(s), trial_redactor(s, caller_env), secrets)
-              for s in specs]
+    trials = [_hide_secrets(spec_to_json(s), trial_redactor(s, caller_env), secrets) for s in specs]
     store.write_json(name, {"schema_version": MANIFEST_SCHEMA, "driver_host": driver_host,
                             "trials": trials}, parts=("slurm",))
     return {var: value for value, var in secrets.items()}
@@ -148,11 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AORTA_SECRET_")}
     spec = pin_slurm_gpus(spec, env)
     stop = threading.Event()
-
-    def on_term(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
     try:
         run_trial(spec, env, cancel=stop)
         wrote = True
