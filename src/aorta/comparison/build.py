@@ -202,4 +202,3 @@ def _median_calls(kernel: _Kernel) -> float | None:
     if not counts or None in counts:
         return None
     return median([float(c) for c in counts if c is not None])
-

@@ -93,14 +93,11 @@ def _passing(slots: Sequence[Slot], baseline: bool) -> list[TrialResult]:
 
 def _summaries(stats: Mapping[str, Any], passing: list[TrialResult],
                allow_partial: bool) -> dict[str, MetricSummary]:
-    out = {}
     figures = [(r.index, r.numeric_metrics(allow_partial)) for r in passing]
-    for key, s in stats.items():
-        points = [Point(index, v) for index, values in figures
-                  if (v := values.get(key)) is not None]
-        out[key] = MetricSummary(key, unit_of(key), s.n, s.median, s.min, s.max, s.mean, s.std,
-                                 points)
-    return out
+    return {key: MetricSummary(key, unit_of(key), s.n, s.median, s.min, s.max, s.mean, s.std,
+                               [Point(index, v) for index, values in figures
+                                if (v := values.get(key)) is not None])
+            for key, s in stats.items()}
 
 
 def _kernel_charts(passing: list[TrialResult], allow_partial: bool) -> list[KernelChart]:

@@ -115,10 +115,9 @@ def _software(run: RunRecord, env: Mapping[str, Any]) -> dict[str, str]:
     for name, version in packages.items():
         if name not in ("torch", "triton", "pytorch-triton-rocm") and version:
             out[str(name)] = str(version)
-    if env.get("cuda_version"):
-        out["CUDA"] = str(env["cuda_version"])
-    if env.get("rocm_version"):
-        out["ROCm"] = str(env["rocm_version"])
+    for key, name in (("cuda_version", "CUDA"), ("rocm_version", "ROCm")):
+        if env.get(key):
+            out[name] = str(env[key])
     if "CUDA" not in out and "ROCm" not in out:
         out["CUDA/ROCm"] = "not found"
     return out
@@ -143,4 +142,3 @@ def _text(value: Any, before: str = "", after: str = "") -> str | None:
 def _join(*parts: Any, sep: str = ", ") -> str | None:
     kept = [str(p) for p in parts if p is not None and p != ""]
     return sep.join(kept) if kept else None
-

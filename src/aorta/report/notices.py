@@ -46,9 +46,8 @@ def failures(store: RunStore, slots: Sequence[Slot], collectors: list[str]) -> l
 
 def _output_tails(trial_dir: Path, result: TrialResult) -> tuple[str | None, str | None]:
     """The end of stderr, and the end of stdout when only stdout has a line that says why."""
-    stderr = result.stderr_tail
-    if stderr is None:
-        stderr = read_tail(trial_dir / "stderr.log", TAIL_BYTES)
+    stderr = result.stderr_tail if result.stderr_tail is not None \
+        else read_tail(trial_dir / "stderr.log", TAIL_BYTES)
     stdout = read_tail(trial_dir / "stdout.log", TAIL_BYTES) \
         if telling_stream(trial_dir, stderr)[0] == "stdout" else None
     return (clean_text(stderr) if stderr is not None else None,
@@ -57,13 +56,9 @@ def _output_tails(trial_dir: Path, result: TrialResult) -> tuple[str | None, str
 
 def bad_captures(result: TrialResult, collectors: list[str]) -> dict[str, str]:
     """Collector -> "state: reason" for every capture that is not ok."""
-    out = {}
-    for c in collectors:
-        capture = result.captures.get(c)
-        if capture is not None and capture.state != "ok":
-            out[c] = clean_text(f"{capture.state}: {capture.reason}" if capture.reason
-                                else capture.state)
-    return out
+    shown = {c: result.captures[c] for c in collectors if c in result.captures}
+    return {c: clean_text(f"{cap.state}: {cap.reason}" if cap.reason else cap.state)
+            for c, cap in shown.items() if cap.state != "ok"}
 
 
 def cell_notices(cell: CellReport, slots: Sequence[Slot], collectors: list[str]

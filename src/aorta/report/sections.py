@@ -52,16 +52,12 @@ def header_rows(h: RunHeader) -> list[tuple[str, str]]:
     recipe = h.recipe or "(none: defaults and flags)"
     if h.recipe_sha256:
         recipe += f"  sha256 {h.recipe_sha256[:12]}"
-    rows = [("command", shlex.join(h.command) if h.command else "unknown"),
-            ("recipe", recipe),
+    rows = [("command", shlex.join(h.command) if h.command else "unknown"), ("recipe", recipe),
             ("collectors", ", ".join(h.collectors) or "none"),
             ("trials per cell", str(h.trials_per_cell) if h.trials_per_cell else "unknown"),
-            ("when (UTC)", when),
-            ("status", STATUS_WORDS.get(h.status, h.status)),
-            ("host", h.host or "unknown"),
-            ("os", h.os or "unknown"),
-            ("cpu", h.cpu or "unknown"),
-            ("gpu", _gpu_line(h))]
+            ("when (UTC)", when), ("status", STATUS_WORDS.get(h.status, h.status)),
+            ("host", h.host or "unknown"), ("os", h.os or "unknown"),
+            ("cpu", h.cpu or "unknown"), ("gpu", _gpu_line(h))]
     main = [(k, v) for k, v in h.software.items() if k in _MAIN_SOFTWARE]
     others = [f"{k} {v}" for k, v in h.software.items() if k not in _MAIN_SOFTWARE]
     return rows + main + ([("other packages", ", ".join(others))] if others else [])

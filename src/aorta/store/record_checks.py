@@ -63,12 +63,6 @@ def trial_problem(verdict: object, exit_code: int | None) -> str | None:
     return None
 
 
-def run_problem(status: object) -> str | None:
-    if status not in RUN_STATES:
-        return f"run status must be one of {RUN_STATES}, got {status!r}"
-    return None
-
-
 def refuse(problem: str | None, where: str = "") -> None:
     if problem:
         raise RecordError(where + problem)

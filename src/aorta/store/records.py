@@ -11,8 +11,9 @@ from functools import partial
 from typing import Any, Literal, NamedTuple
 
 from aorta.store.layout import trial_name
-from aorta.store.record_checks import (RUN_SCHEMA, TRIAL_SCHEMA, capture_problem, refuse,
-                                       retention_problem, run_problem, trial_problem)
+from aorta.store.reading import RecordError
+from aorta.store.record_checks import (RUN_SCHEMA, RUN_STATES, TRIAL_SCHEMA, capture_problem,
+                                       refuse, retention_problem, trial_problem)
 
 Verdict = Literal["pass", "fail", "error"]
 
@@ -206,7 +207,8 @@ class RunRecord:
     schema_version: int = RUN_SCHEMA
 
     def __post_init__(self) -> None:
-        refuse(run_problem(self.status))
+        if self.status not in RUN_STATES:
+            raise RecordError(f"run status must be one of {RUN_STATES}, got {self.status!r}")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
