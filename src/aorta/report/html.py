@@ -196,14 +196,13 @@ def _details(report: Report) -> list[str]:
 
 def _strip_rows(report: Report, key: str) -> list[StripRow]:
     """A row per cell with the metric; baseline trials (no collector) get a hollow row."""
-    rows = []
-    for position, cell in enumerate(report.cells):
-        for summary, label, hollow in ((cell.metrics.get(key), cell.name, False),
-                                       (cell.baseline.get(key), f"{cell.name} (baseline)", True)):
-            if summary is not None:
-                rows.append(StripRow(label, [(p.trial, p.value) for p in summary.points],
-                                     summary.median, cell_colour(position), hollow))
-    return rows
+    return [StripRow(label, [(p.trial, p.value) for p in summary.points], summary.median,
+                     cell_colour(position), hollow)
+            for position, cell in enumerate(report.cells)
+            for summary, label, hollow in (
+                (cell.metrics.get(key), cell.name, False),
+                (cell.baseline.get(key), f"{cell.name} (baseline)", True))
+            if summary is not None]
 
 
 def _kernel_bars(chart: KernelChart) -> list[Bar]:

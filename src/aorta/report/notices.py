@@ -70,14 +70,13 @@ def cell_notices(cell: CellReport, slots: Sequence[Slot], collectors: list[str]
                               f"errored (10% or more): this cell's numbers need a second look",
                               cell.name))
     absent = [s.name for s in slots if s.result is None]
-    unreadable = [s for s in slots if s.state in ("corrupt", "newer")]
     if absent:
         notices.append(Notice("missing", f"{len(absent)} of {len(slots)} planned trial(s) "
                               f"have no result: {name_list(absent)}", cell.name))
-    for slot in unreadable:
-        notices.append(Notice("corrupt", f"{slot.name}/result.json is not a valid record "
-                              f"({clean_text(slot.problem or '')}); it counts as missing, and "
-                              f"the same sweep command runs the trial again", cell.name))
+    notices += [Notice("corrupt", f"{slot.name}/result.json is not a valid record "
+                       f"({clean_text(slot.problem or '')}); it counts as missing, and the "
+                       f"same sweep command runs the trial again", cell.name)
+                for slot in slots if slot.state in ("corrupt", "newer")]
     done = [(s.name, s.result) for s in slots if s.result is not None]
     # Capture problems of passing trials only: a failed trial's are shown with its failure.
     captures = _names_by_text((f"{c} capture {why}", name) for name, r in done
