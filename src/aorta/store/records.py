@@ -1,6 +1,6 @@
 """The records a sweep writes: one `TrialResult` per trial (`result.json`) and one `RunRecord`
-per run (`run.json`), frozen and checked when built; `trial_result` / `run_record` build them
-from the fields `aorta.store.record_checks` validated and migrated.
+per run (`run.json`), frozen and checked when built from the fields `aorta.store.record_checks`
+validated and migrated (`trial_result`, `RunRecord(**fields)`).
 """
 
 from __future__ import annotations
@@ -220,7 +220,3 @@ def trial_result(fields: dict[str, Any]) -> TrialResult:
         **fields, "captures": {k: Capture(**c) for k, c in fields["captures"].items()},
         "logs": {k: LogInfo(**i) for k, i in fields["logs"].items()},
         "retention": None if retention is None else Retention(**retention)})
-
-
-def run_record(fields: dict[str, Any]) -> RunRecord:
-    return RunRecord(**fields)

@@ -21,7 +21,7 @@ from aorta.store.layout import (CELLS, ENV, MATRIX, PERF, QUARANTINE, RESERVE, R
                                 read_run_fields, read_trial, slot_names, trial_dirs_on_disk)
 from aorta.store.lock import RunLock
 from aorta.store.reading import RecordError, read_json_file, read_text_file
-from aorta.store.records import RunRecord, TrialResult, run_record, trial_result
+from aorta.store.records import RunRecord, TrialResult, trial_result
 
 RESERVE_BYTES = 1 << 20
 
@@ -80,7 +80,7 @@ class RunStore:
 
     def read_run(self, action: str = "read") -> RunRecord:
         """The run's record; `RunDirError` saying why it cannot be used to `action` the run."""
-        return run_record(read_run_fields(self.root, action))
+        return RunRecord(**read_run_fields(self.root, action))
 
     def write_run(self, record: RunRecord) -> None:
         self.write_json(RUN_JSON, record.to_json())
