@@ -73,17 +73,11 @@ def _gpu_line(h: RunHeader) -> str:
 
 
 def cell_flags(cell: CellReport) -> list[str]:
-    flags = []
-    if cell.unreliable:
-        flags.append("unreliable (10% or more errored)")
-    if cell.missing:
-        flags.append(f"{cell.missing} missing")
-    if cell.passed == 0:
-        flags.append("no passing trial")
     bad = [c for c, states in cell.captures.items() if any(s != "ok" for s in states)]
-    if bad:
-        flags.append("capture problems: " + ", ".join(bad))
-    return flags
+    flags = ((cell.unreliable, "unreliable (10% or more errored)"),
+             (cell.missing, f"{cell.missing} missing"), (cell.passed == 0, "no passing trial"),
+             (bad, "capture problems: " + ", ".join(bad)))
+    return [text for shown, text in flags if shown]
 
 
 def capture_text(cell: CellReport) -> str:
