@@ -13,12 +13,11 @@ from dataclasses import dataclass
 
 from aorta.rendering.escape import h
 from aorta.rendering.short_names import short_name
-from aorta.rendering.svg import Scale, nice_ticks, svg_open, tick_labels
+from aorta.rendering.svg import MONO, Scale, nice_ticks, svg_open, tick_labels
 
 WIDTH, HEIGHT = 370, 206
 LEFT, RIGHT, TOP, BOTTOM = 58, 10, 40, 36
 CHAR_WIDTH = {11: 6.6, 10: 6.0}      # px per character of the monospace font, by size (0.6 em)
-_FONT = "font-family:ui-monospace,'SFMono-Regular',Menlo,Consolas,monospace;font-size:{}px"
 _TICK_SPACING = 80
 
 
@@ -71,7 +70,7 @@ def trend_plot(label: str, title: str, runs: Sequence[TrendRun],
     left = max(LEFT, 6 + CHAR_WIDTH[10] * max(map(len, texts)))    # room for the widest
     span, count = WIDTH - left - RIGHT, len(runs)
     xs = [left + (span * (position + 0.5) / count) for position in range(count)]
-    font10, font11 = _FONT.format(10), _FONT.format(11)
+    font10, font11 = MONO.format(10), MONO.format(11)
     parts = [svg_open(WIDTH, HEIGHT, label, "chart trend"), f"<title>{h(title)}</title>"]
     parts += [f'<text x="4" y="{13 + 14 * row}" style="{font11};font-weight:600">{h(line)}'
               "</text>" for row, line in enumerate(title_lines(title))]

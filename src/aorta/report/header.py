@@ -93,10 +93,8 @@ def _amd_gpus(data: Any) -> list[Gpu]:
 def _amd_smi_gpu(position: int, gpu: Mapping[str, Any]) -> Gpu:
     asic, driver = _mapping(gpu.get("asic")), _mapping(gpu.get("driver"))
     size = _mapping(gpu.get("vram")).get("size")
-    if isinstance(size, Mapping):   # {"value": 196592, "unit": "MB"}
-        memory = _join(size.get("value"), size.get("unit"), sep=" ")
-    else:
-        memory = _text(size)
+    memory = (_join(size.get("value"), size.get("unit"), sep=" ") if isinstance(size, Mapping)
+              else _text(size))     # {"value": 196592, "unit": "MB"}, or a text
     return Gpu(index=_text(gpu.get("gpu", position)),
                name=_text(asic.get("market_name")) or "AMD GPU",
                driver=_text(driver.get("version")), memory=memory)
