@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from aorta.base.errors import UserError
 from aorta.store.layout import ENV, SlotState
-from aorta.store.record_checks import TRIAL_SCHEMA
+from aorta.store.record_checks import HARNESS_FIGURES, TRIAL_SCHEMA
 from aorta.store.records import RunRecord, TrialResult
 from aorta.store.run_dir import RunStore
 
@@ -157,7 +157,7 @@ def trial_columns(run: str, trials: Sequence[Trial], allow_partial: bool = False
             if r.verdict == "pass":
                 values |= figures[id(t)]
             else:   # a failed trial's figures describe something else
-                values |= {k: None for k in ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib")}
+                values |= dict.fromkeys(HARNESS_FIGURES)
         for key, column in cols.items():
             value = values.get(key)
             column.append(_NAN if value is None and key in metrics else value)

@@ -18,11 +18,11 @@ from aorta.report.notices import cell_notices, clean_text, failures, run_notices
 from aorta.run.stop_after import skipped_by_cell, stop_note
 from aorta.run.summary import summarize_cell
 from aorta.store.layout import ENV, MATRIX, RECIPE
+from aorta.store.record_checks import HARNESS_FIGURES
 from aorta.store.records import TrialResult
 from aorta.store.run_dir import RunStore, Slot
 
 TOP_BARS = 10
-HARNESS = ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib")
 
 
 def build_report(run_dir: Path, allow_partial: bool = False) -> Report:
@@ -126,4 +126,4 @@ def _kernel_charts(passing: list[TrialResult], allow_partial: bool) -> list[Kern
 
 def _metric_order(cells: list[CellReport]) -> list[str]:
     keys = {k for c in cells for k in c.metrics}
-    return sorted(keys, key=lambda k: (HARNESS.index(k) if k in HARNESS else len(HARNESS), k))
+    return [k for k in HARNESS_FIGURES if k in keys] + sorted(keys - set(HARNESS_FIGURES))

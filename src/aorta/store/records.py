@@ -12,8 +12,8 @@ from typing import Any, Literal, NamedTuple
 
 from aorta.store.layout import trial_name
 from aorta.store.reading import RecordError
-from aorta.store.record_checks import (RUN_SCHEMA, RUN_STATES, TRIAL_SCHEMA, capture_problem,
-                                       refuse, retention_problem, trial_problem)
+from aorta.store.record_checks import (HARNESS_FIGURES, RUN_SCHEMA, RUN_STATES, TRIAL_SCHEMA,
+                                       capture_problem, refuse, retention_problem, trial_problem)
 
 Verdict = Literal["pass", "fail", "error"]
 
@@ -124,9 +124,8 @@ class TrialResult:
     def numeric_metrics(self, allow_partial: bool = False) -> dict[str, float]:
         """The harness's figures plus every finite numeric metric of a collector whose capture
         is `ok` (or `partial`, if asked): a partly read artifact's figures are no measurement."""
-        out = {key: float(value) for key, value in (
-            ("wall_s", self.wall_s), ("cpu_user_s", self.cpu_user_s),
-            ("cpu_sys_s", self.cpu_sys_s), ("max_rss_mib", self.max_rss_mib)) if value is not None}
+        out = {key: float(value) for key in HARNESS_FIGURES
+               if (value := getattr(self, key)) is not None}
         untrusted = self.untrusted_prefixes(allow_partial)
         for key, value in self.metrics.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool) \
