@@ -79,7 +79,11 @@ def trend_plot(label: str, title: str, runs: Sequence[TrendRun],
                   f'y2="{y(tick):.1f}" stroke="#eee"/>',
                   f'<text x="{left - 4:.1f}" y="{y(tick) + 3:.1f}" text-anchor="end" '
                   f'style="{font10}" fill="#444">{h(text)}</text>']
-    parts += [_mark(m, xs[m.position] - span / count / 2) for m in marks]
+    for mark in marks:
+        x = xs[mark.position] - span / count / 2
+        parts.append(f'<line class="change" x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" '
+                     f'y2="{HEIGHT - BOTTOM}" stroke="{mark.colour}" stroke-width="2" '
+                     f'stroke-dasharray="5,3"><title>{h(mark.tip)}</title></line>')
     path = " ".join(f"{'L' if i else 'M'}{xs[i]:.1f},{y(r.median):.1f}"
                     for i, r in enumerate(runs))
     parts.append(f'<path d="{path}" fill="none" stroke="#4c78a8" stroke-width="1.2"/>')
@@ -98,9 +102,3 @@ def trend_plot(label: str, title: str, runs: Sequence[TrendRun],
                          f'text-anchor="middle" style="{font10}" fill="#444">{h(text)}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
-
-
-def _mark(mark: TrendMark, x: float) -> str:
-    return (f'<line class="change" x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" '
-            f'y2="{HEIGHT - BOTTOM}" stroke="{mark.colour}" stroke-width="2" '
-            f'stroke-dasharray="5,3"><title>{h(mark.tip)}</title></line>')

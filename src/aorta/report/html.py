@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from aorta.rendering import (PAGE_END, fmt, fmt_with_unit, h, href, html_cells, html_table,
                              page_open, spread, unit_of)
 from aorta.rendering.svg import Bar, StripRow, bar_chart, cell_colour, strip_plot
-from aorta.report.model import Failure, KernelChart, Report, TrialRef
+from aorta.report.model import Failure, KernelChart, Report
 from aorta.report.sections import (ALL_PASSED, CELL_HEAD, NO_FIGURE, NO_KERNELS, OVERHEAD_HEAD,
                                    OVERHEAD_NOTE, PATHS_NOTE, SECTIONS, STATUS_WORDS, TRIAL_HEAD,
                                    capture_text, cell_flags, chart_note, failure_facts, header_rows,
@@ -166,15 +166,12 @@ def _trials(report: Report, base: str) -> list[str]:
     lines = [f"<p>{PATHS_NOTE}</p>"]
     for position, cell in enumerate(report.cells):
         lines.append(f'<h3 id="cell-{position}">{h(cell.name)}</h3>')
-        lines += html_table(TRIAL_HEAD, [_trial_row(t, base) for t in cell.trials])
-    return lines
-
-
-def _trial_row(t: TrialRef, base: str) -> str:
-    return (f'<tr><td><a href="{href(base, t.dir)}">{h(t.name)}</a></td>'
+        lines += html_table(TRIAL_HEAD, [
+            f'<tr><td><a href="{href(base, t.dir)}">{h(t.name)}</a></td>'
             f'<td><span class="verdict {h(t.verdict)}">{h(t.verdict)}</span></td>'
             f"<td>{h(fmt_with_unit(t.wall_s, 's'))}</td><td>{h(t.reason)}</td>"
-            f"<td>{_links(t.files, base)}</td></tr>")
+            f"<td>{_links(t.files, base)}</td></tr>" for t in cell.trials])
+    return lines
 
 
 def _links(files: dict[str, str], base: str) -> str:
