@@ -70,8 +70,7 @@ def fmt_ratio(value: float | None) -> str:
 
 def fmt_interval(low: float | None, high: float | None) -> str:
     """`[0.979, 1.157]`; an open end reads `0` below and `inf` above."""
-    return (f"[{'0' if low is None else f'{low:.3f}'}, "
-            f"{'inf' if high is None else f'{high:.3f}'}]")
+    return f"[{'0' if low is None else f'{low:.3f}'}, {'inf' if high is None else f'{high:.3f}'}]"
 
 
 def fmt_p(value: float | None) -> str:

@@ -87,8 +87,7 @@ def _kv_table(rows: Sequence[tuple[str, str]], one_line: bool = False) -> list[s
 
 
 def _metrics(report: Report) -> list[str]:
-    lines = ["<p>Over passing trials: <b>median</b> [min–max] ±standard deviation (n trials)."
-             "</p>"]
+    lines = ["<p>Over passing trials: <b>median</b> [min–max] ±standard deviation (n trials).</p>"]
     if not report.metrics:
         return lines + [f"<p>{NO_FIGURE}</p>"]
     head = "".join(f"<th>{h(c.name)}</th>" for c in report.cells)

@@ -13,8 +13,7 @@ from aorta.report.sections import (ALL_PASSED, CELL_HEAD, NO_FIGURE, NO_KERNELS,
 
 
 def render_markdown(report: Report) -> str:
-    lines = [f"# aorta report: {md_text(report.header.run)}", "",
-             md_text(verdict_counts(report))]
+    lines = [f"# aorta report: {md_text(report.header.run)}", "", md_text(verdict_counts(report))]
     bodies = {"run": _header(report), "warnings": _warnings(report), "cells": _cells(report),
               "metrics": _metrics(report), "overhead": _overhead(report),
               "plots": _distributions(report), "kernels": _kernels(report),

@@ -106,8 +106,7 @@ def run_notices(status: str, cells: list[CellReport], has_matrix: bool) -> list[
         missing = sum(1 for c in cells for t in c.trials if t.verdict == "missing")
         notices.append(Notice("run", f"the run is {status}: {missing} of "
                                      f"{sum(len(c.trials) for c in cells)} planned trial(s) "
-                                     f"have no result; rerun the same sweep command to finish "
-                                     f"it"))
+                                     f"have no result; rerun the same sweep command to finish it"))
     if not has_matrix:
         notices.append(Notice("run", "matrix.json is missing or unreadable; the figures here "
                                      "come from the trial results"))
