@@ -117,8 +117,7 @@ def _kernel_charts(passing: list[TrialResult], allow_partial: bool) -> list[Kern
             calls = [c for _, c in everything]
             bars.append(KernelBar(name, statistics.median(ms for ms, _ in everything),
                                   None if None in calls else statistics.median(
-                                      c for c in calls if c is not None),
-                                  len(entries)))
+                                      c for c in calls if c is not None), len(entries)))
         bars.sort(key=lambda b: -b.median_ms)
         charts.append(KernelChart(key, bars[:TOP_BARS], len(bars), len(passing)))
     return charts

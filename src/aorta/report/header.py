@@ -33,8 +33,7 @@ def run_header(run: RunRecord, env: Mapping[str, Any] | None,
         cpu=_join(host.get("cpu"), _text(host.get("cpu_count"), after=" cores"),
                   _text(host.get("memory_gib"), after=" GiB RAM")),
         gpus=gpus, gpu_source=source, software=_software(run, env),
-        env_vars={str(k): str(v) for k, v in _mapping(env.get("env_vars")).items()},
-    )
+        env_vars={str(k): str(v) for k, v in _mapping(env.get("env_vars")).items()})
 
 
 def env_notices(env: Mapping[str, Any] | None) -> list[Notice]:
@@ -101,11 +100,10 @@ def _amd_smi_gpu(position: int, gpu: Mapping[str, Any]) -> Gpu:
 
 
 def _software(run: RunRecord, env: Mapping[str, Any]) -> dict[str, str]:
-    python = _mapping(env.get("python"))
     raw_packages = env.get("packages")
     packages = _mapping(raw_packages)
     unknown = "unknown" if raw_packages is None else "not installed"
-    out = {"python": _text(python.get("version")) or "unknown",
+    out = {"python": _text(_mapping(env.get("python")).get("version")) or "unknown",
            "aorta": _text(run.aorta_version or env.get("aorta_version")) or "unknown",
            "torch": _text(packages.get("torch")) or unknown,
            "triton": _text(packages.get("triton") or packages.get("pytorch-triton-rocm"))

@@ -57,8 +57,7 @@ def _warnings(report: Report) -> list[str]:
     return ['<ul class="warnings">',
             *(f'<li><span class="tag">{h(n.kind)}</span> '
               + (f"<b>{h(n.cell)}</b>: " if n.cell else "") + f"{h(n.message)}</li>"
-              for n in report.warnings),
-            "</ul>"]
+              for n in report.warnings), "</ul>"]
 
 
 def _cells(report: Report) -> list[str]:
@@ -66,12 +65,11 @@ def _cells(report: Report) -> list[str]:
     for position, cell in enumerate(report.cells):
         flags = cell_flags(cell)
         warn = ' class="warn"' if flags else ""
-        rows.append(
-            f'<tr><td><a href="#cell-{position}">{h(cell.name)}</a></td>'
-            f"<td>{cell.planned}</td><td>{cell.passed}</td>{_count(cell.failed, 'bad')}"
-            f"{_count(cell.errored, 'bad')}{_count(cell.missing, 'warn')}"
-            f"<td>{h(wall_median(cell))}</td><td>{h(capture_text(cell))}</td>"
-            f"<td{warn}>{h(', '.join(flags))}</td></tr>")
+        rows.append(f'<tr><td><a href="#cell-{position}">{h(cell.name)}</a></td>'
+                    f"<td>{cell.planned}</td><td>{cell.passed}</td>{_count(cell.failed, 'bad')}"
+                    f"{_count(cell.errored, 'bad')}{_count(cell.missing, 'warn')}"
+                    f"<td>{h(wall_median(cell))}</td><td>{h(capture_text(cell))}</td>"
+                    f"<td{warn}>{h(', '.join(flags))}</td></tr>")
     return html_table(CELL_HEAD, rows)
 
 
