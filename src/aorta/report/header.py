@@ -108,9 +108,8 @@ def _software(run: RunRecord, env: Mapping[str, Any]) -> dict[str, str]:
            "torch": _text(packages.get("torch")) or unknown,
            "triton": _text(packages.get("triton") or packages.get("pytorch-triton-rocm"))
            or unknown}
-    for name, version in packages.items():
-        if name not in ("torch", "triton", "pytorch-triton-rocm") and version:
-            out[str(name)] = str(version)
+    out |= {str(name): str(version) for name, version in packages.items()
+            if name not in ("torch", "triton", "pytorch-triton-rocm") and version}
     for key, name in (("cuda_version", "CUDA"), ("rocm_version", "ROCm")):
         if env.get(key):
             out[name] = str(env[key])
