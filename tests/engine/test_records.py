@@ -12,7 +12,7 @@ import pytest
 from aorta.base.redaction import PATTERN_ONLY
 from aorta.host.snapshot import snapshot, steering_env
 from aorta.parsers.kernel_table import KernelTable
-from aorta.store.records import TrialResult, run_record, trial_result
+from aorta.store.records import RunRecord, TrialResult, trial_result
 from aorta.store.record_checks import NewerRecord, checked_run, checked_trial
 from aorta.store.files import write_json_file
 from aorta.store.lock import RunLock
@@ -141,14 +141,14 @@ def test_a_version_2_run_record_keeps_its_slurm_block_as_the_executor_block() ->
 
     doc = json.loads((Path(__file__).parents[1] / "fixtures/records/run_v2_slurm.json")
                      .read_text())
-    run = run_record(checked_run(doc))
+    run = RunRecord(**checked_run(doc))
     assert run.schema_version == 3 and run.status == "interrupted"
     assert run.executor == {"kind": "slurm", **doc["slurm"]}
-    assert run_record(checked_run({**doc, "slurm": None})).executor is None
+    assert RunRecord(**checked_run({**doc, "slurm": None})).executor is None
     for corrupt in (5, "x", [1]):
         with pytest.raises(RecordError, match="executor: not an object with a string kind"):
-            run_record(checked_run({**doc, "slurm": corrupt}))
-    assert run_record(checked_run(run.to_json())) == run  # v3 round-trips
+            RunRecord(**checked_run({**doc, "slurm": corrupt}))
+    assert RunRecord(**checked_run(run.to_json())) == run  # v3 round-trips
 
 
 def test_kernel_tables_one_rule_for_report_compare_and_history() -> None:

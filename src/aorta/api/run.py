@@ -13,17 +13,18 @@ from functools import cached_property
 from itertools import repeat
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from aorta.base.errors import UserError
 from aorta.store.layout import ENV, SlotState
-from aorta.store.record_checks import TRIAL_SCHEMA
+from aorta.store.record_checks import HARNESS_FIGURES, TRIAL_SCHEMA
 from aorta.store.records import RunRecord, TrialResult
 from aorta.store.run_dir import RunStore
 
 if TYPE_CHECKING:
     from aorta.comparison.model import Comparison
     from aorta.run.sweep import SweepOutcome
+    from aorta.stats.family import Correction
 
 API_VERSION = TRIAL_SCHEMA
 Columns = dict[str, list[Any]]
@@ -124,16 +125,13 @@ def compare(base: str | PathLike[str], new: str | PathLike[str], *, threshold: f
     """Compare run NEW against BASE, as `aorta compare` does (either may be `RUN_DIR:CELL`).
     Returns the `Comparison` the command renders: `.cells`, `.rows()` with each row's ratio,
     interval, p-value and verdict (`aorta.comparison.render.json_text` gives the JSON)."""
-    from typing import cast
-
     from aorta.comparison.build import compare_runs
     from aorta.comparison.load import load_run, parse_ref
     from aorta.comparison.model import CompareSettings
-    from aorta.stats.family import Correction
 
     settings = CompareSettings(threshold=threshold, alpha=alpha, metrics=tuple(metrics),
                                kernels=kernels, match_templates=match_templates,
-                               correction=cast(Correction, correction))
+                               correction=cast("Correction", correction))
     return compare_runs(load_run(parse_ref(str(base)), allow_partial),
                         load_run(parse_ref(str(new)), allow_partial), settings)
 
@@ -159,7 +157,7 @@ def trial_columns(run: str, trials: Sequence[Trial], allow_partial: bool = False
             if r.verdict == "pass":
                 values |= figures[id(t)]
             else:   # a failed trial's figures describe something else
-                values |= {k: None for k in ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib")}
+                values |= dict.fromkeys(HARNESS_FIGURES)
         for key, column in cols.items():
             value = values.get(key)
             column.append(_NAN if value is None and key in metrics else value)

@@ -42,8 +42,7 @@ def _typed(func: Callable[P, R]) -> Callable[P, R]:
         except ValidationError as exc:
             if exc.title != func.__name__:     # raised inside, not about the arguments
                 raise
-            raise UserError(f"aorta.{func.__name__}: "
-                            f"{format_validation_error(exc)}") from None
+            raise UserError(f"aorta.{func.__name__}: {format_validation_error(exc)}") from None
         except OSError as exc:   # one the library did not put in words itself
             raise filesystem_error(exc, f"aorta.{func.__name__} failed on") or exc
     return call

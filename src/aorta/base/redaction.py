@@ -81,13 +81,8 @@ class Redactor:
     def for_inputs(cls, envs: Iterable[Mapping[str, str]] = (),
                    argvs: Iterable[Sequence[str]] = ()) -> Redactor:
         """A redactor that also knows every secret value in these environments and argvs."""
-        found: set[str] = set()
-        for env in envs:
-            for key, value in env.items():
-                found |= _secret_values(key, value)
-        for argv in argvs:
-            found |= _argv_secrets(argv)
-        return cls(found)
+        found = [_secret_values(key, value) for env in envs for key, value in env.items()]
+        return cls(set().union(*found, *map(_argv_secrets, argvs)))
 
     def text(self, text: str) -> str:
         """Free text with every known secret, URL password and credential shape hidden."""

@@ -48,9 +48,7 @@ def format_validation_error(exc: Any, prefix: tuple[Any, ...] = (),
         return f"{path}: unknown key{hint}"
     if kind == "missing":
         return f"{path}: required key is missing"
-    msg = str(err["msg"])
-    if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
+    msg = str(err["msg"]).removeprefix("Value error, ")
     if not prefix + loc:  # a rule across keys: the message names them itself
         return msg
     return f"{path}: {msg}, got {describe_value(err.get('input'), path)}"

@@ -53,8 +53,7 @@ def run_tool(argv: Sequence[str], timeout_s: float, *, env: Mapping[str, str] | 
             out: IO[bytes] = stack.enter_context(
                 _open_output(stdout_path) if stdout_path else tempfile.TemporaryFile())
         except OSError as exc:
-            return ToolRun(None, problem=f"could not write {stdout_path}: "
-                                         f"{exc.strerror or exc}")
+            return ToolRun(None, problem=f"could not write {stdout_path}: {exc.strerror or exc}")
         err = out if merge_stderr and not stdout_path else \
             stack.enter_context(tempfile.TemporaryFile())
         try:

@@ -18,4 +18,3 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "history": ("aorta.cli.history:history",
                 "Record runs in a performance history; trends, detected steps, a CI gate."),
 }
-

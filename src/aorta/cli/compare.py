@@ -99,8 +99,7 @@ def run(opts: CompareOptions) -> int:
     settings = CompareSettings(threshold=opts.threshold, alpha=opts.alpha, metrics=opts.metrics,
                                kernels=opts.kernels, match_templates=opts.match_templates,
                                correction=cast("Correction", opts.correction))
-    base = load_run(parse_ref(opts.base), opts.allow_partial)
-    new = load_run(parse_ref(opts.new), opts.allow_partial)
+    base, new = (load_run(parse_ref(ref), opts.allow_partial) for ref in (opts.base, opts.new))
     for note in _load_notes(base, new, opts.allow_partial):
         click.echo(f"aorta: warning: {note}", err=True)
     comparison = compare_runs(base, new, settings)

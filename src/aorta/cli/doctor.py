@@ -34,6 +34,4 @@ def doctor(collect: str | None, as_json: bool, command: tuple[str, ...]) -> int:
     names = list(parse_collect_flag(collect)) if collect is not None else None
     rows = doctor_rows(names, command)
     click.echo(json.dumps(rows, indent=2) if as_json else "\n".join(doctor_lines(rows)))
-    if names and doctor_refusal(rows, bool(command)) is not None:
-        return EXIT_USAGE
-    return EXIT_OK
+    return EXIT_USAGE if names and doctor_refusal(rows, bool(command)) is not None else EXIT_OK

@@ -47,8 +47,7 @@ def run(opts: ReportOptions) -> int:
 
     built = build_report(opts.run_dir, opts.allow_partial)
     if opts.format == "html":
-        target = write_html(built, opts.run_dir, opts.output or opts.run_dir / REPORT_FILE)
-        click.echo(str(target))
+        click.echo(str(write_html(built, opts.run_dir, opts.output or opts.run_dir / REPORT_FILE)))
         return EXIT_OK
     text = render_markdown(built) if opts.format == "md" else render_json(built, opts.run_dir)
     if opts.output is None:

@@ -49,14 +49,12 @@ _options = option_stack(
     click.option("--report", is_flag=True, help="Write report.html into the run directory."),
     click.option("--history", is_flag=True,
                  help="Record the finished run in the performance history (aorta history "
-                      "add): --history-db, else $AORTA_HISTORY_DB, else "
-                      "<output>/history.sqlite."),
+                      "add): --history-db, else $AORTA_HISTORY_DB, else <output>/history.sqlite."),
     click.option("--history-db", metavar="URL",
                  help="The history database for --history (implies it): a file path "
                       "(SQLite) or postgresql://USER@HOST/DB."),
     click.option("--ticket", metavar="NAME",
-                 help="Name the run directory (<output>/<NAME>/); replaces the recipe's "
-                      "ticket."),
+                 help="Name the run directory (<output>/<NAME>/); replaces the recipe's ticket."),
     click.option("--env-passthrough-mode", type=click.Choice(ENV_MODES),
                  help="The child's environment: inherit (aorta's own), clean (a minimal "
                       "one plus the recipe's), or file (inherit, and write it, secrets "

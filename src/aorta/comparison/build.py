@@ -147,8 +147,7 @@ def _metric_row(cell: str, metric: str, base: CellSamples, new: CellSamples,
 def _kernel_rows(cell: str, table: str, base: Sequence[TrialTable], new: Sequence[TrialTable],
                  settings: CompareSettings) -> list[_Pending]:
     demangle_all({raw for t in (*base, *new) for raw in t})   # one batch (c++filt: one process)
-    base_kernels = _by_kernel(base, settings.match_templates)
-    new_kernels = _by_kernel(new, settings.match_templates)
+    base_kernels, new_kernels = (_by_kernel(side, settings.match_templates) for side in (base, new))
     return [_kernel_row(cell, table, name, base_kernels.get(name, _ABSENT), len(base),
                         new_kernels.get(name, _ABSENT), len(new), settings)
             for name in dict.fromkeys([*base_kernels, *new_kernels])]
@@ -202,4 +201,3 @@ def _median_calls(kernel: _Kernel) -> float | None:
     if not counts or None in counts:
         return None
     return median([float(c) for c in counts if c is not None])
-

@@ -95,4 +95,3 @@ def watched(kernel: bool, name: str, kind: str, fail_on: Sequence[str]) -> bool:
     if name in fail_on:
         return kind in ("time", "rate", "size")
     return "slower" in fail_on and kind in ("time", "rate")
-

@@ -15,12 +15,8 @@ _KIND_OF_UNIT: dict[str, MetricKind] = {
     **dict.fromkeys(("/s", "GB/s", "TFLOPS", "GFLOPS", "FLOPS"), "rate")}
 
 # (word when the value went down, word when it went up)
-_WORDS: dict[str, tuple[str, str]] = {
-    "time": ("FASTER", "SLOWER"),
-    "rate": ("SLOWER", "FASTER"),
-    "size": ("SMALLER", "LARGER"),
-    "other": ("LOWER", "HIGHER"),
-}
+_WORDS: dict[str, tuple[str, str]] = {"time": ("FASTER", "SLOWER"), "rate": ("SLOWER", "FASTER"),
+                                      "size": ("SMALLER", "LARGER"), "other": ("LOWER", "HIGHER")}
 
 REGRESSIONS = frozenset({"SLOWER", "LARGER"})
 

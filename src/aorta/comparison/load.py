@@ -5,6 +5,7 @@ are counted so the report says how many were left out. What a kernel table is: d
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,11 +92,9 @@ def _load_cell(name: str, slots: list[Slot], allow_partial: bool) -> CellSamples
         for key, table in trial.kernel_tables(allow_partial).items():
             tables.setdefault(key, []).append(table)
     # A record that is missing or cannot be read counts as missing, never as a pass.
-    counts = TrialCounts(
-        passed=len(passing),
-        failed=sum(r.verdict == "fail" for r in results),
-        errored=sum(r.verdict == "error" for r in results),
-        missing=len(slots) - len(results))
+    verdicts = Counter(r.verdict for r in results)
+    counts = TrialCounts(len(passing), verdicts["fail"], verdicts["error"],
+                         len(slots) - len(results))
     return CellSamples(name, counts, {k: tuple(v) for k, v in metrics.items()},
                        {k: tuple(v) for k, v in tables.items()})
 

@@ -49,10 +49,6 @@ class TrialCounts:
     errored: int
     missing: int                         # planned but without a readable result
 
-    def __post_init__(self) -> None:
-        if min(self.passed, self.failed, self.errored, self.missing) < 0:
-            raise ValueError(f"trial counts cannot be negative: {self}")
-
     @property
     def total(self) -> int:
         return self.passed + self.failed + self.errored + self.missing
@@ -140,10 +136,6 @@ class Comparison:
     cells: tuple[CellComparison, ...]
     notes: tuple[str, ...] = ()
     tested: int = 0                      # rows whose test could reach alpha: the family
-
-    def __post_init__(self) -> None:
-        if self.tested < 0:
-            raise ValueError(f"tested must be >= 0, got {self.tested}")
 
     def rows(self) -> Iterator[Row]:
         for cell in self.cells:

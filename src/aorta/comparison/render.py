@@ -100,8 +100,7 @@ def json_text(comparison: Comparison, gate: Gate | None = None) -> str:
         "cells": [{
             "label": c.label, "base_cell": c.base_cell, "new_cell": c.new_cell,
             "base_trials": asdict(c.base_trials), "new_trials": asdict(c.new_trials),
-            "notes": list(c.notes),
-            "metrics": [_row_doc(r) for r in c.metric_rows()],
+            "notes": list(c.notes), "metrics": [_row_doc(r) for r in c.metric_rows()],
             "kernels": [_row_doc(r) for r in c.kernel_rows()],
         } for c in comparison.cells],
     })

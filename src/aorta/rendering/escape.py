@@ -15,9 +15,9 @@ from aorta.base.names import visible
 # `wall_s` stays as written.
 _MD_SPECIAL = re.compile(r"[\\`*\[\]|~]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 _HTML_SPECIAL = re.compile(r"[<>&]")
-_ENTITY = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
+_ENTITIES = str.maketrans({"<": "&lt;", ">": "&gt;", "&": "&amp;"})
 # Inside a `<code>` element Markdown still reads links, images and emphasis: all entities.
-_CODE_ENTITIES = str.maketrans({c: f"&#{ord(c)};" for c in "|`[]*_\\!"})
+_CODE_ENTITIES = _ENTITIES | str.maketrans({c: f"&#{ord(c)};" for c in "|`[]*_\\!"})
 
 
 def h(text: object) -> str:
@@ -33,7 +33,7 @@ def href(base: str, path: str) -> str:
 def md_text(text: str) -> str:
     """Text on one line, with Markdown's and HTML's active characters escaped."""
     flat = _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), visible(" ".join(str(text).split())))
-    return _entities(flat)
+    return flat.translate(_ENTITIES)
 
 
 def md_code(text: str) -> str:
@@ -41,7 +41,7 @@ def md_code(text: str) -> str:
     when it holds `<`, `>` or `&`, else backticks longer than any run of them inside."""
     flat = visible(" ".join(str(text).split()))
     if _HTML_SPECIAL.search(flat):
-        return "<code>" + _entities(flat).translate(_CODE_ENTITIES) + "</code>"
+        return "<code>" + flat.translate(_CODE_ENTITIES) + "</code>"
     flat = flat.replace("|", "\\|")
     ticks = "`" * (_longest_backtick_run(flat) + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") else ""
@@ -53,13 +53,9 @@ def md_block(text: str) -> list[str]:
     `<`, `>` or `&`, which some renderers would otherwise take for HTML."""
     text = visible(text)
     if _HTML_SPECIAL.search(text):
-        return ["<pre>" + _entities(text) + "</pre>"]
+        return ["<pre>" + text.translate(_ENTITIES) + "</pre>"]
     fence = "`" * max(3, _longest_backtick_run(text) + 1)
     return [fence + "text", text, fence]
-
-
-def _entities(text: str) -> str:
-    return _HTML_SPECIAL.sub(lambda m: _ENTITY[m.group(0)], text)
 
 
 def _longest_backtick_run(text: str) -> int:

@@ -60,9 +60,7 @@ def spread(low: float, high: float, std: float) -> str:
 
 def spread_text(median: float, low: float, high: float, std: float, n: int) -> str:
     """`median [min–max] ±std (n=N)`; one trial shows its value alone."""
-    if n <= 1:
-        return f"{fmt(median)} (n=1)"
-    return f"{fmt(median)} {spread(low, high, std)} (n={n})"
+    return f"{fmt(median)} (n=1)" if n <= 1 else f"{fmt(median)} {spread(low, high, std)} (n={n})"
 
 
 def fmt_ratio(value: float | None) -> str:
@@ -72,12 +70,9 @@ def fmt_ratio(value: float | None) -> str:
 
 def fmt_interval(low: float | None, high: float | None) -> str:
     """`[0.979, 1.157]`; an open end reads `0` below and `inf` above."""
-    return (f"[{'0' if low is None else f'{low:.3f}'}, "
-            f"{'inf' if high is None else f'{high:.3f}'}]")
+    return f"[{'0' if low is None else f'{low:.3f}'}, {'inf' if high is None else f'{high:.3f}'}]"
 
 
 def fmt_p(value: float | None) -> str:
     """A p-value to three decimals, `<0.001` below that; `-` for none."""
-    if value is None:
-        return "-"
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
+    return "-" if value is None else "<0.001" if value < 0.001 else f"{value:.3f}"

@@ -17,7 +17,7 @@ BAR_WIDTH = 1000
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
             "#e377c2", "#7f7f7f", "#bcbd22")
 FONT = "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:12px"
-_MONO = "font-family:ui-monospace,'SFMono-Regular',Menlo,Consolas,monospace;font-size:11px"
+MONO = "font-family:ui-monospace,'SFMono-Regular',Menlo,Consolas,monospace;font-size:{}px"
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ def bar_chart(title: str, unit: str, bars: Sequence[Bar]) -> str:
         parts += [
             f'<g><title>{h(bar.tooltip or f"{bar.label}: {fmt_with_unit(bar.value, unit)}")}'
             f'</title>',
-            f'<text x="{label_w - 8}" y="{y + 14}" text-anchor="end" style="{_MONO}">'
+            f'<text x="{label_w - 8}" y="{y + 14}" text-anchor="end" style="{MONO.format(11)}">'
             f'{h(labels[bar.label])}</text>',
             f'<rect x="{label_w}" y="{y + 3}" width="{width:.1f}" height="{row_h - 6}" '
             f'fill="#4c78a8"/>',

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 
 from aorta.rendering.escape import h
 from aorta.rendering.short_names import short_name
-from aorta.rendering.svg import Scale, nice_ticks, svg_open, tick_labels
+from aorta.rendering.svg import MONO, Scale, nice_ticks, svg_open, tick_labels
 
 WIDTH, HEIGHT = 370, 206
 LEFT, RIGHT, TOP, BOTTOM = 58, 10, 40, 36
 CHAR_WIDTH = {11: 6.6, 10: 6.0}      # px per character of the monospace font, by size (0.6 em)
-_FONT = "font-family:ui-monospace,'SFMono-Regular',Menlo,Consolas,monospace;font-size:{}px"
 _TICK_SPACING = 80
 
 
@@ -71,7 +70,7 @@ def trend_plot(label: str, title: str, runs: Sequence[TrendRun],
     left = max(LEFT, 6 + CHAR_WIDTH[10] * max(map(len, texts)))    # room for the widest
     span, count = WIDTH - left - RIGHT, len(runs)
     xs = [left + (span * (position + 0.5) / count) for position in range(count)]
-    font10, font11 = _FONT.format(10), _FONT.format(11)
+    font10, font11 = MONO.format(10), MONO.format(11)
     parts = [svg_open(WIDTH, HEIGHT, label, "chart trend"), f"<title>{h(title)}</title>"]
     parts += [f'<text x="4" y="{13 + 14 * row}" style="{font11};font-weight:600">{h(line)}'
               "</text>" for row, line in enumerate(title_lines(title))]
@@ -80,7 +79,11 @@ def trend_plot(label: str, title: str, runs: Sequence[TrendRun],
                   f'y2="{y(tick):.1f}" stroke="#eee"/>',
                   f'<text x="{left - 4:.1f}" y="{y(tick) + 3:.1f}" text-anchor="end" '
                   f'style="{font10}" fill="#444">{h(text)}</text>']
-    parts += [_mark(m, xs[m.position] - span / count / 2) for m in marks]
+    for mark in marks:
+        x = xs[mark.position] - span / count / 2
+        parts.append(f'<line class="change" x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" '
+                     f'y2="{HEIGHT - BOTTOM}" stroke="{mark.colour}" stroke-width="2" '
+                     f'stroke-dasharray="5,3"><title>{h(mark.tip)}</title></line>')
     path = " ".join(f"{'L' if i else 'M'}{xs[i]:.1f},{y(r.median):.1f}"
                     for i, r in enumerate(runs))
     parts.append(f'<path d="{path}" fill="none" stroke="#4c78a8" stroke-width="1.2"/>')
@@ -99,9 +102,3 @@ def trend_plot(label: str, title: str, runs: Sequence[TrendRun],
                          f'text-anchor="middle" style="{font10}" fill="#444">{h(text)}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
-
-
-def _mark(mark: TrendMark, x: float) -> str:
-    return (f'<line class="change" x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" '
-            f'y2="{HEIGHT - BOTTOM}" stroke="{mark.colour}" stroke-width="2" '
-            f'stroke-dasharray="5,3"><title>{h(mark.tip)}</title></line>')

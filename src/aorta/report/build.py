@@ -18,11 +18,11 @@ from aorta.report.notices import cell_notices, clean_text, failures, run_notices
 from aorta.run.stop_after import skipped_by_cell, stop_note
 from aorta.run.summary import summarize_cell
 from aorta.store.layout import ENV, MATRIX, RECIPE
+from aorta.store.record_checks import HARNESS_FIGURES
 from aorta.store.records import TrialResult
 from aorta.store.run_dir import RunStore, Slot
 
 TOP_BARS = 10
-HARNESS = ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib")
 
 
 def build_report(run_dir: Path, allow_partial: bool = False) -> Report:
@@ -93,14 +93,11 @@ def _passing(slots: Sequence[Slot], baseline: bool) -> list[TrialResult]:
 
 def _summaries(stats: Mapping[str, Any], passing: list[TrialResult],
                allow_partial: bool) -> dict[str, MetricSummary]:
-    out = {}
     figures = [(r.index, r.numeric_metrics(allow_partial)) for r in passing]
-    for key, s in stats.items():
-        points = [Point(index, v) for index, values in figures
-                  if (v := values.get(key)) is not None]
-        out[key] = MetricSummary(key, unit_of(key), s.n, s.median, s.min, s.max, s.mean, s.std,
-                                 points)
-    return out
+    return {key: MetricSummary(key, unit_of(key), s.n, s.median, s.min, s.max, s.mean, s.std,
+                               [Point(index, v) for index, values in figures
+                                if (v := values.get(key)) is not None])
+            for key, s in stats.items()}
 
 
 def _kernel_charts(passing: list[TrialResult], allow_partial: bool) -> list[KernelChart]:
@@ -120,8 +117,7 @@ def _kernel_charts(passing: list[TrialResult], allow_partial: bool) -> list[Kern
             calls = [c for _, c in everything]
             bars.append(KernelBar(name, statistics.median(ms for ms, _ in everything),
                                   None if None in calls else statistics.median(
-                                      c for c in calls if c is not None),
-                                  len(entries)))
+                                      c for c in calls if c is not None), len(entries)))
         bars.sort(key=lambda b: -b.median_ms)
         charts.append(KernelChart(key, bars[:TOP_BARS], len(bars), len(passing)))
     return charts
@@ -129,4 +125,4 @@ def _kernel_charts(passing: list[TrialResult], allow_partial: bool) -> list[Kern
 
 def _metric_order(cells: list[CellReport]) -> list[str]:
     keys = {k for c in cells for k in c.metrics}
-    return sorted(keys, key=lambda k: (HARNESS.index(k) if k in HARNESS else len(HARNESS), k))
+    return [k for k in HARNESS_FIGURES if k in keys] + sorted(keys - set(HARNESS_FIGURES))

@@ -33,8 +33,7 @@ def run_header(run: RunRecord, env: Mapping[str, Any] | None,
         cpu=_join(host.get("cpu"), _text(host.get("cpu_count"), after=" cores"),
                   _text(host.get("memory_gib"), after=" GiB RAM")),
         gpus=gpus, gpu_source=source, software=_software(run, env),
-        env_vars={str(k): str(v) for k, v in _mapping(env.get("env_vars")).items()},
-    )
+        env_vars={str(k): str(v) for k, v in _mapping(env.get("env_vars")).items()})
 
 
 def env_notices(env: Mapping[str, Any] | None) -> list[Notice]:
@@ -93,32 +92,27 @@ def _amd_gpus(data: Any) -> list[Gpu]:
 def _amd_smi_gpu(position: int, gpu: Mapping[str, Any]) -> Gpu:
     asic, driver = _mapping(gpu.get("asic")), _mapping(gpu.get("driver"))
     size = _mapping(gpu.get("vram")).get("size")
-    if isinstance(size, Mapping):   # {"value": 196592, "unit": "MB"}
-        memory = _join(size.get("value"), size.get("unit"), sep=" ")
-    else:
-        memory = _text(size)
+    memory = (_join(size.get("value"), size.get("unit"), sep=" ") if isinstance(size, Mapping)
+              else _text(size))     # {"value": 196592, "unit": "MB"}, or a text
     return Gpu(index=_text(gpu.get("gpu", position)),
                name=_text(asic.get("market_name")) or "AMD GPU",
                driver=_text(driver.get("version")), memory=memory)
 
 
 def _software(run: RunRecord, env: Mapping[str, Any]) -> dict[str, str]:
-    python = _mapping(env.get("python"))
     raw_packages = env.get("packages")
     packages = _mapping(raw_packages)
     unknown = "unknown" if raw_packages is None else "not installed"
-    out = {"python": _text(python.get("version")) or "unknown",
+    out = {"python": _text(_mapping(env.get("python")).get("version")) or "unknown",
            "aorta": _text(run.aorta_version or env.get("aorta_version")) or "unknown",
            "torch": _text(packages.get("torch")) or unknown,
            "triton": _text(packages.get("triton") or packages.get("pytorch-triton-rocm"))
            or unknown}
-    for name, version in packages.items():
-        if name not in ("torch", "triton", "pytorch-triton-rocm") and version:
-            out[str(name)] = str(version)
-    if env.get("cuda_version"):
-        out["CUDA"] = str(env["cuda_version"])
-    if env.get("rocm_version"):
-        out["ROCm"] = str(env["rocm_version"])
+    out |= {str(name): str(version) for name, version in packages.items()
+            if name not in ("torch", "triton", "pytorch-triton-rocm") and version}
+    for key, name in (("cuda_version", "CUDA"), ("rocm_version", "ROCm")):
+        if env.get(key):
+            out[name] = str(env[key])
     if "CUDA" not in out and "ROCm" not in out:
         out["CUDA/ROCm"] = "not found"
     return out
@@ -143,4 +137,3 @@ def _text(value: Any, before: str = "", after: str = "") -> str | None:
 def _join(*parts: Any, sep: str = ", ") -> str | None:
     kept = [str(p) for p in parts if p is not None and p != ""]
     return sep.join(kept) if kept else None
-

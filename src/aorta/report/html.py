@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from aorta.rendering import (PAGE_END, fmt, fmt_with_unit, h, href, html_cells, html_table,
                              page_open, spread, unit_of)
 from aorta.rendering.svg import Bar, StripRow, bar_chart, cell_colour, strip_plot
-from aorta.report.model import Failure, KernelChart, Report, TrialRef
+from aorta.report.model import Failure, KernelChart, Report
 from aorta.report.sections import (ALL_PASSED, CELL_HEAD, NO_FIGURE, NO_KERNELS, OVERHEAD_HEAD,
                                    OVERHEAD_NOTE, PATHS_NOTE, SECTIONS, STATUS_WORDS, TRIAL_HEAD,
                                    capture_text, cell_flags, chart_note, failure_facts, header_rows,
@@ -57,8 +57,7 @@ def _warnings(report: Report) -> list[str]:
     return ['<ul class="warnings">',
             *(f'<li><span class="tag">{h(n.kind)}</span> '
               + (f"<b>{h(n.cell)}</b>: " if n.cell else "") + f"{h(n.message)}</li>"
-              for n in report.warnings),
-            "</ul>"]
+              for n in report.warnings), "</ul>"]
 
 
 def _cells(report: Report) -> list[str]:
@@ -66,12 +65,11 @@ def _cells(report: Report) -> list[str]:
     for position, cell in enumerate(report.cells):
         flags = cell_flags(cell)
         warn = ' class="warn"' if flags else ""
-        rows.append(
-            f'<tr><td><a href="#cell-{position}">{h(cell.name)}</a></td>'
-            f"<td>{cell.planned}</td><td>{cell.passed}</td>{_count(cell.failed, 'bad')}"
-            f"{_count(cell.errored, 'bad')}{_count(cell.missing, 'warn')}"
-            f"<td>{h(wall_median(cell))}</td><td>{h(capture_text(cell))}</td>"
-            f"<td{warn}>{h(', '.join(flags))}</td></tr>")
+        rows.append(f'<tr><td><a href="#cell-{position}">{h(cell.name)}</a></td>'
+                    f"<td>{cell.planned}</td><td>{cell.passed}</td>{_count(cell.failed, 'bad')}"
+                    f"{_count(cell.errored, 'bad')}{_count(cell.missing, 'warn')}"
+                    f"<td>{h(wall_median(cell))}</td><td>{h(capture_text(cell))}</td>"
+                    f"<td{warn}>{h(', '.join(flags))}</td></tr>")
     return html_table(CELL_HEAD, rows)
 
 
@@ -87,8 +85,7 @@ def _kv_table(rows: Sequence[tuple[str, str]], one_line: bool = False) -> list[s
 
 
 def _metrics(report: Report) -> list[str]:
-    lines = ["<p>Over passing trials: <b>median</b> [min–max] ±standard deviation (n trials)."
-             "</p>"]
+    lines = ["<p>Over passing trials: <b>median</b> [min–max] ±standard deviation (n trials).</p>"]
     if not report.metrics:
         return lines + [f"<p>{NO_FIGURE}</p>"]
     head = "".join(f"<th>{h(c.name)}</th>" for c in report.cells)
@@ -166,15 +163,12 @@ def _trials(report: Report, base: str) -> list[str]:
     lines = [f"<p>{PATHS_NOTE}</p>"]
     for position, cell in enumerate(report.cells):
         lines.append(f'<h3 id="cell-{position}">{h(cell.name)}</h3>')
-        lines += html_table(TRIAL_HEAD, [_trial_row(t, base) for t in cell.trials])
-    return lines
-
-
-def _trial_row(t: TrialRef, base: str) -> str:
-    return (f'<tr><td><a href="{href(base, t.dir)}">{h(t.name)}</a></td>'
+        lines += html_table(TRIAL_HEAD, [
+            f'<tr><td><a href="{href(base, t.dir)}">{h(t.name)}</a></td>'
             f'<td><span class="verdict {h(t.verdict)}">{h(t.verdict)}</span></td>'
             f"<td>{h(fmt_with_unit(t.wall_s, 's'))}</td><td>{h(t.reason)}</td>"
-            f"<td>{_links(t.files, base)}</td></tr>")
+            f"<td>{_links(t.files, base)}</td></tr>" for t in cell.trials])
+    return lines
 
 
 def _links(files: dict[str, str], base: str) -> str:
@@ -196,14 +190,13 @@ def _details(report: Report) -> list[str]:
 
 def _strip_rows(report: Report, key: str) -> list[StripRow]:
     """A row per cell with the metric; baseline trials (no collector) get a hollow row."""
-    rows = []
-    for position, cell in enumerate(report.cells):
-        for summary, label, hollow in ((cell.metrics.get(key), cell.name, False),
-                                       (cell.baseline.get(key), f"{cell.name} (baseline)", True)):
-            if summary is not None:
-                rows.append(StripRow(label, [(p.trial, p.value) for p in summary.points],
-                                     summary.median, cell_colour(position), hollow))
-    return rows
+    return [StripRow(label, [(p.trial, p.value) for p in summary.points], summary.median,
+                     cell_colour(position), hollow)
+            for position, cell in enumerate(report.cells)
+            for summary, label, hollow in (
+                (cell.metrics.get(key), cell.name, False),
+                (cell.baseline.get(key), f"{cell.name} (baseline)", True))
+            if summary is not None]
 
 
 def _kernel_bars(chart: KernelChart) -> list[Bar]:

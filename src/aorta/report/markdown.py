@@ -13,8 +13,7 @@ from aorta.report.sections import (ALL_PASSED, CELL_HEAD, NO_FIGURE, NO_KERNELS,
 
 
 def render_markdown(report: Report) -> str:
-    lines = [f"# aorta report: {md_text(report.header.run)}", "",
-             md_text(verdict_counts(report))]
+    lines = [f"# aorta report: {md_text(report.header.run)}", "", md_text(verdict_counts(report))]
     bodies = {"run": _header(report), "warnings": _warnings(report), "cells": _cells(report),
               "metrics": _metrics(report), "overhead": _overhead(report),
               "plots": _distributions(report), "kernels": _kernels(report),
@@ -54,11 +53,9 @@ def _metrics(report: Report) -> list[str]:
     lines = ["Over passing trials: median [min–max] ±standard deviation (n trials).", ""]
     if not report.metrics:
         return lines + [NO_FIGURE]
-    rows = []
-    for key in report.metrics:
-        values = [spread_text(m.median, m.min, m.max, m.std, m.n) if m else "-"
-                  for m in (c.metrics.get(key) for c in report.cells)]
-        rows.append((md_code(key), unit_of(key) or "-", *values))
+    rows = [(md_code(key), unit_of(key) or "-",
+             *(spread_text(m.median, m.min, m.max, m.std, m.n) if m else "-"
+               for m in (c.metrics.get(key) for c in report.cells))) for key in report.metrics]
     head = ("metric", "unit", *(md_code(c.name) for c in report.cells))
     return lines + md_table(head, rows, "ll" + "r" * len(report.cells))
 

@@ -46,9 +46,8 @@ def failures(store: RunStore, slots: Sequence[Slot], collectors: list[str]) -> l
 
 def _output_tails(trial_dir: Path, result: TrialResult) -> tuple[str | None, str | None]:
     """The end of stderr, and the end of stdout when only stdout has a line that says why."""
-    stderr = result.stderr_tail
-    if stderr is None:
-        stderr = read_tail(trial_dir / "stderr.log", TAIL_BYTES)
+    stderr = result.stderr_tail if result.stderr_tail is not None \
+        else read_tail(trial_dir / "stderr.log", TAIL_BYTES)
     stdout = read_tail(trial_dir / "stdout.log", TAIL_BYTES) \
         if telling_stream(trial_dir, stderr)[0] == "stdout" else None
     return (clean_text(stderr) if stderr is not None else None,
@@ -57,13 +56,9 @@ def _output_tails(trial_dir: Path, result: TrialResult) -> tuple[str | None, str
 
 def bad_captures(result: TrialResult, collectors: list[str]) -> dict[str, str]:
     """Collector -> "state: reason" for every capture that is not ok."""
-    out = {}
-    for c in collectors:
-        capture = result.captures.get(c)
-        if capture is not None and capture.state != "ok":
-            out[c] = clean_text(f"{capture.state}: {capture.reason}" if capture.reason
-                                else capture.state)
-    return out
+    shown = {c: result.captures[c] for c in collectors if c in result.captures}
+    return {c: clean_text(f"{cap.state}: {cap.reason}" if cap.reason else cap.state)
+            for c, cap in shown.items() if cap.state != "ok"}
 
 
 def cell_notices(cell: CellReport, slots: Sequence[Slot], collectors: list[str]
@@ -75,14 +70,13 @@ def cell_notices(cell: CellReport, slots: Sequence[Slot], collectors: list[str]
                               f"errored (10% or more): this cell's numbers need a second look",
                               cell.name))
     absent = [s.name for s in slots if s.result is None]
-    unreadable = [s for s in slots if s.state in ("corrupt", "newer")]
     if absent:
         notices.append(Notice("missing", f"{len(absent)} of {len(slots)} planned trial(s) "
                               f"have no result: {name_list(absent)}", cell.name))
-    for slot in unreadable:
-        notices.append(Notice("corrupt", f"{slot.name}/result.json is not a valid record "
-                              f"({clean_text(slot.problem or '')}); it counts as missing, and "
-                              f"the same sweep command runs the trial again", cell.name))
+    notices += [Notice("corrupt", f"{slot.name}/result.json is not a valid record "
+                       f"({clean_text(slot.problem or '')}); it counts as missing, and the "
+                       f"same sweep command runs the trial again", cell.name)
+                for slot in slots if slot.state in ("corrupt", "newer")]
     done = [(s.name, s.result) for s in slots if s.result is not None]
     # Capture problems of passing trials only: a failed trial's are shown with its failure.
     captures = _names_by_text((f"{c} capture {why}", name) for name, r in done
@@ -112,8 +106,7 @@ def run_notices(status: str, cells: list[CellReport], has_matrix: bool) -> list[
         missing = sum(1 for c in cells for t in c.trials if t.verdict == "missing")
         notices.append(Notice("run", f"the run is {status}: {missing} of "
                                      f"{sum(len(c.trials) for c in cells)} planned trial(s) "
-                                     f"have no result; rerun the same sweep command to finish "
-                                     f"it"))
+                                     f"have no result; rerun the same sweep command to finish it"))
     if not has_matrix:
         notices.append(Notice("run", "matrix.json is missing or unreadable; the figures here "
                                      "come from the trial results"))

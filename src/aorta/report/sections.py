@@ -52,16 +52,12 @@ def header_rows(h: RunHeader) -> list[tuple[str, str]]:
     recipe = h.recipe or "(none: defaults and flags)"
     if h.recipe_sha256:
         recipe += f"  sha256 {h.recipe_sha256[:12]}"
-    rows = [("command", shlex.join(h.command) if h.command else "unknown"),
-            ("recipe", recipe),
+    rows = [("command", shlex.join(h.command) if h.command else "unknown"), ("recipe", recipe),
             ("collectors", ", ".join(h.collectors) or "none"),
             ("trials per cell", str(h.trials_per_cell) if h.trials_per_cell else "unknown"),
-            ("when (UTC)", when),
-            ("status", STATUS_WORDS.get(h.status, h.status)),
-            ("host", h.host or "unknown"),
-            ("os", h.os or "unknown"),
-            ("cpu", h.cpu or "unknown"),
-            ("gpu", _gpu_line(h))]
+            ("when (UTC)", when), ("status", STATUS_WORDS.get(h.status, h.status)),
+            ("host", h.host or "unknown"), ("os", h.os or "unknown"),
+            ("cpu", h.cpu or "unknown"), ("gpu", _gpu_line(h))]
     main = [(k, v) for k, v in h.software.items() if k in _MAIN_SOFTWARE]
     others = [f"{k} {v}" for k, v in h.software.items() if k not in _MAIN_SOFTWARE]
     return rows + main + ([("other packages", ", ".join(others))] if others else [])
@@ -77,17 +73,11 @@ def _gpu_line(h: RunHeader) -> str:
 
 
 def cell_flags(cell: CellReport) -> list[str]:
-    flags = []
-    if cell.unreliable:
-        flags.append("unreliable (10% or more errored)")
-    if cell.missing:
-        flags.append(f"{cell.missing} missing")
-    if cell.passed == 0:
-        flags.append("no passing trial")
     bad = [c for c, states in cell.captures.items() if any(s != "ok" for s in states)]
-    if bad:
-        flags.append("capture problems: " + ", ".join(bad))
-    return flags
+    flags = ((cell.unreliable, "unreliable (10% or more errored)"),
+             (cell.missing, f"{cell.missing} missing"), (cell.passed == 0, "no passing trial"),
+             (bad, "capture problems: " + ", ".join(bad)))
+    return [text for shown, text in flags if shown]
 
 
 def capture_text(cell: CellReport) -> str:

@@ -33,8 +33,7 @@ class RunLock:
         info = proc_info(os.getpid())
         me = json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
                          "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                         "start_ticks": info.start_ticks if info else None,
-                         "boot_id": boot_id()})
+                         "start_ticks": info.start_ticks if info else None, "boot_id": boot_id()})
         with open_dir(self.run_dir, ()) as dfd:
             tmp = f".aorta.lock.{secrets.token_hex(6)}.tmp"
             try:

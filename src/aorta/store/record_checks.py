@@ -20,6 +20,7 @@ TRIAL_SCHEMA = 2
 RUN_SCHEMA = 3
 VERDICTS = ("pass", "fail", "error")
 RUN_STATES = ("running", "complete", "interrupted")
+HARNESS_FIGURES = ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib")   # what every trial costs
 #: ok: every record of the artifact was read; partial: some were skipped (see the reason);
 #: empty: the profiler ran and saw nothing; missing: no artifact; unparsed: unreadable.
 CAPTURE_STATES = ("ok", "partial", "empty", "missing", "unparsed")
@@ -60,12 +61,6 @@ def trial_problem(verdict: object, exit_code: int | None) -> str | None:
         return f"verdict must be one of {VERDICTS}, got {verdict!r}"
     if verdict == "pass" and exit_code != 0:
         return "a passing trial must have exit code 0"
-    return None
-
-
-def run_problem(status: object) -> str | None:
-    if status not in RUN_STATES:
-        return f"run status must be one of {RUN_STATES}, got {status!r}"
     return None
 
 
@@ -110,7 +105,7 @@ _TRIAL = (
     ("captures", _MAPPING, dict), ("warnings", _STR_LIST, list),
     ("stderr_tail", _OPT_STR, None), ("logs", _MAPPING, dict), ("device", _OPT_STR, None),
     ("baseline", _BOOL, False), ("retention", _of("a mapping or null", dict, _NULL), None),
-    *((key, _OPT_AMOUNT, None) for key in ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib")))
+    *((key, _OPT_AMOUNT, None) for key in HARNESS_FIGURES))
 _CAPTURE = (("state", _STR, _REQUIRED), ("reason", _OPT_STR, None),
             ("resolved", _STR_MAP, dict), ("skipped", _OPT_INT, None))
 _LOG = (("written", _COUNT, _REQUIRED), ("kept", _COUNT, _REQUIRED), ("problem", _OPT_STR, None))

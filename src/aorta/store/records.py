@@ -1,6 +1,6 @@
 """The records a sweep writes: one `TrialResult` per trial (`result.json`) and one `RunRecord`
-per run (`run.json`), frozen and checked when built; `trial_result` / `run_record` build them
-from the fields `aorta.store.record_checks` validated and migrated.
+per run (`run.json`), frozen and checked when built from the fields `aorta.store.record_checks`
+validated and migrated (`trial_result`, `RunRecord(**fields)`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from functools import partial
 from typing import Any, Literal, NamedTuple
 
 from aorta.store.layout import trial_name
-from aorta.store.record_checks import (RUN_SCHEMA, TRIAL_SCHEMA, capture_problem, refuse,
-                                       retention_problem, run_problem, trial_problem)
+from aorta.store.reading import RecordError
+from aorta.store.record_checks import (HARNESS_FIGURES, RUN_SCHEMA, RUN_STATES, TRIAL_SCHEMA,
+                                       capture_problem, refuse, retention_problem, trial_problem)
 
 Verdict = Literal["pass", "fail", "error"]
 
@@ -123,9 +124,8 @@ class TrialResult:
     def numeric_metrics(self, allow_partial: bool = False) -> dict[str, float]:
         """The harness's figures plus every finite numeric metric of a collector whose capture
         is `ok` (or `partial`, if asked): a partly read artifact's figures are no measurement."""
-        out = {key: float(value) for key, value in (
-            ("wall_s", self.wall_s), ("cpu_user_s", self.cpu_user_s),
-            ("cpu_sys_s", self.cpu_sys_s), ("max_rss_mib", self.max_rss_mib)) if value is not None}
+        out = {key: float(value) for key in HARNESS_FIGURES
+               if (value := getattr(self, key)) is not None}
         untrusted = self.untrusted_prefixes(allow_partial)
         for key, value in self.metrics.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool) \
@@ -206,7 +206,8 @@ class RunRecord:
     schema_version: int = RUN_SCHEMA
 
     def __post_init__(self) -> None:
-        refuse(run_problem(self.status))
+        if self.status not in RUN_STATES:
+            raise RecordError(f"run status must be one of {RUN_STATES}, got {self.status!r}")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -218,7 +219,3 @@ def trial_result(fields: dict[str, Any]) -> TrialResult:
         **fields, "captures": {k: Capture(**c) for k, c in fields["captures"].items()},
         "logs": {k: LogInfo(**i) for k, i in fields["logs"].items()},
         "retention": None if retention is None else Retention(**retention)})
-
-
-def run_record(fields: dict[str, Any]) -> RunRecord:
-    return RunRecord(**fields)

@@ -20,8 +20,8 @@ from aorta.store.layout import (CELLS, ENV, MATRIX, PERF, QUARANTINE, RESERVE, R
                                 RUNNING, TRIAL_FILES, SlotState, cells_on_disk, parse_trial_name,
                                 read_run_fields, read_trial, slot_names, trial_dirs_on_disk)
 from aorta.store.lock import RunLock
-from aorta.store.reading import RecordError, read_json_file, read_text_file
-from aorta.store.records import RunRecord, TrialResult, run_record, trial_result
+from aorta.store.reading import MAX_RECORD_BYTES, RecordError, read_json_file, read_text_file
+from aorta.store.records import RunRecord, TrialResult, trial_result
 
 RESERVE_BYTES = 1 << 20
 
@@ -80,7 +80,7 @@ class RunStore:
 
     def read_run(self, action: str = "read") -> RunRecord:
         """The run's record; `RunDirError` saying why it cannot be used to `action` the run."""
-        return run_record(read_run_fields(self.root, action))
+        return RunRecord(**read_run_fields(self.root, action))
 
     def write_run(self, record: RunRecord) -> None:
         self.write_json(RUN_JSON, record.to_json())
@@ -169,16 +169,9 @@ class RunStore:
 
     def running_marks(self, cells: Iterable[str]) -> list[tuple[str, str, dict[str, Any]]]:
         """(cell, trial, mark) for every trial that a driver left marked as running."""
-        out = []
-        for cell in cells:
-            for name in trial_dirs_on_disk(self.root, cell):
-                try:
-                    mark = read_json_file(self.trial_dir(cell, name) / RUNNING, 1 << 16)
-                except (OSError, RecordError):
-                    continue
-                if isinstance(mark, dict):
-                    out.append((cell, name, mark))
-        return out
+        marks = ((cell, name, self.read_json(RUNNING, (CELLS, cell, name), 1 << 16))
+                 for cell in cells for name in trial_dirs_on_disk(self.root, cell))
+        return [(cell, name, mark) for cell, name, mark in marks if isinstance(mark, dict)]
 
     def write_json(self, name: str, doc: Any, parts: Sequence[str] = ()) -> None:
         write_confined(self.root, parts, name, json_text(self.redactor.doc(doc)))
@@ -191,10 +184,11 @@ class RunStore:
         """A derived file (an export of the run's own records, already redacted)."""
         write_bytes(self.root, parts, name, data)
 
-    def read_json(self, name: str, parts: Sequence[str] = ()) -> Any:
+    def read_json(self, name: str, parts: Sequence[str] = (), limit: int = MAX_RECORD_BYTES
+                  ) -> Any:
         """A JSON file of the run, or None when it is missing, unreadable or invalid."""
         try:
-            return read_json_file(self.path(*parts, name))
+            return read_json_file(self.path(*parts, name), limit)
         except (OSError, RecordError):
             return None
 
