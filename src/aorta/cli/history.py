@@ -111,8 +111,8 @@ _view_options = option_stack(
                       "least 5 of the runs shown (0: all); only these are shown, plotted and "
                       "gated."),
     click.option("--runs", type=click.IntRange(min=1), default=200, show_default=True,
-                 help="Show the newest N runs of each context; detection and --fail-on do not "
-                      "depend on it."),
+                 help="Show the newest N runs of each context; steps are searched over whole "
+                      "series, but --top chooses kernels among those in these runs."),
     click.option("--all-runs", is_flag=True, help="Show every run (a long history makes a "
                                                   "large page)."),
 )

@@ -51,7 +51,9 @@ def change_text(series: Series, change: Change) -> str:
     return (f"{change.verdict}{tag} {size_text(change)} ({change.level:.0%}) "
             f"first at {change.after.label} (run {change.after.name}, {change.after.created_at}),"
             f" after {change.before.label}; {series.context.label}, cell {series.cell}, "
-            f"{series.name}")
+            f"{series.name}" + ("" if change.p_adjusted is None else
+                                 f"; p {change.p_value:.3g}, {change.p_adjusted:.3g} adjusted "
+                                 f"across the series --fail-on checks"))
 
 
 def series_lines(item: Analysed, runs: dict[int, list[RunInfo]], count: int | None) -> list[str]:
@@ -100,7 +102,7 @@ def json_doc(view: View) -> str:
     def change(c: Change) -> dict[str, Any]:
         return {"position": c.position, "verdict": c.verdict, "regression": c.regression,
                 "ratio": c.ratio, "interval": [c.low, c.high], "level": c.level,
-                "method": "bic", "before": _run(c.before), "after": _run(c.after)}
+                "p": c.p_value, "p_adjusted": c.p_adjusted, "method": "bic", "before": _run(c.before), "after": _run(c.after)}
 
     first = {id(a): first_shown(a.series, view.runs, view.settings.runs) for a in view.items}
     return json_text({"schema_version": 1, "db": view.db, "runs_shown": view.settings.runs,
