@@ -430,6 +430,17 @@ def test_a_gzipped_trace_alone_reads_as_the_plain_one(tmp_path: Path) -> None:
         {k: v for k, v in plain.items() if k != "torch_artifact_dir"}
 
 
+def test_a_gzipped_copy_beside_its_plain_trace_is_not_counted_twice(tmp_path: Path) -> None:
+    mm = FIXTURES / "h200" / "mm_trace.json"
+    (tmp_path / "plain").mkdir()
+    plain = summarize({"trace.json": mm}, tmp_path / "plain")
+    summarize({"trace.json": mm}, tmp_path)
+    (tmp_path / "torch" / "trace.json.gz").write_bytes(gzip.compress(mm.read_bytes()))
+    both = TORCH.summarize(tmp_path / "torch", options(None), RAN)
+    assert {k: v for k, v in both.items() if k != "torch_artifact_dir"} == \
+        {k: v for k, v in plain.items() if k != "torch_artifact_dir"}
+
+
 @pytest.mark.parametrize("damage, state, reason", [
     (lambda b: b[:len(b) // 2], "partial", "cut short"),
     (lambda b: b[:-8], "partial", "the gzip stream ends before its end marker: cut short"),

@@ -174,7 +174,9 @@ class TorchCollector(Collector[TorchOptions]):
         launcher = _read_summary(out_dir / SUMMARY)
         metrics: Metrics = {"torch_artifact_dir": str(out_dir)} | _launcher_metrics(launcher)
         # trace.json, then trace.2.json... (one per schedule cycle), or tensorboard_trace_handler's
-        traces = sorted({path for pattern in TRACE_NAMES for path in out_dir.glob(pattern)})
+        found = {path for pattern in TRACE_NAMES for path in out_dir.glob(pattern)}
+        # X.json.gz beside X.json is the same trace twice: read it once, from the plain file
+        traces = sorted(p for p in found if not (p.suffix == ".gz" and p.with_suffix("") in found))
         if not traces:
             return metrics | capture_status(
                 self.name, "missing", _missing_reason(out_dir, opts, launcher, outcome))
