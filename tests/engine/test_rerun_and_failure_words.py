@@ -54,3 +54,13 @@ def test_stderr_stays_the_log_when_it_says_something(tmp_path: Path):
     assert "stderr: " in proc.stderr and "stdout.log" not in proc.stderr
     md = run_aorta("report", str(run_dir), "--format", "md").stdout
     assert "End of stderr:" in md and "End of stdout" not in md
+
+
+def test_a_stderr_line_ending_like_the_stdout_mark_still_names_stderr(tmp_path: Path):
+    """The quoted line is the payload's: its own words cannot redirect the user to stdout.log."""
+    code = "import sys; sys.exit('real error (on stdout)')"
+    proc = run_aorta("sweep", "run", "--output", str(tmp_path / "o"), "--", sys.executable,
+                     "-c", code)
+    run_dir = tmp_path / "o" / "adhoc"
+    assert f"stderr: {run_dir}/cells/default/trial_0/stderr.log" in proc.stderr
+    assert "see cells/default/trial_0/stderr.log" in proc.stdout

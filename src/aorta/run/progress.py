@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from aorta.run.stderr_line import ON_STDOUT
+from aorta.run.stderr_line import quoted_stream
 from aorta.store.layout import trial_log, trial_name
 from aorta.store.records import TrialResult
 
@@ -109,7 +109,7 @@ def trial_details(result: TrialResult, run_dir: Path | None, verbose: int = 0) -
     exactly ran. Values are the record's, so credentials are redacted."""
     lines = []
     if result.verdict != "pass" and result.launched and run_dir is not None:
-        stream = "stdout" if result.reason.endswith(ON_STDOUT) else "stderr"
+        stream = quoted_stream(result.reason, result.stderr_tail)
         lines.append(f"{stream}: {run_dir / trial_log(result.cell, result.name, stream)}")
     if verbose:
         lines.append(f"argv: {shlex.join(result.argv)}")

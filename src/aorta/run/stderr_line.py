@@ -57,3 +57,10 @@ def telling_stream(trial_dir: Path, stderr_tail: str | None) -> tuple[str, str |
         if printed is not None:
             return "stdout", printed
     return "stderr", said
+
+
+def quoted_stream(reason: str, stderr_tail: str | None) -> str:
+    """The log a failure's `reason` quotes: stdout only when it is marked so and stderr had no
+    line to read (the quoted line is the payload's, and could itself end in the mark)."""
+    stdout = reason.endswith(ON_STDOUT) and last_meaningful_line(stderr_tail) is None
+    return "stdout" if stdout else "stderr"

@@ -12,7 +12,7 @@ from typing import Any
 
 from aorta.rendering import fmt, fmt_interval, fmt_ratio, md_code, md_table, md_text
 from aorta.run.gpu_notes import gpu_state_notes
-from aorta.run.stderr_line import ON_STDOUT
+from aorta.run.stderr_line import quoted_stream
 from aorta.store.layout import trial_log
 from aorta.store.records import TrialResult
 
@@ -130,7 +130,7 @@ def _reasons(cell: str, results: Sequence[TrialResult], prefix: str) -> list[str
     for reason, trials in sorted(by_reason.items()):
         names = ", ".join(t.name for t in trials[:_NAMED])
         names += f" and {len(trials) - _NAMED} more" if len(trials) > _NAMED else ""
-        stream = "stdout" if reason.endswith(ON_STDOUT) else "stderr"
+        stream = quoted_stream(reason, trials[0].stderr_tail)
         log = next((trial_log(cell, t.name, stream) for t in trials if t.launched), None)
         lines.append(f"{prefix}{reason} ({names}" + (f"; see {log})" if log else ")"))
     return lines
