@@ -14,6 +14,7 @@ from aorta.rendering import fmt, fmt_interval, fmt_ratio, md_code, md_table, md_
 from aorta.run.gpu_notes import gpu_state_notes
 from aorta.run.stderr_line import quoted_stream
 from aorta.store.layout import trial_log
+from aorta.store.record_checks import HARNESS_FIGURES
 from aorta.store.records import TrialResult
 
 MATRIX_SCHEMA = 1
@@ -157,9 +158,6 @@ def matrix_document(run: Mapping[str, Any], cells: Sequence[CellSummary]) -> dic
             "cells": [dict(asdict(c), unreliable=c.unreliable) for c in cells]}
 
 
-_HARNESS = ("wall_s", "cpu_user_s", "cpu_sys_s", "max_rss_mib")
-
-
 def perf_markdown(title: str, run: Mapping[str, Any], cells: Sequence[CellSummary]) -> str:
     """The human table: verdict counts, then one table per metric across cells. Counts are of
     profiled trials; no-collector (baseline) trials have a column of their own."""
@@ -169,7 +167,7 @@ def perf_markdown(title: str, run: Mapping[str, Any], cells: Sequence[CellSummar
             value = " ".join(run[key]) if isinstance(run[key], list) else run[key]
             lines.append(f"- {key}: {md_code(value)}")
     lines += ["", *_verdict_table(cells)]
-    keys = sorted({k for c in cells for k in c.metrics}, key=lambda k: (k not in _HARNESS, k))
+    keys = sorted({k for c in cells for k in c.metrics}, key=lambda k: (k not in HARNESS_FIGURES, k))
     if keys:
         rows = [(md_text(key), md_text(c.name), str(s.n), *map(fmt, (s.mean, s.std, s.min,
                                                                        s.median, s.max)))
