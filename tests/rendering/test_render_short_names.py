@@ -78,5 +78,10 @@ def test_distinct_names_stay_distinct_and_readable():
         "src/a/x.py:3(f)": "a/x.py:3(f)", "src/b/x.py:3(f)": "b/x.py:3(f)"}
 
 
+def test_a_tag_never_repeats_a_name_shown_as_it_is():
+    names = ["abcdeXXXXXXXwxyz", "abcdeYYYYYYYwxyz", "abc...yz [1]"]
+    assert len(set(short_names(names, 12).values())) == 3
+
+
 def test_no_width_keeps_every_name_whole():
     assert short_names([CUTLASS, MATMUL], None) == {CUTLASS: CUTLASS, MATMUL: MATMUL}

@@ -41,12 +41,18 @@ def short_names(names: Sequence[str], width: int | None) -> dict[str, str]:
             level[name] += 1
     short = {name: forms[name][i] for name, i in level.items()}
     seen: Counter[str] = Counter()
+    taken = set(short.values())
     for name, text in short.items():
         if clashes[text] > 1:
-            seen[text] += 1
-            tag = f" [{seen[text]}]"
-            narrower = _forms(name, width - len(tag))
-            short[name] = narrower[_widest_fitting(narrower, width - len(tag))] + tag
+            while True:     # a tag another name already shows is skipped
+                seen[text] += 1
+                tag = f" [{seen[text]}]"
+                narrower = _forms(name, width - len(tag))
+                tagged = narrower[_widest_fitting(narrower, width - len(tag))] + tag
+                if tagged not in taken:
+                    break
+            short[name] = tagged
+            taken.add(tagged)
     return short
 
 
