@@ -2,8 +2,11 @@
 only when it is a regular one. A Chrome trace (`{"traceEvents": [ {...}, ... ], ...}` or a bare
 list) can be gigabytes and `json.load` holds about 5.7 times the file; here blocks are read and
 each element is decoded alone by `json`'s C scanner, so memory is one block plus one element.
-Damage is reported, never raised (`ArrayStream.cut`, `ArrayStream.broken`). A gzip file
-(`*.pt.trace.json.gz`) streams through `gzip` alike; one cut short reads as a cut file.
+Damage to the JSON is reported, never raised (`ArrayStream.cut`, `ArrayStream.broken`). A gzip
+file (`*.pt.trace.json.gz`) streams through `gzip` alike; one cut short reads as a cut file,
+while damaged gzip data (a bad CRC, a broken block) raises ValueError where it is found, so the
+caller can call the whole file unreadable. A flipped byte inside a block can instead surface
+as broken JSON.
 """
 
 from __future__ import annotations
