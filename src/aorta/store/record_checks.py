@@ -155,10 +155,11 @@ def _json_value(v: Any, limit: int = _MAX_METRIC_DEPTH) -> bool:
     for _ in range(limit + 1):
         types = set(map(type, level))
         plain = types <= _PLAIN     # else subclasses (numpy's floats) or no JSON value at all
-        if not plain and not all(map(isinstance, level, repeat(tuple(_PLAIN)))) or (
-                float in types or not plain) and not all(
+        if not plain and not all(map(isinstance, level, repeat(tuple(_PLAIN)))):
+            return False        # not a JSON value at all
+        if (float in types or not plain) and not all(
                 map(math.isfinite, filter(float.__instancecheck__, level))):
-            return False
+            return False        # NaN or an infinity
         if types <= _SCALARS:
             return True
         level = [*chain.from_iterable(filter(list.__instancecheck__, level)),
@@ -178,7 +179,7 @@ def clean_metrics(metrics: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]
 def _metrics(v: dict[str, Any]) -> str | None:
     if _json_value(v, _MAX_METRIC_DEPTH + 1):   # all at once: the usual case
         return None
-    bad = next(k for k, x in v.items() if not _json_value(x))
+    bad = next((k for k, x in v.items() if not _json_value(x)), "metrics")
     return f"{bad}: nested too deep or not a finite JSON value"
 
 
